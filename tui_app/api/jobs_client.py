@@ -1,0 +1,98 @@
+"""``JobsClient``: the ml v1 Jobs API through google-api-python-client.
+
+The discovery document ships inside google-api-python-client (``static_discovery=True``), so
+building the client needs no network. Every call is blocking: the TUI runs them in thread workers.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import google_auth_httplib2
+import httplib2
+from google.auth.credentials import AnonymousCredentials, Credentials
+from google.oauth2.credentials import Credentials as TokenCredentials
+from googleapiclient import discovery
+from googleapiclient.errors import HttpError
+
+from tui_app.api.errors import ApiCallError
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+
+
+def make_credentials(token: str | None) -> Credentials:
+    """Bearer-token credentials for the local service, anonymous when there is no token."""
+    return TokenCredentials(token) if token else AnonymousCredentials()
+
+
+class JobsClient:
+    """Jobs of one project at one ml v1 endpoint."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        project: str,
+        credentials: Credentials | None = None,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> None:
+        self.endpoint = endpoint.rstrip("/")
+        self.project = project
+        http = google_auth_httplib2.AuthorizedHttp(
+            credentials or AnonymousCredentials(), http=httplib2.Http(timeout=timeout)
+        )
+        ml = discovery.build(
+            "ml", "v1", http=http, static_discovery=True, cache_discovery=False,
+            client_options={"api_endpoint": self.endpoint},
+        )
+        self._jobs = ml.projects().jobs()
+
+    @property
+    def parent(self) -> str:
+        return f"projects/{self.project}"
+
+    def _name(self, job_id: str) -> str:
+        return f"{self.parent}/jobs/{job_id}"
+
+    @staticmethod
+    def _execute(request: Any) -> dict[str, Any]:
+        try:
+            result = request.execute(num_retries=0)
+        except HttpError as exc:
+            raise ApiCallError.from_http_error(exc) from None
+        except (OSError, socket.timeout, httplib2.HttpLib2Error) as exc:
+            raise ApiCallError(f"The jobs service does not answer: {exc}") from None
+        return dict(result or {})
+
+    def iter_jobs(self, filter_text: str | None = None, page_size: int = 100) -> Iterator[dict[str, Any]]:
+        """Every job, following nextPageToken."""
+        kwargs: dict[str, Any] = {"parent": self.parent, "pageSize": page_size}
+        if filter_text:
+            kwargs["filter"] = filter_text
+        request = self._jobs.list(**kwargs)
+        while request is not None:
+            response = self._execute(request)
+            yield from response.get("jobs", [])
+            request = self._jobs.list_next(request, response)
+
+    def list_jobs(self, filter_text: str | None = None) -> list[dict[str, Any]]:
+        return list(self.iter_jobs(filter_text))
+
+    def get(self, job_id: str) -> dict[str, Any]:
+        return self._execute(self._jobs.get(name=self._name(job_id)))
+
+    def create(self, job: dict[str, Any]) -> dict[str, Any]:
+        return self._execute(self._jobs.create(parent=self.parent, body=job))
+
+    def cancel(self, job_id: str) -> None:
+        self._execute(self._jobs.cancel(name=self._name(job_id), body={}))
+
+    def set_labels(self, job_id: str, labels: dict[str, str], etag: str | None = None) -> dict[str, Any]:
+        """Replace the job's labels; with ``etag``, only if nobody changed the job since."""
+        body: dict[str, Any] = {"labels": labels}
+        mask = "labels"
+        if etag is not None:
+            body["etag"] = etag
+            mask = "labels,etag"
+        return self._execute(self._jobs.patch(name=self._name(job_id), body=body, updateMask=mask))

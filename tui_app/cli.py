@@ -1,0 +1,133 @@
+"""The ``tui-app`` command line.
+
+``tui-app service ...`` manages the local jobs service; ``tui-app --demo`` starts it if needed and
+submits the sample job. Heavy imports happen inside the commands that need them, so the
+supervisor-free paths (``service status``, ``service env``) answer instantly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tui_app import __version__
+from tui_app.local.paths import StateDir, default_state_dir
+
+
+def _state(args: argparse.Namespace) -> StateDir:
+    return StateDir(Path(args.state_dir).expanduser() if args.state_dir else default_state_dir())
+
+
+def _add_state_dir(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--state-dir",
+        help="the service's state dir (default: $TUI_APP_STATE_DIR or ~/.local/share/tui-app)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from tui_app.local.service_cli import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PROJECT
+
+    parser = argparse.ArgumentParser(
+        prog="tui-app",
+        description="A keyboard-driven job manager for AI Platform Training (ml v1) jobs.",
+    )
+    parser.add_argument("--version", action="version", version=f"tui-app {__version__}")
+    parser.add_argument(
+        "--demo", action="store_true",
+        help="start the local service if needed and submit the sample job from examples/trainer",
+    )
+    parser.add_argument("--project", default=DEFAULT_PROJECT, help="project id (a namespace locally)")
+    _add_state_dir(parser)
+    sub = parser.add_subparsers(dest="command")
+
+    svc = sub.add_parser("service", help="manage the local jobs service")
+    ssub = svc.add_subparsers(dest="action", required=True)
+    for name, helptext in (
+        ("start", "start the service detached and wait until it answers"),
+        ("run", "run the service in the foreground"),
+    ):
+        p = ssub.add_parser(name, help=helptext)
+        _add_state_dir(p)
+        p.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default 127.0.0.1)")
+        p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+        p.add_argument("--no-auth", action="store_true", help="accept requests without the token (loopback only)")
+        p.add_argument(
+            "--grace-seconds", type=float, default=5.0,
+            help="how long a cancelled replica gets between SIGTERM and SIGKILL (default 5)",
+        )
+    for name, helptext in (("stop", "stop the service"), ("status", "say whether it runs, and where")):
+        p = ssub.add_parser(name, help=helptext)
+        _add_state_dir(p)
+    p = ssub.add_parser("env", help="print the export lines that point gcloud at the service")
+    _add_state_dir(p)
+    p.add_argument("--project", default=DEFAULT_PROJECT, help="project for gcloud (CLOUDSDK_CORE_PROJECT)")
+    return parser
+
+
+def _service(args: argparse.Namespace) -> int:
+    from tui_app.local import service_cli as sc
+
+    state = _state(args)
+    try:
+        if args.action == "run":
+            return sc.serve(state, args.host, args.port, args.no_auth, args.grace_seconds)
+        if args.action == "start":
+            already = sc.running(state)
+            info = sc.start(state, args.host, args.port, args.no_auth, args.grace_seconds)
+            verb = "already running" if already else "started"
+            print(f"{info.url}")
+            print(
+                f"Service {verb} (pid {info.pid}, state dir {state.root}, "
+                f"{'token auth' if info.auth else 'no auth'}).",
+                file=sys.stderr,
+            )
+            return 0
+        if args.action == "stop":
+            if sc.stop(state):
+                print(f"Stopped the service of {state.root}.", file=sys.stderr)
+            else:
+                print(f"No service is running for {state.root}.", file=sys.stderr)
+            return 0
+        if args.action == "status":
+            info = sc.running(state)
+            if info is None:
+                print(f"stopped (state dir {state.root})")
+                return 3
+            health = sc.probe(info.url) or {}
+            print(
+                f"running at {info.url} (pid {info.pid}, "
+                f"{'token auth' if info.auth else 'no auth'}, state dir {state.root})"
+            )
+            if health.get("logWriterError"):
+                print(f"warning: {health['logWriterError']}")
+            return 0
+        if args.action == "env":
+            info = sc.running(state)
+            if info is None:
+                print(
+                    f"No service is running for {state.root}; start it with "
+                    f"`tui-app service start --state-dir {state.root}`.",
+                    file=sys.stderr,
+                )
+                return 1
+            print("\n".join(sc.env_lines(state, info, args.project)))
+            return 0
+    except sc.ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "service":
+        return _service(args)
+    from tui_app.demo import run_demo
+
+    return run_demo(_state(args), args.project)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

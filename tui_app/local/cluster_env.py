@@ -1,0 +1,88 @@
+"""TF_CONFIG and CLUSTER_SPEC for each replica, as the platform set them (api-notes §10)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import socket
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tui_app.model.cluster import Replica
+from tui_app.model.tiers import Role
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free TCP ports on 127.0.0.1 (held open until all are chosen)."""
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _snake_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): _snake_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_snake_keys(v) for v in value]
+    return value
+
+
+def uses_chief(training_input: Mapping[str, Any]) -> bool:
+    """``chief`` for runtime 2.1+ (and custom containers that ask for it), else ``master``."""
+    if (training_input.get("masterConfig") or {}).get("imageUri"):
+        return bool(training_input.get("useChiefInTfConfig"))
+    version = training_input.get("runtimeVersion")
+    if not version:
+        return False
+    major, _, minor = version.partition(".")
+    try:
+        return (int(major), int(minor or 0)) >= (2, 1)
+    except ValueError:
+        return False
+
+
+def cluster_addresses(replicas: Sequence[Replica], ports: Sequence[int]) -> dict[str, list[str]]:
+    """``{"master": [...], "worker": [...], "ps": [...]}``; evaluators are never in a cluster."""
+    cluster: dict[str, list[str]] = {}
+    it = iter(ports)
+    for r in replicas:
+        if r.role is Role.EVALUATOR:
+            continue
+        cluster.setdefault(r.role.value, []).append(f"127.0.0.1:{next(it)}")
+    return cluster
+
+
+def replica_env(
+    job_id: str,
+    training_input: Mapping[str, Any],
+    replica: Replica,
+    cluster: Mapping[str, list[str]],
+    trial: str | None = None,
+) -> dict[str, str]:
+    """The environment variables that describe the cluster to one replica."""
+    chief = uses_chief(training_input)
+    task_type = replica.role.value
+    if replica.role is Role.MASTER and chief:
+        task_type = "chief"
+    task: dict[str, Any] = {"type": task_type, "index": replica.index}
+    if trial is not None:
+        task["trial"] = trial
+    task["cloud"] = hashlib.sha1(job_id.encode()).hexdigest()[:17] + "-ml"
+    tf_cluster = {("chief" if k == "master" and chief else k): v for k, v in cluster.items()}
+    job = _snake_keys(dict(training_input))
+    tf_config = {"cluster": tf_cluster, "task": task, "job": job, "environment": "cloud"}
+    spec_task = dict(task, type=replica.role.value)
+    cluster_spec = {"cluster": dict(cluster), "task": spec_task, "job": job, "environment": "cloud"}
+    return {
+        "TF_CONFIG": json.dumps(tf_config),
+        "CLUSTER_SPEC": json.dumps(cluster_spec),
+        "CLOUD_ML_JOB_ID": job_id,
+    }

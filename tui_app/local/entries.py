@@ -1,0 +1,143 @@
+"""Logging v2 ``entries:list`` over the log store (api-notes §8)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import sqlite3
+from typing import Any
+
+from tui_app.local.errors import ApiError, invalid_field
+from tui_app.local.log_query import compile_log_filter
+from tui_app.local.paths import project_error
+from tui_app.local.store import LogStore
+from tui_app.local.timefmt import log_time
+from tui_app.model.filter_expr import FilterSyntaxError
+from tui_app.model.severity import severity_name
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 1000
+_COLUMNS = "id, project, job_id, task_name, trial_id, log_name, ts_us, receive_us, severity, message"
+
+
+def _projects(body: dict[str, Any]) -> list[str]:
+    names = body.get("resourceNames")
+    ids = body.get("projectIds")
+    projects: list[str] = []
+    if names is not None:
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise invalid_field("resourceNames", "resourceNames must be a list of strings.")
+        for n in names:
+            kind, _, project = n.partition("/")
+            if kind != "projects" or not project or "/" in project:
+                raise invalid_field(
+                    "resourceNames",
+                    f"{n[:80]!r} is not supported; use projects/PROJECT_ID.",
+                )
+            projects.append(project)
+    if ids is not None:
+        if not isinstance(ids, list) or not all(isinstance(n, str) for n in ids):
+            raise invalid_field("projectIds", "projectIds must be a list of strings.")
+        projects += ids
+    if not projects:
+        raise invalid_field("resourceNames", "resourceNames is required, e.g. [\"projects/P\"].")
+    for p in projects:
+        why = project_error(p)
+        if why:
+            raise invalid_field("resourceNames", why)
+    return sorted(set(projects))
+
+
+def _int_field(body: dict[str, Any], name: str, default: int) -> int:
+    value = body.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise invalid_field(name, f"{name} must be an integer.")
+    try:
+        return int(value)
+    except ValueError:
+        raise invalid_field(name, f"{name} must be an integer.") from None
+
+
+def entry_json(row: tuple[Any, ...]) -> dict[str, Any]:
+    """One stored row as a LogEntry, shaped like AI Platform's (api-notes §8)."""
+    rid, project, job_id, task, trial, log_name, ts_us, recv_us, sev, message = row
+    labels = {"ml.googleapis.com/task_name": task}
+    if trial is not None:
+        labels["ml.googleapis.com/trial_id"] = trial
+    return {
+        "insertId": f"{rid:018d}",
+        "logName": log_name,
+        "resource": {
+            "type": "ml_job",
+            "labels": {"project_id": project, "job_id": job_id, "task_name": task},
+        },
+        "timestamp": log_time(ts_us),
+        "receiveTimestamp": log_time(recv_us),
+        "severity": severity_name(sev),
+        "labels": labels,
+        "jsonPayload": {"message": message},
+    }
+
+
+def list_entries(store: LogStore, body: object) -> dict[str, Any]:
+    """Answer one entries:list request (blocking: run it in a thread)."""
+    if not isinstance(body, dict):
+        raise invalid_field("body", "The request body must be a JSON object.")
+    projects = _projects(body)
+    filter_text = body.get("filter") or ""
+    if not isinstance(filter_text, str):
+        raise invalid_field("filter", "filter must be a string.")
+    order = body.get("orderBy") or "timestamp asc"
+    if not isinstance(order, str) or order.strip().lower() not in (
+        "timestamp", "timestamp asc", "timestamp desc"
+    ):
+        raise invalid_field(
+            "orderBy", "orderBy must be \"timestamp asc\" or \"timestamp desc\"."
+        )
+    desc = order.strip().lower() == "timestamp desc"
+    size = _int_field(body, "pageSize", DEFAULT_PAGE_SIZE)
+    size = DEFAULT_PAGE_SIZE if size <= 0 else min(size, MAX_PAGE_SIZE)
+    try:
+        where, params = compile_log_filter(filter_text)
+    except (FilterSyntaxError, ValueError) as exc:
+        raise invalid_field("filter", f"Invalid filter: {exc}") from None
+    key = hashlib.sha256(
+        json.dumps([projects, filter_text, desc]).encode()
+    ).hexdigest()[:12]
+    cursor_sql = ""
+    cursor: list[object] = []
+    token = body.get("pageToken")
+    if token:
+        if not isinstance(token, str):
+            raise invalid_field("pageToken", "pageToken must be a string.")
+        try:
+            data = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
+            ts, rid, tkey = int(data["t"]), int(data["i"]), data["k"]
+        except (ValueError, KeyError, TypeError, UnicodeError):
+            raise invalid_field("pageToken", "The page token is not one this service issued.") from None
+        if tkey != key:
+            raise invalid_field(
+                "pageToken", "The page token was issued for a different filter or order."
+            )
+        cursor_sql = " AND (ts_us, id) < (?, ?)" if desc else " AND (ts_us, id) > (?, ?)"
+        cursor = [ts, rid]
+    marks = ",".join("?" * len(projects))
+    direction = "DESC" if desc else "ASC"
+    sql = (
+        f"SELECT {_COLUMNS} FROM log_entries WHERE project IN ({marks}) AND ({where})"
+        f"{cursor_sql} ORDER BY ts_us {direction}, id {direction} LIMIT ?"
+    )
+    try:
+        rows = store.reader().execute(sql, [*projects, *params, *cursor, size + 1]).fetchall()
+    except sqlite3.OperationalError as exc:
+        raise ApiError("UNAVAILABLE", f"The log store is busy, retry: {exc}") from None
+    resp: dict[str, Any] = {}
+    if rows:
+        resp["entries"] = [entry_json(r) for r in rows[:size]]
+    if len(rows) > size:
+        last = rows[size - 1]
+        resp["nextPageToken"] = base64.urlsafe_b64encode(
+            json.dumps({"t": last[6], "i": last[0], "k": key}).encode()
+        ).decode()
+    return resp

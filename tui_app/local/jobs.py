@@ -1,0 +1,354 @@
+"""The Jobs API's behaviour, independent of HTTP: create, get, list, cancel, patch.
+
+Handlers in ``server.py`` only translate HTTP to these calls; everything a client can observe about
+a job (state changes, etags, endTime, queue position) is decided here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import logging
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from tui_app.local import packages
+from tui_app.local.errors import ApiError, invalid, invalid_field, not_found_job
+from tui_app.local.job_filter import compile_job_filter
+from tui_app.local.log_ingest import LogSource
+from tui_app.local.log_writer import LogWriter, ServiceEntry
+from tui_app.local.paths import StateDir
+from tui_app.local.runner import JobRunner
+from tui_app.local.store import DuplicateJobError, JobStore, LogStore
+from tui_app.local.timefmt import job_time, parse_job_time
+from tui_app.model.cluster import ml_units_per_hour
+from tui_app.model.filter_expr import FilterSyntaxError
+from tui_app.model.job_spec import (
+    FieldViolation,
+    JobSpecError,
+    label_violations,
+    parse_job,
+)
+from tui_app.model.severity import SEVERITIES
+from tui_app.model.states import CANCELLABLE_STATES, LIVE_STATES, JobState
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
+PATCHABLE = frozenset({"labels", "etag"})
+
+
+def new_etag() -> str:
+    """A fresh etag: valid base64, because gcloud decodes it (api-notes §3)."""
+    return base64.urlsafe_b64encode(os.urandom(8)).decode()
+
+
+def _encode_token(data: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data, separators=(",", ":")).encode()).decode()
+
+
+def _decode_token(token: str) -> dict[str, Any]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
+    except (ValueError, UnicodeError):
+        raise invalid_field("pageToken", "The page token is not one this service issued.") from None
+    if not isinstance(data, dict):
+        raise invalid_field("pageToken", "The page token is not one this service issued.")
+    return data
+
+
+def _filter_key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+class JobService:
+    """All jobs of all projects in one state dir, and the runners of the live ones."""
+
+    def __init__(self, state: StateDir, grace_seconds: float = 5.0) -> None:
+        state.ensure()
+        self.state = state
+        self.grace_seconds = grace_seconds
+        self.jobs = JobStore(state.jobs_db)
+        self.logs = LogStore(state.logs_db)
+        self.writer = LogWriter(self.logs)
+        self.runners: dict[tuple[str, str], JobRunner] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self.writer.start()
+        await self._recover()
+
+    async def close(self) -> None:
+        """Stop every live job (their replicas too), then the log writer."""
+        runners = list(self.runners.values())
+        for r in runners:
+            r.cancel_requested.set()
+        tasks = [r.task for r in runners if r.task]
+        if tasks:
+            await asyncio.wait(tasks, timeout=self.grace_seconds + 10)
+        for project, job, _ in self.jobs.in_states([s.value for s in LIVE_STATES]):
+            self.finish(
+                project, job["jobId"], JobState.FAILED,
+                "The local jobs service stopped while the job was running.",
+            )
+        self.writer.stop()
+        await asyncio.to_thread(self.writer.join, 10)
+        self.jobs.close()
+
+    async def _recover(self) -> None:
+        """Jobs left live by a service that died: stop what is left, keep every log line."""
+        for project, job, runtime in self.jobs.in_states([s.value for s in LIVE_STATES]):
+            sources = []
+            for rep in runtime.get("replicas", []):
+                _stop_orphan(rep.get("supervisor"))
+                workdir = Path(rep["dir"])
+                name = rep["task_name"]
+                log_name = f"projects/{project}/logs/{name}"
+                for fname, is_err in (("stdout.log", False), ("stderr.log", True)):
+                    src = LogSource(workdir / fname, project, job["jobId"], name, log_name, is_err)
+                    self.writer.add_source(src)
+                    sources.append(src)
+            if sources:
+                await asyncio.wrap_future(self.writer.drain(sources))
+            message = "The local jobs service stopped unexpectedly while the job was live."
+            self.service_log(project, job["jobId"], message, SEVERITIES["ERROR"])
+            self.finish(project, job["jobId"], JobState.FAILED, message)
+
+    # -- state changes (used by runners) ---------------------------------------------------
+
+    def stored(self, project: str, job_id: str) -> dict[str, Any]:
+        job = self.jobs.get(project, job_id)
+        if job is None:
+            raise not_found_job(f"projects/{project}/jobs/{job_id}")
+        return job
+
+    def _save(self, project: str, job: dict[str, Any]) -> dict[str, Any]:
+        job["etag"] = new_etag()
+        self.jobs.update(project, job)
+        return job
+
+    def transition(
+        self, project: str, job_id: str, state: JobState, startTime: bool = False
+    ) -> dict[str, Any]:
+        job = self.stored(project, job_id)
+        if JobState(job["state"]).is_terminal:
+            return job
+        job["state"] = state.value
+        if state is not JobState.QUEUED:
+            job.pop("jobPosition", None)
+        if startTime:
+            job["startTime"] = job_time()
+        return self._save(project, job)
+
+    def finish(
+        self, project: str, job_id: str, state: JobState, error: str | None = None
+    ) -> dict[str, Any]:
+        """Make the job terminal: endTime always, errorMessage when there is one."""
+        job = self.stored(project, job_id)
+        if JobState(job["state"]).is_terminal:
+            return job
+        job["state"] = state.value
+        job["endTime"] = job_time()
+        job.pop("jobPosition", None)
+        if error:
+            job["errorMessage"] = error
+        job.setdefault("trainingOutput", {})["consumedMLUnits"] = self._ml_units(job)
+        return self._save(project, job)
+
+    def save_runtime(self, project: str, job_id: str, runtime: dict[str, Any]) -> None:
+        job = self.stored(project, job_id)
+        self.jobs.update(project, job, runtime)
+
+    def service_log(self, project: str, job_id: str, message: str, severity: int) -> None:
+        self.writer.emit(
+            ServiceEntry(
+                project, job_id, message, severity,
+                f"projects/{project}/logs/ml.googleapis.com%2F{job_id}",
+            )
+        )
+
+    @staticmethod
+    def _ml_units(job: dict[str, Any]) -> float:
+        start = job.get("startTime")
+        if not start:
+            return 0.0
+        end = parse_job_time(job["endTime"]) if job.get("endTime") else None
+        import time
+
+        hours = max(0.0, ((end or time.time()) - parse_job_time(start)) / 3600)
+        return round(ml_units_per_hour(job.get("trainingInput") or {}) * hours, 4)
+
+    def render(self, job: dict[str, Any]) -> dict[str, Any]:
+        """The Job as clients see it: live ML units while it runs."""
+        if job.get("state") == JobState.RUNNING.value:
+            job.setdefault("trainingOutput", {})["consumedMLUnits"] = self._ml_units(job)
+        return job
+
+    # -- API ---------------------------------------------------------------------------------
+
+    def create(self, project: str, body: object) -> dict[str, Any]:
+        try:
+            job = parse_job(body)
+        except JobSpecError as exc:
+            raise invalid(exc.violations) from None
+        ti = job["trainingInput"]
+        if (ti.get("masterConfig") or {}).get("imageUri"):
+            raise invalid_field(
+                "trainingInput.masterConfig.imageUri",
+                "Custom containers cannot run on the local jobs service (it has no container "
+                "runtime); use packageUris and pythonModule, or a cloud backend.",
+            )
+        try:
+            packages.resolve_all(self.state, ti.get("packageUris") or [])
+        except packages.PackageError as exc:
+            raise invalid_field(exc.field or "trainingInput.packageUris", str(exc)) from None
+        if ti.get("jobDir", "").startswith("gs://"):
+            try:
+                self.state.gcs_path(ti["jobDir"])
+            except ValueError as exc:
+                raise invalid_field("trainingInput.jobDir", str(exc)) from None
+        job.update(state=JobState.QUEUED.value, createTime=job_time(), etag=new_etag())
+        try:
+            self.jobs.insert(project, job, {})
+        except DuplicateJobError:
+            raise ApiError(
+                "ALREADY_EXISTS",
+                "Field: job.job_id Error: A job with this id already exists.",
+                [FieldViolation("job.job_id", "A job with this id already exists.")],
+            ) from None
+        self.service_log(project, job["jobId"], "Validating job requirements...", SEVERITIES["INFO"])
+        self.service_log(
+            project, job["jobId"], "Job creation request has been successfully validated.",
+            SEVERITIES["INFO"],
+        )
+        runner = JobRunner(self, project, job["jobId"])
+        self.runners[(project, job["jobId"])] = runner
+        runner.start()
+        return job
+
+    def get(self, project: str, job_id: str) -> dict[str, Any]:
+        return self.render(self.stored(project, job_id))
+
+    def list(
+        self, project: str, page_size: str | None, page_token: str | None, filter_text: str | None
+    ) -> dict[str, Any]:
+        size = DEFAULT_PAGE_SIZE
+        if page_size not in (None, ""):
+            try:
+                size = int(page_size)
+            except ValueError:
+                raise invalid_field("pageSize", f"{page_size[:20]!r} is not an integer.") from None
+            size = DEFAULT_PAGE_SIZE if size <= 0 else min(size, MAX_PAGE_SIZE)
+        text = filter_text or ""
+        matches: Callable[[dict[str, Any]], bool] | None = None
+        if text.strip():
+            try:
+                matches = compile_job_filter(text)
+            except (FilterSyntaxError, ValueError) as exc:
+                raise invalid_field("filter", f"Invalid filter: {exc}") from None
+        before: int | None = None
+        if page_token:
+            data = _decode_token(page_token)
+            if data.get("p") != project or data.get("f") != _filter_key(text):
+                raise invalid_field(
+                    "pageToken", "The page token belongs to another project or filter."
+                )
+            seq = data.get("s")
+            if not isinstance(seq, int):
+                raise invalid_field("pageToken", "The page token is not one this service issued.")
+            before = seq
+        out: list[dict[str, Any]] = []
+        last_seq: int | None = None
+        more = False
+        for seq, job in self.jobs.iter_newest_first(project, before, batch=size + 1):
+            if matches is not None and not matches(job):
+                continue
+            if len(out) == size:
+                more = True
+                break
+            out.append(self.render(job))
+            last_seq = seq
+        resp: dict[str, Any] = {}
+        if out:
+            resp["jobs"] = out
+        if more and last_seq is not None:
+            resp["nextPageToken"] = _encode_token({"p": project, "s": last_seq, "f": _filter_key(text)})
+        return resp
+
+    def cancel(self, project: str, job_id: str) -> dict[str, Any]:
+        job = self.stored(project, job_id)
+        state = JobState(job["state"])
+        if state not in CANCELLABLE_STATES:
+            raise ApiError(
+                "FAILED_PRECONDITION",
+                f"Cannot cancel an already completed job (state {state.value}).",
+            )
+        runner = self.runners.get((project, job_id))
+        if state is not JobState.CANCELLING:
+            self.transition(project, job_id, JobState.CANCELLING)
+            self.service_log(project, job_id, "Job cancellation requested.", SEVERITIES["NOTICE"])
+        if runner is not None:
+            runner.cancel_requested.set()
+        else:  # no runner (should not happen): end it here rather than leave it CANCELLING
+            self.finish(project, job_id, JobState.CANCELLED, "Job cancelled by user.")
+        return {}
+
+    def patch(
+        self, project: str, job_id: str, body: object, update_mask: str | None
+    ) -> dict[str, Any]:
+        job = self.stored(project, job_id)
+        if not update_mask:
+            raise invalid_field(
+                "updateMask", "updateMask is required; the fields that can change are labels, etag."
+            )
+        fields = [f.strip() for f in update_mask.split(",") if f.strip()]
+        bad = [f for f in fields if f not in PATCHABLE]
+        if bad or not fields:
+            raise invalid_field(
+                "updateMask",
+                f"Cannot update {', '.join(bad) or 'nothing'}: only labels and etag may change.",
+            )
+        if not isinstance(body, dict):
+            raise invalid_field("job", "The request body must be a JSON object (a Job).")
+        if "etag" in fields and body.get("etag") != job.get("etag"):
+            raise ApiError(
+                "ABORTED",
+                "The job was changed since it was read (etag mismatch); read it again and retry.",
+            )
+        if "labels" in fields:
+            labels = body.get("labels") or {}
+            if not isinstance(labels, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
+            ):
+                raise invalid_field("labels", "labels must be a map of strings to strings.")
+            problems = label_violations(labels)
+            if problems:
+                raise invalid(problems)
+            if labels:
+                job["labels"] = labels
+            else:
+                job.pop("labels", None)
+        return self.render(self._save(project, job))
+
+
+def _stop_orphan(pid: object) -> None:
+    """Stop a supervisor left by a dead service (only if it really is one of ours)."""
+    if not isinstance(pid, int):
+        return
+    try:
+        proc = psutil.Process(pid)
+        if "tui_app.local.supervisor" not in " ".join(proc.cmdline()):
+            return
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+    except (psutil.Error, OSError):
+        pass

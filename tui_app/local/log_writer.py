@@ -1,0 +1,182 @@
+"""The single writer of log entries: tails replica files and records service events.
+
+One thread owns every insert, so timestamps and insertIds (the rowid) increase together: gcloud's
+stream-logs keeps an entry only if (timestamp, insertId) is greater than the last one it kept,
+compared as strings (api-notes §7.3). Offsets are committed in the same transaction as the lines
+they cover, so a restarted service resumes each file exactly where the store stopped.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tui_app.local.log_ingest import LogSource, classify
+from tui_app.local.store import LogStore
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.05
+_INSERT = (
+    "INSERT INTO log_entries (project, job_id, task_name, trial_id, log_name, ts_us, receive_us,"
+    " severity, message) VALUES (?,?,?,?,?,?,?,?,?)"
+)
+
+
+@dataclass(frozen=True)
+class ServiceEntry:
+    """A lifecycle message about a job (task_name ``service``)."""
+
+    project: str
+    job_id: str
+    message: str
+    severity: int
+    log_name: str
+    task_name: str = "service"
+    trial_id: str | None = None
+
+
+class LogWriter(threading.Thread):
+    """Polls registered sources every ``POLL_SECONDS`` and commits what they wrote."""
+
+    def __init__(self, store: LogStore, poll_seconds: float = POLL_SECONDS) -> None:
+        super().__init__(name="log-writer", daemon=True)
+        self._store = store
+        self._poll = poll_seconds
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._sources: dict[str, LogSource] = {}
+        self._pending: list[ServiceEntry] = []
+        self._drains: list[tuple[list[LogSource], concurrent.futures.Future[None]]] = []
+        self._last_us = 0
+        self.error: str | None = None
+        """The last write failure (disk full...), shown by ``service status``; None when healthy."""
+
+    def add_source(self, source: LogSource) -> None:
+        """Start tailing a file from the offset the store recorded for it."""
+        conn = self._store.reader()
+        row = conn.execute("SELECT offset FROM log_sources WHERE path=?", (str(source.path),)).fetchone()
+        if row:
+            source.offset = int(row[0])
+        with self._lock:
+            self._sources[str(source.path)] = source
+        self._wake.set()
+
+    def emit(self, entry: ServiceEntry) -> None:
+        """Queue a service entry; it is committed within one poll."""
+        with self._lock:
+            self._pending.append(entry)
+        self._wake.set()
+
+    def drain(self, sources: Iterable[LogSource]) -> concurrent.futures.Future[None]:
+        """Read ``sources`` to their very end (partial last lines too), commit, stop tailing them.
+
+        The future completes once every byte they hold is queryable.
+        """
+        fut: concurrent.futures.Future[None] = concurrent.futures.Future()
+        with self._lock:
+            self._drains.append((list(sources), fut))
+        self._wake.set()
+        return fut
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def run(self) -> None:
+        conn = self._store.writer()
+        row = conn.execute("SELECT max(ts_us) FROM log_entries").fetchone()
+        self._last_us = int(row[0] or 0)
+        try:
+            while True:
+                busy = self._cycle(conn)
+                if self._stop.is_set():
+                    self._cycle(conn)
+                    return
+                if not busy:
+                    self._wake.wait(self._poll)
+                    self._wake.clear()
+        finally:
+            conn.close()
+
+    def _cycle(self, conn: sqlite3.Connection) -> bool:
+        """One pass: read every source, commit. True when a source had more than one chunk."""
+        with self._lock:
+            sources = list(self._sources.values())
+            pending, self._pending = self._pending, []
+            drains, self._drains = self._drains, []
+        rows: list[tuple[object, ...]] = []
+        offsets: list[tuple[str, int]] = []
+        busy = False
+        now = max(int(time.time() * 1_000_000), self._last_us)
+        for entry in pending:
+            rows.append(
+                (entry.project, entry.job_id, entry.task_name, entry.trial_id, entry.log_name,
+                 now, now, entry.severity, entry.message)
+            )
+        draining = {str(s.path): s for srcs, _ in drains for s in srcs}
+        by_path = {str(s.path): s for s in sources}
+        for path, src in draining.items():
+            by_path.setdefault(path, src)
+        for src in by_path.values():
+            final = str(src.path) in draining
+            while True:
+                lines, more = src.read(final=final)
+                before = len(rows)
+                for text in lines:
+                    rows.append(
+                        (src.project, src.job_id, src.task_name, src.trial_id, src.log_name,
+                         now, now, classify(text, src.stderr), text)
+                    )
+                if lines:
+                    offsets.append((str(src.path), src.offset))
+                if not more:
+                    break
+                if not final:
+                    busy = True
+                    break
+                if len(rows) - before == 0:
+                    break
+        if rows or offsets:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.executemany(_INSERT, rows)
+                conn.executemany(
+                    "INSERT INTO log_sources (path, offset) VALUES (?, ?) "
+                    "ON CONFLICT(path) DO UPDATE SET offset=excluded.offset",
+                    offsets,
+                )
+                conn.execute("COMMIT")
+                self._last_us = now
+                self.error = None
+            except sqlite3.Error as exc:
+                # Disk full or similar: keep the lines (roll back the offsets too) and retry.
+                conn.execute("ROLLBACK") if conn.in_transaction else None
+                self.error = f"Cannot write log entries: {exc}"
+                log.error(self.error)
+                self._rewind(list(by_path.values()))
+                with self._lock:
+                    self._pending = pending + self._pending
+                    self._drains = drains + self._drains
+                time.sleep(0.5)
+                return False
+        for srcs, fut in drains:
+            with self._lock:
+                for s in srcs:
+                    self._sources.pop(str(s.path), None)
+            fut.set_result(None)
+        return busy
+
+    def _rewind(self, sources: list[LogSource]) -> None:
+        """After a failed commit, re-read the uncommitted bytes next time from the store's offset."""
+        conn = self._store.reader()
+        committed = dict(conn.execute("SELECT path, offset FROM log_sources").fetchall())
+        for src in sources:
+            src.offset = int(committed.get(str(src.path), 0))
+            src.partial = bytearray()

@@ -1,0 +1,109 @@
+"""Where the service keeps its state, and the only place that turns names into paths.
+
+Every path built from a request (project, job id, bucket, object) goes through here, so the checks
+that keep them inside the state dir live in one place.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+PROJECT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$")
+ENV_STATE_DIR = "TUI_APP_STATE_DIR"
+
+
+class UnsafePathError(ValueError):
+    """A name would escape the state dir or is not a valid name."""
+
+
+def default_state_dir() -> Path:
+    """``$TUI_APP_STATE_DIR`` or the XDG data dir (``~/.local/share/tui-app``)."""
+    env = os.environ.get(ENV_STATE_DIR)
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir("tui-app", appauthor=False))
+
+
+def project_error(project: str) -> str | None:
+    """Why ``project`` is not usable as a project id, or None."""
+    if not PROJECT_PATTERN.match(project) or ".." in project:
+        return (
+            f"{project[:60]!r} is not a valid project id: use letters, digits, '-', '_', '.' "
+            "and ':', at most 100 characters."
+        )
+    return None
+
+
+def _inside(root: Path, *parts: str) -> Path:
+    for part in parts:
+        if not part or part in (".", "..") or "/" in part or "\x00" in part:
+            raise UnsafePathError(f"{part!r} is not a safe path segment")
+    path = root.joinpath(*parts)
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise UnsafePathError(f"{path} escapes {root}")
+    return path
+
+
+@dataclass(frozen=True)
+class StateDir:
+    """The layout of one service's state dir."""
+
+    root: Path
+
+    @property
+    def jobs_db(self) -> Path:
+        return self.root / "jobs.sqlite"
+
+    @property
+    def logs_db(self) -> Path:
+        return self.root / "logs.sqlite"
+
+    @property
+    def token_file(self) -> Path:
+        return self.root / "token"
+
+    @property
+    def service_file(self) -> Path:
+        """JSON with the running service's pid, URL and auth mode."""
+        return self.root / "service.json"
+
+    @property
+    def service_log(self) -> Path:
+        return self.root / "service.log"
+
+    @property
+    def package_cache(self) -> Path:
+        return self.root / "packages"
+
+    @property
+    def gcs_root(self) -> Path:
+        """Where ``gs://bucket/object`` lives: ``gcs/bucket/object``."""
+        return self.root / "gcs"
+
+    def job_dir(self, project: str, job_id: str) -> Path:
+        """The job's own folder: replica work dirs, their logs and status files."""
+        return _inside(self.root / "jobs", project, job_id)
+
+    def gcs_path(self, uri: str) -> Path:
+        """Map ``gs://bucket/a/b`` to its folder under the state dir.
+
+        Raises:
+            UnsafePathError: for a malformed URI or one that would escape the state dir.
+        """
+        if not uri.startswith("gs://"):
+            raise UnsafePathError(f"{uri!r} is not a gs:// URI")
+        bucket, _, obj = uri[5:].partition("/")
+        parts = [p for p in obj.split("/") if p]
+        return _inside(self.gcs_root, bucket, *parts)
+
+    def ensure(self) -> None:
+        """Create the state dir (0700: it holds the token)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.root, 0o700)
+        for sub in ("jobs", "packages", "gcs"):
+            (self.root / sub).mkdir(exist_ok=True)

@@ -1,0 +1,336 @@
+"""One job's life: QUEUED -> PREPARING -> RUNNING -> SUCCEEDED | FAILED, or CANCELLED.
+
+The runner installs the packages, starts a supervisor per replica, watches them, and decides the
+outcome the way the platform did: the master's exit decides the job, a failing worker or
+evaluator fails it, and whatever still runs when the job ends (parameter servers, workers) is
+stopped. The job turns terminal only after every byte its replicas wrote is in the log store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import psutil
+
+from tui_app.local import packages
+from tui_app.local.cluster_env import cluster_addresses, free_ports, replica_env
+from tui_app.local.log_ingest import LogSource
+from tui_app.model.cluster import Replica, replicas
+from tui_app.model.severity import SEVERITIES
+from tui_app.model.states import JobState
+from tui_app.model.tiers import Role
+
+if TYPE_CHECKING:
+    from tui_app.local.jobs import JobService
+
+log = logging.getLogger(__name__)
+
+TRACEBACK_LINES = 15
+SUPERVISOR_SLACK_SECONDS = 5.0
+
+
+@dataclass
+class ReplicaHandle:
+    """A running replica: its supervisor process and its files."""
+
+    replica: Replica
+    workdir: Path
+    proc: asyncio.subprocess.Process | None = None
+    sources: list[LogSource] = field(default_factory=list)
+    status: dict[str, Any] | None = None
+
+    @property
+    def status_path(self) -> Path:
+        return self.workdir / "status.json"
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.workdir / "stderr.log"
+
+    def read_status(self) -> dict[str, Any]:
+        try:
+            return dict(json.loads(self.status_path.read_text()))
+        except (OSError, ValueError):
+            return {"exit_code": None, "signal": None, "lost": True}
+
+
+def _describe_exit(handle: ReplicaHandle) -> str:
+    """``The replica worker 1 exited with a non-zero status of 1.`` plus its traceback."""
+    st = handle.status or {}
+    r = handle.replica
+    code = st.get("exit_code")
+    if code is None:
+        head = f"The replica {r.role.value} {r.index} ended without recording an exit status."
+    else:
+        head = f"The replica {r.role.value} {r.index} exited with a non-zero status of {code}."
+        if st.get("signal"):
+            head = head[:-1] + f" ({signal.Signals(st['signal']).name})."
+    tail = _traceback_tail(handle.stderr_path)
+    return head + ("\n" + tail if tail else "")
+
+
+def _traceback_tail(path: Path) -> str:
+    """The last Traceback in a stderr file (or its last lines), for errorMessage."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - 64 * 1024))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    start = max((i for i, ln in enumerate(lines) if ln.startswith("Traceback (")), default=None)
+    picked = lines[start:] if start is not None else lines
+    if len(picked) > TRACEBACK_LINES:
+        picked = picked[:1] + ["  ..."] + picked[-(TRACEBACK_LINES - 2):]
+    return "\n".join(ln[:500] for ln in picked)
+
+
+class JobRunner:
+    """Drives one job from QUEUED to a terminal state."""
+
+    def __init__(self, service: JobService, project: str, job_id: str) -> None:
+        self.svc = service
+        self.project = project
+        self.job_id = job_id
+        self.cancel_requested = asyncio.Event()
+        self.handles: list[ReplicaHandle] = []
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._guarded(), name=self.job_id)
+
+    def note(self, message: str, severity: str = "INFO") -> None:
+        """A ``service`` log entry for this job."""
+        self.svc.service_log(self.project, self.job_id, message, SEVERITIES[severity])
+
+    async def _guarded(self) -> None:
+        try:
+            await self._run()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug here must not leave a job live forever
+            log.exception("runner for %s failed", self.job_id)
+            await self._stop_replicas()
+            await self._drain()
+            self.svc.finish(
+                self.project, self.job_id, JobState.FAILED,
+                f"Internal error in the local jobs service: {exc!r}",
+            )
+        finally:
+            self.svc.runners.pop((self.project, self.job_id), None)
+
+    async def _until_cancelled(self, coro: Any) -> tuple[bool, Any]:
+        """Run ``coro`` unless cancel comes first; returns (cancelled, result)."""
+        work = asyncio.ensure_future(coro)
+        stop = asyncio.ensure_future(self.cancel_requested.wait())
+        done, _ = await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+        if work in done:
+            stop.cancel()
+            return False, work.result()
+        work.cancel()
+        try:
+            await work
+        except (asyncio.CancelledError, Exception):
+            pass
+        return True, None
+
+    async def _run(self) -> None:
+        job = self.svc.stored(self.project, self.job_id)
+        ti: dict[str, Any] = job["trainingInput"]
+        if self.cancel_requested.is_set():
+            self._cancelled()
+            return
+        self.svc.transition(self.project, self.job_id, JobState.PREPARING)
+        self.note("Waiting for job to be provisioned.")
+
+        cancelled, prepared = await self._until_cancelled(self._prepare(ti))
+        if cancelled:
+            self._cancelled()
+            return
+        if isinstance(prepared, str):
+            self.note(prepared, "ERROR")
+            self.svc.finish(self.project, self.job_id, JobState.FAILED, prepared)
+            return
+        pythonpath, job_dir = prepared
+        self.note("Waiting for training program to start.")
+        await self._start_replicas(job, ti, pythonpath, job_dir)
+        if self.cancel_requested.is_set():
+            await self._end(JobState.CANCELLED, "Job cancelled by user.")
+            return
+        self.svc.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
+        self.note("Job is running.")
+        state, message = await self._watch()
+        await self._end(state, message)
+
+    async def _prepare(self, ti: dict[str, Any]) -> tuple[Path | None, Path | None] | str:
+        """Packages installed and the job dir mapped, or the reason the job fails."""
+        state = self.svc.state
+        try:
+            files = packages.resolve_all(state, ti.get("packageUris") or [])
+            target = await packages.install(state, files, self.note) if files else None
+        except packages.PackageError as exc:
+            return str(exc)
+        job_dir: Path | None = None
+        if ti.get("jobDir"):
+            uri = ti["jobDir"]
+            job_dir = state.gcs_path(uri) if uri.startswith("gs://") else Path(uri.removeprefix("file://"))
+            try:
+                job_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                return f"The job dir {uri} cannot be created: {exc.strerror}."
+        return target, job_dir
+
+    async def _start_replicas(
+        self, job: dict[str, Any], ti: dict[str, Any], pythonpath: Path | None, job_dir: Path | None
+    ) -> None:
+        reps = replicas(ti)
+        cluster = cluster_addresses(reps, free_ports(sum(r.role is not Role.EVALUATOR for r in reps)))
+        base = self.svc.state.job_dir(self.project, self.job_id)
+        argv = [sys.executable, "-m", ti["pythonModule"], *(ti.get("args") or [])]
+        if job_dir is not None:
+            argv += ["--job-dir", str(job_dir)]
+        runtime: dict[str, Any] = {"replicas": []}
+        for rep in reps:
+            workdir = base / rep.task_name
+            workdir.mkdir(parents=True, exist_ok=True)
+            handle = ReplicaHandle(rep, workdir)
+            env = {k: v for k, v in os.environ.items() if not k.startswith("TUI_APP_")}
+            env.update(replica_env(self.job_id, ti, rep, cluster))
+            env["PYTHONUNBUFFERED"] = "1"
+            env["CLOUD_ML_HP_METRIC_FILE"] = str(workdir / "hypertune" / "output.metrics")
+            env["PYTHONPATH"] = str(pythonpath) if pythonpath else ""
+            spec = {
+                "argv": argv,
+                "cwd": str(workdir),
+                "env": env,
+                "stdout_path": str(workdir / "stdout.log"),
+                "stderr_path": str(handle.stderr_path),
+                "status_path": str(handle.status_path),
+                "pid_path": str(workdir / "pid.json"),
+                "grace_seconds": self.svc.grace_seconds,
+            }
+            (workdir / "spec.json").write_text(json.dumps(spec))
+            log_name = f"projects/{self.project}/logs/{rep.task_name}"
+            for name, is_err in (("stdout.log", False), ("stderr.log", True)):
+                src = LogSource(workdir / name, self.project, self.job_id, rep.task_name, log_name, is_err)
+                handle.sources.append(src)
+                self.svc.writer.add_source(src)
+            handle.proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "tui_app.local.supervisor", str(workdir / "spec.json"),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=open(workdir / "supervisor.log", "ab"),
+                start_new_session=True,
+            )
+            self.handles.append(handle)
+            runtime["replicas"].append(
+                {"task_name": rep.task_name, "dir": str(workdir), "supervisor": handle.proc.pid}
+            )
+            self.note(f"Started {rep.task_name} ({rep.machine_type}).")
+        self.svc.save_runtime(self.project, self.job_id, runtime)
+
+    async def _watch(self) -> tuple[JobState, str | None]:
+        """Wait until the replicas decide the job, or a cancel."""
+        waits: dict[asyncio.Future[int], ReplicaHandle] = {
+            asyncio.ensure_future(h.proc.wait()): h for h in self.handles if h.proc
+        }
+        stop = asyncio.ensure_future(self.cancel_requested.wait())
+        try:
+            while True:
+                done, _ = await asyncio.wait(
+                    {*waits, stop}, return_when=asyncio.FIRST_COMPLETED
+                )
+                if stop in done:
+                    return JobState.CANCELLED, "Job cancelled by user."
+                for fut in done:
+                    handle = waits.pop(fut)
+                    handle.status = handle.read_status()
+                    code = handle.status.get("exit_code")
+                    role = handle.replica.role
+                    if role is Role.MASTER:
+                        if code == 0:
+                            return JobState.SUCCEEDED, None
+                        return JobState.FAILED, _describe_exit(handle)
+                    if code != 0:
+                        return JobState.FAILED, _describe_exit(handle)
+                    self.note(f"{handle.replica.task_name} finished.")
+                if not waits:  # cannot happen: a job always has a master
+                    return JobState.FAILED, "The job has no master replica."
+        finally:
+            stop.cancel()
+            for fut in waits:
+                fut.cancel()
+
+    async def _stop_replicas(self) -> None:
+        """SIGTERM every live supervisor; they escalate to SIGKILL after the grace period."""
+        live = [h for h in self.handles if h.proc and h.proc.returncode is None]
+        for h in live:
+            assert h.proc is not None
+            try:
+                h.proc.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        if not live:
+            return
+        timeout = self.svc.grace_seconds + SUPERVISOR_SLACK_SECONDS
+        waiters = [h.proc.wait() for h in live if h.proc]
+        try:
+            await asyncio.wait_for(asyncio.gather(*waiters), timeout)
+        except TimeoutError:
+            for h in live:
+                _kill_everything(h)
+        for h in live:
+            if h.status is None:
+                h.status = h.read_status()
+
+    async def _drain(self) -> None:
+        sources = [s for h in self.handles for s in h.sources]
+        if sources:
+            await asyncio.wrap_future(self.svc.writer.drain(sources))
+
+    async def _end(self, state: JobState, message: str | None) -> None:
+        if state is JobState.CANCELLED:
+            self.svc.transition(self.project, self.job_id, JobState.CANCELLING)
+        await self._stop_replicas()
+        await self._drain()
+        self.note(
+            {
+                JobState.SUCCEEDED: "Job completed successfully.",
+                JobState.FAILED: "Job failed.",
+                JobState.CANCELLED: "Job cancelled.",
+            }[state],
+            "ERROR" if state is JobState.FAILED else "INFO",
+        )
+        self.svc.finish(self.project, self.job_id, state, message)
+
+    def _cancelled(self) -> None:
+        self.note("Job cancelled.")
+        self.svc.finish(self.project, self.job_id, JobState.CANCELLED, "Job cancelled by user.")
+
+
+def _kill_everything(handle: ReplicaHandle) -> None:
+    """Last resort when a supervisor does not exit: kill it and its replica's whole tree."""
+    procs: list[psutil.Process] = []
+    if handle.proc is not None:
+        try:
+            sup = psutil.Process(handle.proc.pid)
+            procs = [sup, *sup.children(recursive=True)]
+        except psutil.Error:
+            pass
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+
+
+LogCallback = Callable[[str], None]

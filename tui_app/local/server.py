@@ -1,0 +1,205 @@
+"""HTTP for the local service: the ml v1 Jobs routes and Logging ``entries:list`` (aiohttp).
+
+Handlers translate HTTP into ``JobService`` calls and nothing else. Every error leaves as a
+google.rpc JSON body with the matching status; only a bug in this code can produce a 5xx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from tui_app import __version__
+from tui_app.local.entries import list_entries
+from tui_app.local.errors import ApiError, invalid_field
+from tui_app.local.jobs import JobService
+from tui_app.local.paths import project_error
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 64 * 1024 * 1024
+MAX_JSON_BYTES = 8 * 1024 * 1024
+SERVICE_KEY: web.AppKey[JobService] = web.AppKey("service", JobService)
+TOKEN_KEY: web.AppKey[str | None] = web.AppKey("token", str)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+_POLICY = {"version": 1, "etag": "ACAB", "bindings": []}
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        body=json.dumps(data, separators=(",", ":")).encode(),
+        status=status,
+        content_type="application/json",
+    )
+
+
+def _error(exc: ApiError) -> web.Response:
+    return _json(exc.body(), exc.http_status)
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ApiError as exc:
+        return _error(exc)
+    except web.HTTPRequestEntityTooLarge:
+        return _error(ApiError("INVALID_ARGUMENT", "The request body is too large.", http_status=413))
+    except web.HTTPMethodNotAllowed as exc:
+        return _error(
+            ApiError("INVALID_ARGUMENT", f"Method {exc.method} is not allowed here.", http_status=405)
+        )
+    except web.HTTPNotFound:
+        return _error(
+            ApiError("NOT_FOUND", f"The requested URL {request.path} was not found on this server.")
+        )
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        status = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED"}.get(exc.status, "INVALID_ARGUMENT")
+        return _error(ApiError(status, exc.reason or "Bad request", http_status=exc.status))
+    except Exception:
+        log.exception("unhandled error for %s %s", request.method, request.path)
+        return _error(ApiError("INTERNAL", "Internal error in the local jobs service."))
+
+
+@web.middleware
+async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
+    token = request.app[TOKEN_KEY]
+    if token is None or request.path == "/healthz":
+        return await handler(request)
+    header = request.headers.get("Authorization", "")
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+        raise ApiError(
+            "UNAUTHENTICATED",
+            "Request is missing required authentication credential. Expected an "
+            "'Authorization: Bearer <token>' header with the token from the service's state dir "
+            "(tui-app service env prints how to point gcloud at it).",
+        )
+    return await handler(request)
+
+
+async def _body(request: web.Request, required: bool = True) -> Any:
+    """The JSON body, ``None`` when empty; 400 when it is not JSON."""
+    raw = await request.read()
+    if not raw.strip():
+        if required:
+            raise invalid_field("body", "A JSON request body is required.")
+        return None
+    if len(raw) > MAX_JSON_BYTES:
+        raise ApiError("INVALID_ARGUMENT", "The request body is too large.", http_status=413)
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(
+            "INVALID_ARGUMENT", f"Invalid JSON payload received. {exc}"
+        ) from None
+
+
+def _project(request: web.Request) -> str:
+    project = request.match_info["project"]
+    why = project_error(project)
+    if why:
+        raise invalid_field("parent", why)
+    return project
+
+
+def _job_and_verb(request: web.Request) -> tuple[str, str | None]:
+    name = request.match_info["name"]
+    job_id, sep, verb = name.partition(":")
+    return job_id, (verb if sep else None)
+
+
+async def create_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE_KEY]
+    return _json(svc.create(_project(request), await _body(request)))
+
+
+async def list_jobs(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE_KEY]
+    q = request.query
+    return _json(svc.list(_project(request), q.get("pageSize"), q.get("pageToken"), q.get("filter")))
+
+
+async def get_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE_KEY]
+    project = _project(request)
+    job_id, verb = _job_and_verb(request)
+    if verb == "getIamPolicy":
+        svc.stored(project, job_id)
+        return _json(_POLICY)
+    if verb is not None:
+        raise ApiError("NOT_FOUND", f"Unknown method :{verb[:40]} for GET.")
+    return _json(svc.get(project, job_id))
+
+
+async def post_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE_KEY]
+    project = _project(request)
+    job_id, verb = _job_and_verb(request)
+    body = await _body(request, required=False)
+    if body is not None and not isinstance(body, dict):
+        raise invalid_field("body", "The request body must be a JSON object.")
+    if verb == "cancel":
+        return _json(svc.cancel(project, job_id))
+    if verb == "setIamPolicy":
+        svc.stored(project, job_id)
+        policy = (body or {}).get("policy") or {}
+        return _json({**_POLICY, "bindings": policy.get("bindings", [])})
+    if verb == "testIamPermissions":
+        svc.stored(project, job_id)
+        perms = (body or {}).get("permissions") or []
+        return _json({"permissions": perms} if perms else {})
+    raise ApiError("NOT_FOUND", f"Unknown method {('.' + verb) if verb else ''} for POST.")
+
+
+async def patch_job(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE_KEY]
+    project = _project(request)
+    job_id, verb = _job_and_verb(request)
+    if verb is not None:
+        raise ApiError("NOT_FOUND", f"Unknown method :{verb[:40]} for PATCH.")
+    body = await _body(request)
+    return _json(svc.patch(project, job_id, body, request.query.get("updateMask")))
+
+
+async def entries_list(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE_KEY]
+    body = await _body(request)
+    return _json(await asyncio.to_thread(list_entries, svc.logs, body))
+
+
+async def healthz(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE_KEY]
+    return _json(
+        {
+            "status": "ok" if svc.writer.error is None else "degraded",
+            "version": __version__,
+            "logWriterError": svc.writer.error,
+            "auth": request.app[TOKEN_KEY] is not None,
+        }
+    )
+
+
+def make_app(service: JobService, token: str | None) -> web.Application:
+    """The aiohttp application; the caller starts and closes ``service``."""
+    app = web.Application(middlewares=[_errors, _auth], client_max_size=MAX_BODY_BYTES)
+    app[SERVICE_KEY] = service
+    app[TOKEN_KEY] = token
+    r = app.router
+    r.add_get("/healthz", healthz)
+    r.add_post("/v1/projects/{project}/jobs", create_job)
+    r.add_get("/v1/projects/{project}/jobs", list_jobs)
+    r.add_get("/v1/projects/{project}/jobs/{name}", get_job)
+    r.add_post("/v1/projects/{project}/jobs/{name}", post_job)
+    r.add_patch("/v1/projects/{project}/jobs/{name}", patch_job)
+    r.add_post("/v2/entries:list", entries_list)
+    return app

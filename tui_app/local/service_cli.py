@@ -1,0 +1,284 @@
+"""``tui-app service start|stop|status|run|env``: one service per state dir.
+
+``run`` serves in the foreground; ``start`` runs it detached (its own session, so closing the
+terminal or the TUI does not stop jobs) and returns once it answers. A lock file makes a second
+service on the same state dir impossible, and ``service.json`` tells clients where it listens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import ipaddress
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tui_app.local.paths import StateDir
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8470
+DEFAULT_PROJECT = "local-project"
+START_TIMEOUT_SECONDS = 30.0
+
+
+class ServiceError(RuntimeError):
+    """A service command cannot do what was asked; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class ServiceInfo:
+    """What ``service.json`` records about a running service."""
+
+    pid: int
+    url: str
+    auth: bool
+    state_dir: str
+
+    @classmethod
+    def read(cls, state: StateDir) -> ServiceInfo | None:
+        try:
+            data = json.loads(state.service_file.read_text())
+            return cls(int(data["pid"]), str(data["url"]), bool(data["auth"]), str(data["state_dir"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def read_or_create_token(state: StateDir) -> str:
+    """The bearer token, created 0600 on first use."""
+    path = state.token_file
+    try:
+        token = path.read_text().strip()
+        if token:
+            return token
+    except FileNotFoundError:
+        pass
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(token + "\n")
+    os.chmod(path, 0o600)
+    return token
+
+
+def probe(url: str, timeout: float = 1.0) -> dict[str, Any] | None:
+    """``/healthz`` of the service at ``url``, or None when nothing answers there."""
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/healthz", timeout=timeout) as resp:
+            data = json.loads(resp.read())
+            return data if isinstance(data, dict) else None
+    except (OSError, ValueError, urllib.error.URLError):
+        return None
+
+
+def running(state: StateDir) -> ServiceInfo | None:
+    """The service of this state dir if it is up and answering."""
+    info = ServiceInfo.read(state)
+    if info is None or not _pid_alive(info.pid):
+        return None
+    return info if probe(info.url) is not None else None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# -- run (foreground) ---------------------------------------------------------------------
+
+
+def serve(state: StateDir, host: str, port: int, no_auth: bool, grace_seconds: float) -> int:
+    """Serve until SIGTERM/SIGINT. Returns the process exit code."""
+    if no_auth and not is_loopback(host):
+        raise ServiceError(
+            f"--no-auth is refused on {host}: without a token anyone who can reach the address "
+            "could run code as you. Bind 127.0.0.1 or drop --no-auth."
+        )
+    state.ensure()
+    lock = open(state.root / "service.lock", "w")  # noqa: SIM115 - held for the process's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        info = ServiceInfo.read(state)
+        where = f" at {info.url} (pid {info.pid})" if info else ""
+        raise ServiceError(
+            f"A service is already running for {state.root}{where}; "
+            "`tui-app service stop --state-dir ...` stops it."
+        ) from None
+    token = None if no_auth else read_or_create_token(state)
+    try:
+        return asyncio.run(_serve(state, host, port, token, grace_seconds))
+    finally:
+        with contextlib.suppress(OSError):
+            state.service_file.unlink()
+        lock.close()
+
+
+async def _serve(
+    state: StateDir, host: str, port: int, token: str | None, grace_seconds: float
+) -> int:
+    from aiohttp import web
+
+    from tui_app.local.jobs import JobService
+    from tui_app.local.server import make_app
+
+    service = JobService(state, grace_seconds=grace_seconds)
+    await service.start()
+    app = make_app(service, token)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_address=True)
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        await service.close()
+        raise ServiceError(
+            f"Cannot listen on {host}:{port}: {exc.strerror}. Choose another --port."
+        ) from None
+    sock = site._server.sockets[0] if site._server and site._server.sockets else None  # type: ignore[union-attr]
+    bound = sock.getsockname()[1] if sock else port
+    url = f"http://{host}:{bound}"
+    tmp = state.service_file.with_suffix(".tmp")
+    tmp.write_text(
+        json.dumps(
+            {"pid": os.getpid(), "url": url, "auth": token is not None, "state_dir": str(state.root),
+             "started": time.time()}
+        )
+    )
+    os.replace(tmp, state.service_file)
+    print(f"Serving the ml v1 Jobs API and Logging entries:list at {url}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    print("Stopping: live jobs are stopped and marked FAILED.", flush=True)
+    await runner.cleanup()
+    await service.close()
+    return 0
+
+
+# -- start / stop / status / env ------------------------------------------------------------
+
+
+def start(state: StateDir, host: str, port: int, no_auth: bool, grace_seconds: float) -> ServiceInfo:
+    """Start a detached service (or find the running one) and wait until it answers."""
+    info = running(state)
+    if info is not None:
+        return info
+    if no_auth and not is_loopback(host):
+        raise ServiceError(f"--no-auth is refused on {host}: bind 127.0.0.1 or drop --no-auth.")
+    if port and not _port_free(host, port):
+        raise ServiceError(
+            f"Port {port} on {host} is already in use by another program; choose another --port."
+        )
+    state.ensure()
+    cmd = [
+        sys.executable, "-m", "tui_app.cli", "service", "run", "--state-dir", str(state.root),
+        "--host", host, "--port", str(port), "--grace-seconds", str(grace_seconds),
+    ]
+    if no_auth:
+        cmd.append("--no-auth")
+    with open(state.service_log, "ab") as logf:
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True,
+            close_fds=True,
+        )
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise ServiceError(
+                f"The service exited with status {proc.returncode}:\n{_log_tail(state)}"
+            )
+        info = ServiceInfo.read(state)
+        if info is not None and info.pid == proc.pid and probe(info.url) is not None:
+            return info
+        time.sleep(0.05)
+    proc.terminate()
+    raise ServiceError(
+        f"The service did not answer within {START_TIMEOUT_SECONDS:.0f}s:\n{_log_tail(state)}"
+    )
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _log_tail(state: StateDir, lines: int = 15) -> str:
+    try:
+        text = state.service_log.read_text(errors="replace")
+    except OSError:
+        return "(no service log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def stop(state: StateDir, timeout: float = 30.0) -> bool:
+    """Stop the service; False when none was running."""
+    info = ServiceInfo.read(state)
+    if info is None or not _pid_alive(info.pid):
+        return False
+    os.kill(info.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _pid_alive(info.pid) or _is_zombie(info.pid):
+            return True
+        time.sleep(0.05)
+    os.kill(info.pid, signal.SIGKILL)
+    return True
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except (OSError, IndexError):
+        return False
+
+
+def env_lines(state: StateDir, info: ServiceInfo, project: str) -> list[str]:
+    """The ``export CLOUDSDK_...`` lines that point gcloud at the service (api-notes §7.1)."""
+    base = info.url.rstrip("/") + "/"
+    lines = [
+        f"export CLOUDSDK_API_ENDPOINT_OVERRIDES_ML={base}",
+        f"export CLOUDSDK_API_ENDPOINT_OVERRIDES_LOGGING={base}",
+        f"export CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE={base}storage/v1/",
+        f"export CLOUDSDK_CORE_PROJECT={project}",
+    ]
+    if info.auth:
+        lines.append(f"export CLOUDSDK_AUTH_ACCESS_TOKEN_FILE={state.token_file}")
+        lines.append("unset CLOUDSDK_AUTH_DISABLE_CREDENTIALS")
+    else:
+        lines.append("export CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true")
+        lines.append("unset CLOUDSDK_AUTH_ACCESS_TOKEN_FILE")
+    return lines

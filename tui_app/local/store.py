@@ -1,0 +1,185 @@
+"""SQLite persistence: jobs in ``jobs.sqlite``, log entries in ``logs.sqlite`` (both WAL).
+
+Two files, so the log writer's big transactions never hold the lock a job update needs. Only
+the event loop writes jobs; only the log writer thread writes log entries.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+_JOBS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    project TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    body TEXT NOT NULL,
+    runtime TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (project, job_id)
+);
+CREATE INDEX IF NOT EXISTS jobs_project_seq ON jobs (project, seq);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state);
+"""
+
+_LOGS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS log_entries (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    task_name TEXT NOT NULL,
+    trial_id TEXT,
+    log_name TEXT NOT NULL,
+    ts_us INTEGER NOT NULL,
+    receive_us INTEGER NOT NULL,
+    severity INTEGER NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS log_job_ts ON log_entries (project, job_id, ts_us, id);
+CREATE INDEX IF NOT EXISTS log_job_task ON log_entries (project, job_id, task_name, ts_us, id);
+CREATE TABLE IF NOT EXISTS log_sources (
+    path TEXT PRIMARY KEY,
+    offset INTEGER NOT NULL
+);
+"""
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened or written (disk full, unwritable state dir...)."""
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection with the pragmas every user of the store needs."""
+    try:
+        conn = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=10000")
+    except sqlite3.Error as exc:
+        raise StoreError(f"Cannot open the store {path}: {exc}") from exc
+    return conn
+
+
+class DuplicateJobError(Exception):
+    """A job with this id already exists in the project."""
+
+
+class JobStore:
+    """Jobs as their wire JSON, in creation order (``seq``), plus private runtime state."""
+
+    def __init__(self, path: Path) -> None:
+        self._conn = connect(path)
+        self._conn.executescript(_JOBS_SCHEMA)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def insert(self, project: str, job: dict[str, Any], runtime: dict[str, Any]) -> int:
+        """Store a new job; its ``seq`` orders jobs newest-first in lists."""
+        with self._lock:
+            try:
+                cur = self._conn.execute(
+                    "INSERT INTO jobs (project, job_id, state, body, runtime) VALUES (?,?,?,?,?)",
+                    (project, job["jobId"], job["state"], json.dumps(job), json.dumps(runtime)),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise DuplicateJobError(job["jobId"]) from exc
+            return int(cur.lastrowid or 0)
+
+    def update(
+        self, project: str, job: dict[str, Any], runtime: dict[str, Any] | None = None
+    ) -> None:
+        """Replace a job's body (and runtime state when given)."""
+        with self._lock:
+            if runtime is None:
+                self._conn.execute(
+                    "UPDATE jobs SET state=?, body=? WHERE project=? AND job_id=?",
+                    (job["state"], json.dumps(job), project, job["jobId"]),
+                )
+            else:
+                self._conn.execute(
+                    "UPDATE jobs SET state=?, body=?, runtime=? WHERE project=? AND job_id=?",
+                    (job["state"], json.dumps(job), json.dumps(runtime), project, job["jobId"]),
+                )
+
+    def get(self, project: str, job_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT body FROM jobs WHERE project=? AND job_id=?", (project, job_id)
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def runtime(self, project: str, job_id: str) -> dict[str, Any]:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT runtime FROM jobs WHERE project=? AND job_id=?", (project, job_id)
+            ).fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def iter_newest_first(
+        self, project: str, before_seq: int | None = None, batch: int = 200
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Jobs of a project from newest to oldest, read in batches (keyset paging)."""
+        cursor = before_seq
+        while True:
+            with self._lock:
+                if cursor is None:
+                    rows = self._conn.execute(
+                        "SELECT seq, body FROM jobs WHERE project=? ORDER BY seq DESC LIMIT ?",
+                        (project, batch),
+                    ).fetchall()
+                else:
+                    rows = self._conn.execute(
+                        "SELECT seq, body FROM jobs WHERE project=? AND seq<? "
+                        "ORDER BY seq DESC LIMIT ?",
+                        (project, cursor, batch),
+                    ).fetchall()
+            for seq, body in rows:
+                yield seq, json.loads(body)
+            if len(rows) < batch:
+                return
+            cursor = rows[-1][0]
+
+    def in_states(self, states: Sequence[str]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+        """(project, job, runtime) of every job in one of ``states``, oldest first."""
+        marks = ",".join("?" * len(states))
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT project, body, runtime FROM jobs WHERE state IN ({marks}) ORDER BY seq",
+                tuple(states),
+            ).fetchall()
+        return [(p, json.loads(b), json.loads(r)) for p, b, r in rows]
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT count(*) FROM jobs").fetchone()[0])
+
+
+class LogStore:
+    """Log entries. Writes come from one thread (the log writer); reads from any thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        conn = connect(path)
+        conn.executescript(_LOGS_SCHEMA)
+        conn.close()
+        self._local = threading.local()
+
+    def reader(self) -> sqlite3.Connection:
+        """This thread's read connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path)
+            conn.execute("PRAGMA query_only=1")
+            self._local.conn = conn
+        return conn
+
+    def writer(self) -> sqlite3.Connection:
+        """A new connection for the single writer thread."""
+        return connect(self.path)

@@ -1,0 +1,174 @@
+"""The per-replica supervisor: ``python -m tui_app.local.supervisor SPEC.json``.
+
+It runs one replica in its own session and process group, with stdout and stderr going to files,
+and records how it ended in a status file. It is detached from the service (its own session), so
+replicas and their exit statuses survive a service restart. It makes itself a child subreaper, so
+anything the replica spawns, even a process that called setsid or was orphaned, stays its
+descendant and is stopped with the replica: cancel and job end leave no process behind.
+
+Stdlib plus psutil only: it starts once per replica and should start fast.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+PR_SET_CHILD_SUBREAPER = 36
+DEFAULT_GRACE_SECONDS = 5.0
+ORPHAN_GRACE_SECONDS = 2.0
+
+
+def _set_subreaper() -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: process-group kill still applies
+        pass
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def _descendants() -> list[psutil.Process]:
+    try:
+        return psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _signal_tree(pgid: int | None, sig: int) -> None:
+    if pgid is not None:
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for proc in _descendants():
+        try:
+            proc.send_signal(sig)
+        except psutil.Error:
+            pass
+
+
+def _reap() -> list[tuple[int, int]]:
+    """Collect every exited child (ours and adopted orphans) without blocking."""
+    done = []
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return done
+        if pid == 0:
+            return done
+        done.append((pid, status))
+
+
+def run(spec: dict[str, Any]) -> int:
+    """Run the replica the spec describes; returns the supervisor's own exit code (0)."""
+    _set_subreaper()
+    status_path = Path(spec["status_path"])
+    grace = float(spec.get("grace_seconds", DEFAULT_GRACE_SECONDS))
+    stop_requested: list[float] = []
+
+    def on_term(signum: int, frame: object) -> None:
+        if not stop_requested:
+            stop_requested.append(time.monotonic())
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    started = time.time()
+    with open(spec["stdout_path"], "ab") as out, open(spec["stderr_path"], "ab") as err:
+        try:
+            child = subprocess.Popen(
+                spec["argv"],
+                cwd=spec["cwd"],
+                env=spec["env"],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            err.write(f"Cannot start the replica: {exc}\n".encode())
+            err.flush()
+            _write_json(
+                status_path,
+                {"exit_code": 127, "signal": None, "started": started, "ended": time.time(),
+                 "error": str(exc)},
+            )
+            return 0
+    pgid = child.pid
+    _write_json(Path(spec["pid_path"]), {"supervisor": os.getpid(), "replica": child.pid})
+
+    status: int | None = None
+    term_sent = kill_sent = False
+    while status is None:
+        for pid, raw in _reap():
+            if pid == child.pid:
+                status = raw
+        if status is not None:
+            break
+        if stop_requested:
+            elapsed = time.monotonic() - stop_requested[0]
+            if not term_sent:
+                _signal_tree(pgid, signal.SIGTERM)
+                term_sent = True
+            elif elapsed >= grace and not kill_sent:
+                _signal_tree(pgid, signal.SIGKILL)
+                kill_sent = True
+        time.sleep(0.05)
+    child.returncode = 0  # reaped above; keeps Popen from waiting on a pid that is gone
+
+    # The replica is gone; whatever it left behind goes too.
+    deadline = time.monotonic() + (0.0 if kill_sent else ORPHAN_GRACE_SECONDS)
+    if _descendants():
+        _signal_tree(pgid, signal.SIGTERM)
+        while _descendants() and time.monotonic() < deadline:
+            _reap()
+            time.sleep(0.05)
+        _signal_tree(pgid, signal.SIGKILL)
+        give_up = time.monotonic() + 10.0  # a process stuck in the kernel cannot be waited out
+        while _descendants() and time.monotonic() < give_up:
+            _signal_tree(None, signal.SIGKILL)
+            _reap()
+            time.sleep(0.02)
+    _reap()
+
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        result = {"exit_code": 128 + sig, "signal": sig}
+    else:
+        result = {"exit_code": os.WEXITSTATUS(status), "signal": None}
+    result.update(
+        {"started": started, "ended": time.time(), "stopped": bool(stop_requested)}
+    )
+    _write_json(status_path, result)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m tui_app.local.supervisor SPEC.json", file=sys.stderr)
+        return 2
+    spec = json.loads(Path(args[0]).read_text())
+    return run(spec)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

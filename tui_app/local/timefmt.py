@@ -1,0 +1,27 @@
+"""Wire timestamps: RFC 3339 UTC with ``Z``, one fixed width per kind.
+
+gcloud compares (timestamp, insertId) as plain strings, so every log timestamp must have the same
+width (``.ffffffZ``): ``...:02Z`` then ``...:02.500Z`` would drop the second entry (api-notes §7.3).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+
+def job_time(epoch: float | None = None) -> str:
+    """A job timestamp (createTime, startTime, endTime): whole seconds, as the platform wrote."""
+    t = time.time() if epoch is None else epoch
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def log_time(us: int) -> str:
+    """A log entry timestamp from microseconds since the epoch: always ``.ffffffZ``."""
+    secs, frac = divmod(us, 1_000_000)
+    return datetime.fromtimestamp(secs, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:06d}Z"
+
+
+def parse_job_time(text: str) -> float:
+    """Seconds since the epoch of a job timestamp written by ``job_time`` (or with a fraction)."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

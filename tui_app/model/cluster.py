@@ -1,0 +1,66 @@
+"""What replicas a TrainingInput runs: the tier table applied to one job."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tui_app.model.tiers import DEFAULT_SCALE_TIER, SCALE_TIERS, ReplicaGroup, Role
+
+# CUSTOM fields per role: (type field, count field, config field).
+_CUSTOM_FIELDS: tuple[tuple[Role, str, str | None, str], ...] = (
+    (Role.MASTER, "masterType", None, "masterConfig"),
+    (Role.WORKER, "workerType", "workerCount", "workerConfig"),
+    (Role.PARAMETER_SERVER, "parameterServerType", "parameterServerCount", "parameterServerConfig"),
+    (Role.EVALUATOR, "evaluatorType", "evaluatorCount", "evaluatorConfig"),
+)
+
+
+@dataclass(frozen=True)
+class Replica:
+    """One replica process of a job."""
+
+    role: Role
+    index: int
+    machine_type: str
+
+    @property
+    def task_name(self) -> str:
+        """The platform's name for it: ``master-replica-0``, ``worker-replica-1``, ``ps-replica-0``."""
+        return f"{self.role.value}-replica-{self.index}"
+
+
+def replica_groups(training_input: Mapping[str, Any]) -> tuple[ReplicaGroup, ...]:
+    """The groups of replicas a (validated) trainingInput runs, master first."""
+    tier = training_input.get("scaleTier") or DEFAULT_SCALE_TIER
+    if tier != "CUSTOM":
+        return SCALE_TIERS[tier].groups
+    groups = []
+    for role, type_field, count_field, config_field in _CUSTOM_FIELDS:
+        mtype = training_input.get(type_field)
+        count = 1 if count_field is None else int(training_input.get(count_field) or 0)
+        if not mtype or count <= 0:
+            continue
+        acc = (training_input.get(config_field) or {}).get("acceleratorConfig") or {}
+        groups.append(
+            ReplicaGroup(role, mtype, count, acc.get("type"), int(acc.get("count") or 0))
+        )
+    return tuple(groups)
+
+
+def replicas(training_input: Mapping[str, Any]) -> tuple[Replica, ...]:
+    """Every replica of the job, in the platform's order (master, workers, ps, evaluators)."""
+    return tuple(
+        Replica(g.role, i, g.machine_type)
+        for g in replica_groups(training_input)
+        for i in range(g.count)
+    )
+
+
+def ml_units_per_hour(training_input: Mapping[str, Any]) -> float:
+    """What the job's cluster costs per hour, in ML units."""
+    tier = training_input.get("scaleTier") or DEFAULT_SCALE_TIER
+    if tier != "CUSTOM":
+        return SCALE_TIERS[tier].ml_units_per_hour
+    return round(sum(g.ml_units_per_hour for g in replica_groups(training_input)), 4)

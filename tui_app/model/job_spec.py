@@ -1,0 +1,723 @@
+"""The Job resource as ml v1 accepts it: structure, types and the platform's cross-field rules.
+
+One set of rules serves the local service (jobs.create answers 400 with these violations) and the
+config builder (which shows the same messages inline), so a config that the builder accepts is one
+the service accepts. Field paths are the camelCase paths of the JSON/YAML a user writes
+(``trainingInput.masterConfig.acceleratorConfig.count``), so an error points into their file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidationError
+from pydantic.alias_generators import to_camel
+
+from tui_app.model.job_id import job_id_error
+from tui_app.model.tiers import (
+    ACCELERATORS,
+    COMPUTE_ENGINE_MACHINE_TYPES,
+    DEFAULT_SCALE_TIER,
+    LEGACY_MACHINE_TYPES,
+    MACHINE_TYPES,
+    SCALE_TIERS,
+)
+
+# int64 fields travel as strings on the wire (gcloud sends "workerCount": "9"); accept both.
+Int64 = Annotated[int, PlainSerializer(lambda v: str(v), return_type=str, when_used="json")]
+
+ScaleTierName = Literal["BASIC", "STANDARD_1", "PREMIUM_1", "BASIC_GPU", "BASIC_TPU", "CUSTOM"]
+AcceleratorType = Literal[
+    "ACCELERATOR_TYPE_UNSPECIFIED",
+    "NVIDIA_TESLA_K80",
+    "NVIDIA_TESLA_P100",
+    "NVIDIA_TESLA_V100",
+    "NVIDIA_TESLA_P4",
+    "NVIDIA_TESLA_T4",
+    "NVIDIA_TESLA_A100",
+    "TPU_V2",
+    "TPU_V3",
+    "TPU_V2_POD",
+    "TPU_V3_POD",
+    "TPU_V4_POD",
+]
+ParameterType = Literal["PARAMETER_TYPE_UNSPECIFIED", "DOUBLE", "INTEGER", "CATEGORICAL", "DISCRETE"]
+ScaleType = Literal["NONE", "UNIT_LINEAR_SCALE", "UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE"]
+Goal = Literal["GOAL_TYPE_UNSPECIFIED", "MAXIMIZE", "MINIMIZE"]
+Algorithm = Literal["ALGORITHM_UNSPECIFIED", "GRID_SEARCH", "RANDOM_SEARCH"]
+
+# runtimeVersion -> the Python versions it shipped with (api-notes §2.2).
+RUNTIME_PYTHON: dict[str, tuple[str, ...]] = {
+    "1.0": ("2.7",),
+    "1.2": ("2.7",),
+    **{f"1.{n}": ("2.7", "3.5") for n in range(4, 15)},
+    "1.15": ("2.7", "3.7"),
+    **{f"2.{n}": ("3.7",) for n in range(1, 12)},
+}
+PYTHON_VERSIONS: tuple[str, ...] = ("2.7", "3.5", "3.7")
+DURATION = re.compile(r"^\d{1,12}(\.\d{1,9})?s$")
+MIN_MAX_WAIT_SECONDS = 1800
+LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+MAX_LABELS = 64
+MAX_PACKAGE_URIS = 100
+PARAMETER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+NETWORK = re.compile(r"^projects/[^/]+/global/networks/[^/]+$")
+SERVICE_ACCOUNT = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
+OUTPUT_ONLY_FIELDS = (
+    "createTime", "startTime", "endTime", "state", "errorMessage", "trainingOutput",
+    "predictionOutput", "etag", "jobPosition",
+)
+
+
+class _Resource(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+
+class AcceleratorConfig(_Resource):
+    count: Int64 | None = None
+    type: AcceleratorType | None = None
+
+
+class DiskConfig(_Resource):
+    boot_disk_size_gb: int | None = None
+    boot_disk_type: Literal["pd-ssd", "pd-standard"] | None = None
+
+
+class ReplicaConfig(_Resource):
+    accelerator_config: AcceleratorConfig | None = None
+    image_uri: str | None = None
+    container_command: list[str] | None = None
+    container_args: list[str] | None = None
+    tpu_tf_version: str | None = None
+    disk_config: DiskConfig | None = None
+
+
+class Scheduling(_Resource):
+    max_running_time: str | None = None
+    max_wait_time: str | None = None
+    priority: int | None = None
+
+
+class ParameterSpec(_Resource):
+    parameter_name: str | None = None
+    type: ParameterType | None = None
+    min_value: float | None = None
+    max_value: float | None = None
+    categorical_values: list[str] | None = None
+    discrete_values: list[float] | None = None
+    scale_type: ScaleType | None = None
+
+
+class HyperparameterSpec(_Resource):
+    goal: Goal | None = None
+    params: list[ParameterSpec] | None = None
+    max_trials: int | None = None
+    max_parallel_trials: int | None = None
+    max_failed_trials: int | None = None
+    hyperparameter_metric_tag: str | None = None
+    algorithm: Algorithm | None = None
+    enable_trial_early_stopping: bool | None = None
+    resume_previous_job_id: str | None = None
+
+
+class EncryptionConfig(_Resource):
+    kms_key_name: str | None = None
+
+
+class TrainingInput(_Resource):
+    scale_tier: ScaleTierName | None = None
+    master_type: str | None = None
+    worker_type: str | None = None
+    parameter_server_type: str | None = None
+    evaluator_type: str | None = None
+    worker_count: Int64 | None = None
+    parameter_server_count: Int64 | None = None
+    evaluator_count: Int64 | None = None
+    master_config: ReplicaConfig | None = None
+    worker_config: ReplicaConfig | None = None
+    parameter_server_config: ReplicaConfig | None = None
+    evaluator_config: ReplicaConfig | None = None
+    package_uris: list[str] | None = None
+    python_module: str | None = None
+    args: list[str] | None = None
+    hyperparameters: HyperparameterSpec | None = None
+    region: str | None = None
+    job_dir: str | None = None
+    runtime_version: str | None = None
+    python_version: str | None = None
+    scheduling: Scheduling | None = None
+    service_account: str | None = None
+    network: str | None = None
+    enable_web_access: bool | None = None
+    use_chief_in_tf_config: bool | None = None
+    encryption_config: EncryptionConfig | None = None
+
+
+class JobInput(_Resource):
+    """What a client may send to jobs.create; output-only fields are accepted and dropped."""
+
+    job_id: str | None = None
+    labels: dict[str, str] | None = None
+    training_input: TrainingInput | None = None
+    prediction_input: dict[str, Any] | None = None
+    create_time: Any = Field(default=None, exclude=True)
+    start_time: Any = Field(default=None, exclude=True)
+    end_time: Any = Field(default=None, exclude=True)
+    state: Any = Field(default=None, exclude=True)
+    error_message: Any = Field(default=None, exclude=True)
+    training_output: Any = Field(default=None, exclude=True)
+    prediction_output: Any = Field(default=None, exclude=True)
+    etag: Any = Field(default=None, exclude=True)
+    job_position: Any = Field(default=None, exclude=True)
+
+
+@dataclass(frozen=True)
+class FieldViolation:
+    """One thing wrong with one field, as google.rpc.BadRequest reports it."""
+
+    field: str
+    description: str
+
+
+class JobSpecError(ValueError):
+    """The job is invalid; ``violations`` says where and why (all of them, not just the first)."""
+
+    def __init__(self, violations: list[FieldViolation]) -> None:
+        self.violations = violations
+        super().__init__(format_violations(violations))
+
+
+def format_violations(violations: list[FieldViolation]) -> str:
+    """The message ml v1 uses: ``Field: <path> Error: <why>``, one per violation."""
+    return "\n".join(f"Field: {v.field} Error: {v.description}" for v in violations)
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _pydantic_violations(exc: ValidationError, prefix: str) -> list[FieldViolation]:
+    found = []
+    for err in exc.errors(include_url=False):
+        path = _path(tuple(err["loc"]))
+        path = f"{prefix}.{path}" if prefix and path else (prefix or path)
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            desc = "Unknown field: the ml v1 Job resource has no field by this name."
+        elif kind == "literal_error":
+            expected = err.get("ctx", {}).get("expected", "")
+            desc = f"Invalid value {_show(err.get('input'))}; allowed values are {expected}."
+        else:
+            desc = f"{err['msg']} (got {_show(err.get('input'))})."
+        found.append(FieldViolation(path, desc))
+    return found
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def parse_job(body: object) -> dict[str, Any]:
+    """Validate a jobs.create body and return the Job to store, normalised for the wire.
+
+    Raises:
+        JobSpecError: with every violation found.
+    """
+    if not isinstance(body, Mapping):
+        raise JobSpecError([FieldViolation("job", "The request body must be a JSON object (a Job).")])
+    try:
+        job = JobInput.model_validate(dict(body))
+    except ValidationError as exc:
+        found = _pydantic_violations(exc, "")
+        why = job_id_error(body.get("jobId"))
+        if why and not any(v.field == "jobId" for v in found):
+            found.insert(0, FieldViolation("jobId", why))
+        raise JobSpecError(found) from None
+    violations = list(job_violations(job))
+    if violations:
+        raise JobSpecError(violations)
+    out: dict[str, Any] = job.model_dump(mode="json", by_alias=True, exclude_none=True)
+    ti = out.get("trainingInput")
+    if ti is not None and "scaleTier" not in ti:
+        ti["scaleTier"] = DEFAULT_SCALE_TIER
+    if not out.get("labels"):
+        out.pop("labels", None)
+    return out
+
+
+def parse_training_input(data: object) -> TrainingInput:
+    """Validate one TrainingInput (e.g. the builder's form) and return it.
+
+    Raises:
+        JobSpecError: with every violation found, paths prefixed with ``trainingInput``.
+    """
+    try:
+        ti = TrainingInput.model_validate(data)
+    except ValidationError as exc:
+        raise JobSpecError(_pydantic_violations(exc, "trainingInput")) from None
+    violations = list(training_input_violations(ti))
+    if violations:
+        raise JobSpecError(violations)
+    return ti
+
+
+def job_violations(job: JobInput) -> list[FieldViolation]:
+    """Every rule of jobs.create beyond types: id, labels, and the training input."""
+    found: list[FieldViolation] = []
+    why = job_id_error(job.job_id)
+    if why:
+        found.append(FieldViolation("jobId", why))
+    found += label_violations(job.labels)
+    if job.training_input is None and job.prediction_input is None:
+        found.append(FieldViolation("trainingInput", "A job needs a trainingInput."))
+    elif job.training_input is not None and job.prediction_input is not None:
+        found.append(
+            FieldViolation("predictionInput", "Set exactly one of trainingInput and predictionInput.")
+        )
+    elif job.prediction_input is not None:
+        found.append(
+            FieldViolation(
+                "predictionInput",
+                "Batch prediction jobs are not supported here; only training jobs run.",
+            )
+        )
+    if job.training_input is not None:
+        found += training_input_violations(job.training_input)
+    return found
+
+
+def label_violations(labels: Mapping[str, str] | None, field: str = "labels") -> list[FieldViolation]:
+    """Google Cloud's label rules: at most 64; lowercase keys and values of at most 63 chars."""
+    found: list[FieldViolation] = []
+    if not labels:
+        return found
+    if len(labels) > MAX_LABELS:
+        found.append(FieldViolation(field, f"At most {MAX_LABELS} labels are allowed, got {len(labels)}."))
+    for key, value in labels.items():
+        if not LABEL_KEY.match(key):
+            found.append(
+                FieldViolation(
+                    f"{field}.{key[:63]}",
+                    "A label key must start with a lowercase letter and contain only lowercase "
+                    "letters, digits, '_' and '-', at most 63 characters.",
+                )
+            )
+        if not LABEL_VALUE.match(value):
+            found.append(
+                FieldViolation(
+                    f"{field}.{key[:63]}",
+                    f"The label value {_show(value)} may contain only lowercase letters, digits, "
+                    "'_' and '-', at most 63 characters.",
+                )
+            )
+    return found
+
+
+_ROLES = (
+    ("master", "masterType", None, "masterConfig"),
+    ("worker", "workerType", "workerCount", "workerConfig"),
+    ("parameter server", "parameterServerType", "parameterServerCount", "parameterServerConfig"),
+    ("evaluator", "evaluatorType", "evaluatorCount", "evaluatorConfig"),
+)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def training_input_violations(ti: TrainingInput) -> list[FieldViolation]:
+    """The platform's cross-field rules for a TrainingInput (api-notes §2.2, §5.1)."""
+    p = "trainingInput"
+    found: list[FieldViolation] = []
+    tier = ti.scale_tier or DEFAULT_SCALE_TIER
+    custom = tier == "CUSTOM"
+    if not ti.region:
+        found.append(FieldViolation(f"{p}.region", "A region is required, e.g. us-central1."))
+
+    machine_kinds: set[bool] = set()
+    for label, type_field, count_field, config_field in _ROLES:
+        mtype = getattr(ti, _snake(type_field))
+        count = getattr(ti, _snake(count_field)) if count_field else None
+        config: ReplicaConfig | None = getattr(ti, _snake(config_field))
+        if not custom:
+            if mtype is not None:
+                found.append(
+                    FieldViolation(
+                        f"{p}.{type_field}",
+                        f"{type_field} is only allowed with scaleTier CUSTOM (scaleTier is {tier}).",
+                    )
+                )
+            if count:
+                found.append(
+                    FieldViolation(
+                        f"{p}.{count_field}",
+                        f"{count_field} is only allowed with scaleTier CUSTOM (scaleTier is {tier}).",
+                    )
+                )
+        if count is not None and count < 0:
+            found.append(FieldViolation(f"{p}.{count_field}", f"{count_field} must be 0 or more."))
+        if count and count > 0 and not mtype:
+            found.append(
+                FieldViolation(
+                    f"{p}.{type_field}",
+                    f"{type_field} is required when {count_field} is {count}.",
+                )
+            )
+        if mtype is not None:
+            if mtype not in MACHINE_TYPES:
+                found.append(
+                    FieldViolation(
+                        f"{p}.{type_field}",
+                        f"Unknown machine type {_show(mtype)}; use a legacy type "
+                        f"({', '.join(LEGACY_MACHINE_TYPES[:5])}, ...) or a Compute Engine type "
+                        f"({', '.join(COMPUTE_ENGINE_MACHINE_TYPES[:3])}, ...).",
+                    )
+                )
+            else:
+                machine_kinds.add(MACHINE_TYPES[mtype].legacy)
+        if config is not None:
+            found += _replica_config_violations(
+                config, f"{p}.{config_field}", mtype, type_field, custom
+            )
+    if custom and not ti.master_type:
+        found.append(
+            FieldViolation(f"{p}.masterType", "masterType is required when scaleTier is CUSTOM.")
+        )
+    if len(machine_kinds) > 1:
+        found.append(
+            FieldViolation(
+                f"{p}.masterType",
+                "Use legacy machine types (standard, complex_model_m, ...) for every role or "
+                "Compute Engine types (n1-standard-8, ...) for every role, not a mix.",
+            )
+        )
+
+    image = ti.master_config.image_uri if ti.master_config else None
+    if not image:
+        if not ti.package_uris:
+            found.append(
+                FieldViolation(
+                    f"{p}.packageUris",
+                    "packageUris is required unless masterConfig.imageUri names a container.",
+                )
+            )
+        if not ti.python_module:
+            found.append(
+                FieldViolation(
+                    f"{p}.pythonModule",
+                    "pythonModule is required unless masterConfig.imageUri names a container.",
+                )
+            )
+    elif ti.runtime_version:
+        found.append(
+            FieldViolation(
+                f"{p}.runtimeVersion",
+                "Set either runtimeVersion or masterConfig.imageUri, not both.",
+            )
+        )
+    for i, uri in enumerate(ti.package_uris or ()):
+        why = package_uri_error(uri)
+        if why:
+            found.append(FieldViolation(f"{p}.packageUris[{i}]", why))
+    if ti.package_uris and len(ti.package_uris) > MAX_PACKAGE_URIS:
+        found.append(
+            FieldViolation(f"{p}.packageUris", f"At most {MAX_PACKAGE_URIS} package URIs are allowed.")
+        )
+    if ti.python_module is not None and not re.match(
+        r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$", ti.python_module
+    ):
+        found.append(
+            FieldViolation(
+                f"{p}.pythonModule",
+                f"{_show(ti.python_module)} is not a Python module name such as trainer.task.",
+            )
+        )
+    if ti.job_dir is not None:
+        why = storage_path_error(ti.job_dir)
+        if why:
+            found.append(FieldViolation(f"{p}.jobDir", why))
+    found += _version_violations(ti, p)
+    if ti.scheduling is not None:
+        found += _scheduling_violations(ti.scheduling, f"{p}.scheduling")
+    if ti.hyperparameters is not None:
+        found += hyperparameter_violations(ti.hyperparameters, f"{p}.hyperparameters")
+    if ti.network is not None and not NETWORK.match(ti.network):
+        found.append(
+            FieldViolation(
+                f"{p}.network", "network must look like projects/<number>/global/networks/<name>."
+            )
+        )
+    if ti.service_account is not None and not SERVICE_ACCOUNT.match(ti.service_account):
+        found.append(
+            FieldViolation(f"{p}.serviceAccount", "serviceAccount must be an email address.")
+        )
+    if ti.use_chief_in_tf_config and not image:
+        found.append(
+            FieldViolation(
+                f"{p}.useChiefInTfConfig",
+                "useChiefInTfConfig applies only to custom containers (masterConfig.imageUri).",
+            )
+        )
+    return found
+
+
+def _replica_config_violations(
+    config: ReplicaConfig, path: str, mtype: str | None, type_field: str, custom: bool
+) -> list[FieldViolation]:
+    found: list[FieldViolation] = []
+    acc = config.accelerator_config
+    if acc is not None:
+        apath = f"{path}.acceleratorConfig"
+        if not custom:
+            found.append(
+                FieldViolation(apath, "acceleratorConfig is only allowed with scaleTier CUSTOM.")
+            )
+        elif mtype in MACHINE_TYPES and not MACHINE_TYPES[mtype].accepts_accelerators:
+            found.append(
+                FieldViolation(
+                    apath,
+                    f"acceleratorConfig needs a Compute Engine machine type in {type_field} "
+                    f"(such as n1-standard-8); {mtype} is a legacy type.",
+                )
+            )
+        if acc.type in (None, "ACCELERATOR_TYPE_UNSPECIFIED"):
+            found.append(
+                FieldViolation(
+                    f"{apath}.type",
+                    f"An accelerator type is required; one of {', '.join(ACCELERATORS)}.",
+                )
+            )
+        if acc.count is None or acc.count < 1:
+            found.append(FieldViolation(f"{apath}.count", "The accelerator count must be 1 or more."))
+    if config.disk_config is not None and config.disk_config.boot_disk_size_gb is not None:
+        size = config.disk_config.boot_disk_size_gb
+        if not 10 <= size <= 64000:
+            found.append(
+                FieldViolation(
+                    f"{path}.diskConfig.bootDiskSizeGb", "bootDiskSizeGb must be between 10 and 64000."
+                )
+            )
+    return found
+
+
+def _version_violations(ti: TrainingInput, p: str) -> list[FieldViolation]:
+    found: list[FieldViolation] = []
+    rv, pv = ti.runtime_version, ti.python_version
+    if rv is not None and rv not in RUNTIME_PYTHON:
+        found.append(
+            FieldViolation(
+                f"{p}.runtimeVersion",
+                f"Unknown runtime version {_show(rv)}; known versions are "
+                f"{', '.join(RUNTIME_PYTHON)}.",
+            )
+        )
+    if pv is not None:
+        if pv not in PYTHON_VERSIONS:
+            found.append(
+                FieldViolation(
+                    f"{p}.pythonVersion",
+                    f"Unknown Python version {_show(pv)}; allowed are {', '.join(PYTHON_VERSIONS)}.",
+                )
+            )
+        elif rv in RUNTIME_PYTHON and pv not in RUNTIME_PYTHON[rv]:
+            found.append(
+                FieldViolation(
+                    f"{p}.pythonVersion",
+                    f"Runtime version {rv} supports Python {', '.join(RUNTIME_PYTHON[rv])}, "
+                    f"not {pv}.",
+                )
+            )
+    return found
+
+
+def duration_seconds(text: str) -> float:
+    """Seconds of a protobuf Duration string such as ``7200s`` or ``1.5s``."""
+    if not DURATION.match(text):
+        raise ValueError(f"{text!r} is not a duration such as 7200s")
+    return float(text[:-1])
+
+
+def _scheduling_violations(s: Scheduling, p: str) -> list[FieldViolation]:
+    found: list[FieldViolation] = []
+    for name, value in (("maxRunningTime", s.max_running_time), ("maxWaitTime", s.max_wait_time)):
+        if value is None:
+            continue
+        if not DURATION.match(value):
+            found.append(
+                FieldViolation(
+                    f"{p}.{name}", f"{_show(value)} is not a duration; write seconds such as 7200s."
+                )
+            )
+        elif name == "maxWaitTime" and duration_seconds(value) < MIN_MAX_WAIT_SECONDS:
+            found.append(
+                FieldViolation(
+                    f"{p}.{name}", f"maxWaitTime must be at least {MIN_MAX_WAIT_SECONDS}s."
+                )
+            )
+        elif duration_seconds(value) <= 0:
+            found.append(FieldViolation(f"{p}.{name}", f"{name} must be more than 0s."))
+    if s.priority is not None and not 0 <= s.priority <= 1000:
+        found.append(FieldViolation(f"{p}.priority", "priority must be between 0 and 1000."))
+    return found
+
+
+def hyperparameter_violations(hp: HyperparameterSpec, p: str) -> list[FieldViolation]:
+    """Rules of HyperparameterSpec and its ParameterSpecs (api-notes §2.3)."""
+    found: list[FieldViolation] = []
+    if not hp.params:
+        found.append(FieldViolation(f"{p}.params", "At least one parameter is required."))
+    for name, value, low in (
+        ("maxTrials", hp.max_trials, 1),
+        ("maxParallelTrials", hp.max_parallel_trials, 1),
+        ("maxFailedTrials", hp.max_failed_trials, 0),
+    ):
+        if value is not None and value < low:
+            found.append(FieldViolation(f"{p}.{name}", f"{name} must be {low} or more."))
+    if hp.resume_previous_job_id is not None:
+        why = job_id_error(hp.resume_previous_job_id)
+        if why:
+            found.append(FieldViolation(f"{p}.resumePreviousJobId", why))
+    seen: set[str] = set()
+    for i, param in enumerate(hp.params or ()):
+        found += _parameter_violations(param, f"{p}.params[{i}]", hp.algorithm, seen)
+    return found
+
+
+def _parameter_violations(
+    sp: ParameterSpec, p: str, algorithm: str | None, seen: set[str]
+) -> list[FieldViolation]:
+    found: list[FieldViolation] = []
+    name = sp.parameter_name
+    if not name or not PARAMETER_NAME.match(name):
+        found.append(
+            FieldViolation(
+                f"{p}.parameterName",
+                "A parameter name is required: a letter, then letters, digits or '_'.",
+            )
+        )
+    elif name in seen:
+        found.append(FieldViolation(f"{p}.parameterName", f"Parameter {name!r} is defined twice."))
+    else:
+        seen.add(name)
+    kind = sp.type
+    if kind in (None, "PARAMETER_TYPE_UNSPECIFIED"):
+        found.append(
+            FieldViolation(f"{p}.type", "A type is required: DOUBLE, INTEGER, CATEGORICAL or DISCRETE.")
+        )
+        return found
+    if kind in ("DOUBLE", "INTEGER"):
+        if sp.min_value is None or sp.max_value is None:
+            found.append(
+                FieldViolation(f"{p}.minValue", f"{kind} parameters need minValue and maxValue.")
+            )
+        elif not (math.isfinite(sp.min_value) and math.isfinite(sp.max_value)):
+            found.append(FieldViolation(f"{p}.minValue", "minValue and maxValue must be finite."))
+        elif sp.min_value > sp.max_value:
+            found.append(
+                FieldViolation(f"{p}.maxValue", "maxValue must not be less than minValue.")
+            )
+        elif kind == "INTEGER" and not (
+            float(sp.min_value).is_integer() and float(sp.max_value).is_integer()
+        ):
+            found.append(
+                FieldViolation(f"{p}.minValue", "INTEGER parameters need whole minValue and maxValue.")
+            )
+        elif sp.scale_type in ("UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE") and sp.min_value <= 0:
+            found.append(
+                FieldViolation(
+                    f"{p}.minValue", f"{sp.scale_type} needs minValue greater than 0."
+                )
+            )
+        if sp.categorical_values or sp.discrete_values:
+            found.append(
+                FieldViolation(
+                    f"{p}.type", f"{kind} parameters take minValue/maxValue, not a list of values."
+                )
+            )
+        if algorithm == "GRID_SEARCH" and kind == "DOUBLE":
+            found.append(
+                FieldViolation(
+                    f"{p}.type",
+                    "GRID_SEARCH works only with INTEGER, CATEGORICAL and DISCRETE parameters.",
+                )
+            )
+    elif kind == "CATEGORICAL":
+        if not sp.categorical_values:
+            found.append(
+                FieldViolation(f"{p}.categoricalValues", "CATEGORICAL parameters need categoricalValues.")
+            )
+        elif len(set(sp.categorical_values)) != len(sp.categorical_values):
+            found.append(FieldViolation(f"{p}.categoricalValues", "Values must be distinct."))
+        if sp.min_value is not None or sp.max_value is not None or sp.scale_type not in (None, "NONE"):
+            found.append(
+                FieldViolation(
+                    f"{p}.type", "CATEGORICAL parameters take categoricalValues only (no range/scale)."
+                )
+            )
+    elif kind == "DISCRETE":
+        values = sp.discrete_values or []
+        if not values:
+            found.append(
+                FieldViolation(f"{p}.discreteValues", "DISCRETE parameters need discreteValues.")
+            )
+        elif any(b <= a for a, b in zip(values, values[1:], strict=False)):
+            found.append(
+                FieldViolation(f"{p}.discreteValues", "discreteValues must be strictly increasing.")
+            )
+        elif len(values) > 1000:
+            found.append(FieldViolation(f"{p}.discreteValues", "At most 1000 discrete values."))
+        elif sp.scale_type in ("UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE") and values[0] <= 0:
+            found.append(
+                FieldViolation(f"{p}.discreteValues", f"{sp.scale_type} needs values greater than 0.")
+            )
+        if sp.min_value is not None or sp.max_value is not None:
+            found.append(
+                FieldViolation(f"{p}.type", "DISCRETE parameters take discreteValues, not a range.")
+            )
+    return found
+
+
+def package_uri_error(uri: str) -> str | None:
+    """Why a packageUris entry cannot be used, or None."""
+    if uri.startswith("gs://"):
+        return storage_path_error(uri)
+    if uri.startswith("file://") or uri.startswith("/"):
+        return None
+    return (
+        f"{_show(uri)} is not a package location; use gs://bucket/path/pkg.tar.gz, "
+        "file:///path/pkg.tar.gz or an absolute path."
+    )
+
+
+def storage_path_error(uri: str) -> str | None:
+    """Why a gs:// (or local) path is unusable, or None."""
+    if uri.startswith("gs://"):
+        bucket, _, rest = uri[5:].partition("/")
+        if not BUCKET.match(bucket):
+            return (
+                f"{_show(uri)} has an invalid bucket name: 3-222 characters of lowercase "
+                "letters, digits, '-', '_' and '.'."
+            )
+        if any(part in ("..", ".") for part in rest.split("/")):
+            return f"{_show(uri)} may not contain '.' or '..' path segments."
+        return None
+    if uri.startswith("file://") or uri.startswith("/"):
+        return None
+    return f"{_show(uri)} must be a gs:// URI or an absolute local path."
+
+
+def scale_tier_names() -> tuple[str, ...]:
+    """The scale tiers in table order."""
+    return tuple(SCALE_TIERS)
