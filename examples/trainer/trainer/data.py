@@ -1,0 +1,89 @@
+"""Synthetic regression data and the linear model's math (pure Python, no numpy).
+
+The "true" model is fixed by a constant seed so that every replica, every run and the held-out
+evaluation agree on what is being learned; only the *examples* differ per replica (each one reads
+its own shard, as data-parallel training does). Parameters are a flat list: ``dim`` weights
+followed by the bias, which is also how they are sharded across parameter servers.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Sequence
+
+TRUE_MODEL_SEED = 1234
+EVAL_SEED = 987654321
+NOISE_STDDEV = 0.1
+
+Batch = tuple[list[list[float]], list[float]]
+
+
+def true_params(dim: int) -> list[float]:
+    """The weights and bias the data is generated from (last element is the bias)."""
+    rng = random.Random(TRUE_MODEL_SEED + dim)
+    return [rng.uniform(-1.0, 1.0) for _ in range(dim)] + [0.5]
+
+
+def shard_seed(base_seed: int, task_type: str, index: int, start_step: int = 0) -> int:
+    """A stable per-replica seed (``hash()`` is salted per process, CRC32 is not).
+
+    ``start_step`` is mixed in so that a run resumed from a checkpoint reads new examples
+    instead of replaying the ones it trained on before.
+    """
+    shard = zlib.crc32(f"{task_type}:{index}:{start_step}".encode())
+    return (base_seed * 1_000_003 + shard) & 0xFFFFFFFF
+
+
+class SyntheticData:
+    """An endless stream of ``y = w.x + b + noise`` examples from one seeded generator."""
+
+    def __init__(self, dim: int, seed: int) -> None:
+        self.dim = dim
+        self._truth = true_params(dim)
+        self._rng = random.Random(seed)
+
+    def batch(self, size: int) -> Batch:
+        """Draw the next ``size`` examples; features are standard normal so lr 0.05 converges."""
+        xs: list[list[float]] = []
+        ys: list[float] = []
+        for _ in range(size):
+            x = [self._rng.gauss(0.0, 1.0) for _ in range(self.dim)]
+            xs.append(x)
+            ys.append(predict(self._truth, x) + self._rng.gauss(0.0, NOISE_STDDEV))
+        return xs, ys
+
+
+def eval_set(dim: int, size: int = 1000) -> Batch:
+    """The held-out set: drawn from a seed no training shard uses, identical on every replica."""
+    return SyntheticData(dim, EVAL_SEED).batch(size)
+
+
+def predict(params: Sequence[float], x: Sequence[float]) -> float:
+    """``w.x + b`` with ``params = w + [b]``."""
+    total = params[-1]
+    for weight, feature in zip(params, x):
+        total += weight * feature
+    return total
+
+
+def mse(params: Sequence[float], batch: Batch) -> float:
+    """Mean squared error of ``params`` on ``batch``."""
+    xs, ys = batch
+    return sum((predict(params, x) - y) ** 2 for x, y in zip(xs, ys)) / len(ys)
+
+
+def loss_and_gradient(params: Sequence[float], batch: Batch) -> tuple[float, list[float]]:
+    """MSE and its gradient: ``dL/dw = 2/n * sum(err * x)``, ``dL/db = 2/n * sum(err)``."""
+    xs, ys = batch
+    n = len(ys)
+    grad = [0.0] * len(params)
+    loss = 0.0
+    for x, y in zip(xs, ys):
+        err = predict(params, x) - y
+        loss += err * err
+        for i, feature in enumerate(x):
+            grad[i] += err * feature
+        grad[-1] += err
+    scale = 2.0 / n
+    return loss / n, [g * scale for g in grad]
