@@ -35,10 +35,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tui-app {__version__}")
     parser.add_argument(
-        "--demo", action="store_true",
+        "--demo",
+        action="store_true",
         help="start the local service if needed and submit the sample job from examples/trainer",
     )
-    parser.add_argument("--project", default=DEFAULT_PROJECT, help="project id (a namespace locally)")
+    parser.add_argument(
+        "--project", default=DEFAULT_PROJECT, help="project id (a namespace locally)"
+    )
     _add_state_dir(parser)
     sub = parser.add_subparsers(dest="command")
 
@@ -51,18 +54,34 @@ def build_parser() -> argparse.ArgumentParser:
         p = ssub.add_parser(name, help=helptext)
         _add_state_dir(p)
         p.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default 127.0.0.1)")
-        p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
-        p.add_argument("--no-auth", action="store_true", help="accept requests without the token (loopback only)")
         p.add_argument(
-            "--grace-seconds", type=float, default=5.0,
+            "--port",
+            type=int,
+            default=DEFAULT_PORT,
+            help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
+        )
+        p.add_argument(
+            "--no-auth",
+            action="store_true",
+            help="accept requests without the token (loopback only)",
+        )
+        p.add_argument(
+            "--grace-seconds",
+            type=float,
+            default=5.0,
             help="how long a cancelled replica gets between SIGTERM and SIGKILL (default 5)",
         )
-    for name, helptext in (("stop", "stop the service"), ("status", "say whether it runs, and where")):
+    for name, helptext in (
+        ("stop", "stop the service"),
+        ("status", "say whether it runs, and where"),
+    ):
         p = ssub.add_parser(name, help=helptext)
         _add_state_dir(p)
     p = ssub.add_parser("env", help="print the export lines that point gcloud at the service")
     _add_state_dir(p)
-    p.add_argument("--project", default=DEFAULT_PROJECT, help="project for gcloud (CLOUDSDK_CORE_PROJECT)")
+    p.add_argument(
+        "--project", default=DEFAULT_PROJECT, help="project for gcloud (CLOUDSDK_CORE_PROJECT)"
+    )
     return parser
 
 
@@ -75,12 +94,12 @@ def _service(args: argparse.Namespace) -> int:
             return sc.serve(state, args.host, args.port, args.no_auth, args.grace_seconds)
         if args.action == "start":
             already = sc.running(state)
-            info = sc.start(state, args.host, args.port, args.no_auth, args.grace_seconds)
+            started = sc.start(state, args.host, args.port, args.no_auth, args.grace_seconds)
             verb = "already running" if already else "started"
-            print(f"{info.url}")
+            print(f"{started.url}")
             print(
-                f"Service {verb} (pid {info.pid}, state dir {state.root}, "
-                f"{'token auth' if info.auth else 'no auth'}).",
+                f"Service {verb} (pid {started.pid}, state dir {state.root}, "
+                f"{'token auth' if started.auth else 'no auth'}).",
                 file=sys.stderr,
             )
             return 0
@@ -91,7 +110,7 @@ def _service(args: argparse.Namespace) -> int:
                 print(f"No service is running for {state.root}.", file=sys.stderr)
             return 0
         if args.action == "status":
-            info = sc.running(state)
+            info: sc.ServiceInfo | None = sc.running(state)
             if info is None:
                 print(f"stopped (state dir {state.root})")
                 return 3
@@ -104,15 +123,15 @@ def _service(args: argparse.Namespace) -> int:
                 print(f"warning: {health['logWriterError']}")
             return 0
         if args.action == "env":
-            info = sc.running(state)
-            if info is None:
+            current = sc.running(state)
+            if current is None:
                 print(
                     f"No service is running for {state.root}; start it with "
                     f"`tui-app service start --state-dir {state.root}`.",
                     file=sys.stderr,
                 )
                 return 1
-            print("\n".join(sc.env_lines(state, info, args.project)))
+            print("\n".join(sc.env_lines(state, current, args.project)))
             return 0
     except sc.ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -34,7 +34,8 @@ class ApiCallError(Exception):
     def from_http_error(cls, exc: Any) -> ApiCallError:
         """From googleapiclient's HttpError, keeping the google.rpc status and field violations."""
         code = int(getattr(exc.resp, "status", 0) or 0)
-        status, message, violations = "UNKNOWN", str(getattr(exc, "reason", "") or exc), []
+        status, message = "UNKNOWN", str(getattr(exc, "reason", "") or exc)
+        violations: list[dict[str, str]] = []
         try:
             err = json.loads(exc.content.decode("utf-8", "replace"))["error"]
             status = err.get("status") or status

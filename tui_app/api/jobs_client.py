@@ -6,7 +6,6 @@ building the client needs no network. Every call is blocking: the TUI runs them 
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,7 +23,7 @@ DEFAULT_TIMEOUT_SECONDS = 30.0
 
 def make_credentials(token: str | None) -> Credentials:
     """Bearer-token credentials for the local service, anonymous when there is no token."""
-    return TokenCredentials(token) if token else AnonymousCredentials()
+    return TokenCredentials(token) if token else AnonymousCredentials()  # type: ignore[no-untyped-call]
 
 
 class JobsClient:
@@ -40,10 +39,14 @@ class JobsClient:
         self.endpoint = endpoint.rstrip("/")
         self.project = project
         http = google_auth_httplib2.AuthorizedHttp(
-            credentials or AnonymousCredentials(), http=httplib2.Http(timeout=timeout)
+            credentials or make_credentials(None), http=httplib2.Http(timeout=timeout)
         )
         ml = discovery.build(
-            "ml", "v1", http=http, static_discovery=True, cache_discovery=False,
+            "ml",
+            "v1",
+            http=http,
+            static_discovery=True,
+            cache_discovery=False,
             client_options={"api_endpoint": self.endpoint},
         )
         self._jobs = ml.projects().jobs()
@@ -61,11 +64,13 @@ class JobsClient:
             result = request.execute(num_retries=0)
         except HttpError as exc:
             raise ApiCallError.from_http_error(exc) from None
-        except (OSError, socket.timeout, httplib2.HttpLib2Error) as exc:
+        except (TimeoutError, OSError, httplib2.HttpLib2Error) as exc:
             raise ApiCallError(f"The jobs service does not answer: {exc}") from None
         return dict(result or {})
 
-    def iter_jobs(self, filter_text: str | None = None, page_size: int = 100) -> Iterator[dict[str, Any]]:
+    def iter_jobs(
+        self, filter_text: str | None = None, page_size: int = 100
+    ) -> Iterator[dict[str, Any]]:
         """Every job, following nextPageToken."""
         kwargs: dict[str, Any] = {"parent": self.parent, "pageSize": page_size}
         if filter_text:
@@ -88,7 +93,9 @@ class JobsClient:
     def cancel(self, job_id: str) -> None:
         self._execute(self._jobs.cancel(name=self._name(job_id), body={}))
 
-    def set_labels(self, job_id: str, labels: dict[str, str], etag: str | None = None) -> dict[str, Any]:
+    def set_labels(
+        self, job_id: str, labels: dict[str, str], etag: str | None = None
+    ) -> dict[str, Any]:
         """Replace the job's labels; with ``etag``, only if nobody changed the job since."""
         body: dict[str, Any] = {"labels": labels}
         mask = "labels"

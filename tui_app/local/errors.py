@@ -64,7 +64,7 @@ class ApiError(Exception):
 
 def invalid(violations: Sequence[FieldViolation]) -> ApiError:
     """400 INVALID_ARGUMENT listing every violation."""
-    return ApiError("INVALID_ARGUMENT", format_violations(violations), violations)
+    return ApiError("INVALID_ARGUMENT", format_violations(list(violations)), violations)
 
 
 def invalid_field(field: str, description: str) -> ApiError:

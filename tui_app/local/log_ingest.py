@@ -58,6 +58,16 @@ def classify(line: str, stderr: bool) -> int:
     return ERROR if stderr else INFO
 
 
+def _pieces(line: bytes) -> list[str]:
+    """A line as entries: whole, or split every ``MAX_LINE_BYTES`` when longer."""
+    if len(line) <= MAX_LINE_BYTES:
+        return [line.decode("utf-8", "replace")]
+    return [
+        line[i : i + MAX_LINE_BYTES].decode("utf-8", "replace")
+        for i in range(0, len(line), MAX_LINE_BYTES)
+    ]
+
+
 @dataclass
 class LogSource:
     """One output file of one replica, read incrementally."""
@@ -95,16 +105,15 @@ class LogSource:
         data = self.partial + chunk if self.partial else chunk
         parts = data.split(b"\n")
         tail = parts.pop()
-        lines = [p.decode("utf-8", "replace") for p in parts]
         consumed = len(data) - len(tail)
-        if len(tail) >= MAX_LINE_BYTES:
-            cut = MAX_LINE_BYTES
-            while len(tail) - cut >= 0 and len(tail) >= cut:
-                lines.append(tail[:cut].decode("utf-8", "replace"))
-                tail = tail[cut:]
-                consumed += cut
-                if len(tail) < cut:
-                    break
+        lines: list[str] = []
+        for part in parts:
+            lines += _pieces(part)
+        # A partial line that reached the limit will not fit one entry anyway: take its pieces.
+        while len(tail) >= MAX_LINE_BYTES:
+            lines.append(bytes(tail[:MAX_LINE_BYTES]).decode("utf-8", "replace"))
+            tail = tail[MAX_LINE_BYTES:]
+            consumed += MAX_LINE_BYTES
         if final and not more and tail:
             lines.append(bytes(tail).decode("utf-8", "replace"))
             consumed += len(tail)

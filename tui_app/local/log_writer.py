@@ -61,7 +61,9 @@ class LogWriter(threading.Thread):
     def add_source(self, source: LogSource) -> None:
         """Start tailing a file from the offset the store recorded for it."""
         conn = self._store.reader()
-        row = conn.execute("SELECT offset FROM log_sources WHERE path=?", (str(source.path),)).fetchone()
+        row = conn.execute(
+            "SELECT offset FROM log_sources WHERE path=?", (str(source.path),)
+        ).fetchone()
         if row:
             source.offset = int(row[0])
         with self._lock:
@@ -117,8 +119,17 @@ class LogWriter(threading.Thread):
         now = max(int(time.time() * 1_000_000), self._last_us)
         for entry in pending:
             rows.append(
-                (entry.project, entry.job_id, entry.task_name, entry.trial_id, entry.log_name,
-                 now, now, entry.severity, entry.message)
+                (
+                    entry.project,
+                    entry.job_id,
+                    entry.task_name,
+                    entry.trial_id,
+                    entry.log_name,
+                    now,
+                    now,
+                    entry.severity,
+                    entry.message,
+                )
             )
         draining = {str(s.path): s for srcs, _ in drains for s in srcs}
         by_path = {str(s.path): s for s in sources}
@@ -131,8 +142,17 @@ class LogWriter(threading.Thread):
                 before = len(rows)
                 for text in lines:
                     rows.append(
-                        (src.project, src.job_id, src.task_name, src.trial_id, src.log_name,
-                         now, now, classify(text, src.stderr), text)
+                        (
+                            src.project,
+                            src.job_id,
+                            src.task_name,
+                            src.trial_id,
+                            src.log_name,
+                            now,
+                            now,
+                            classify(text, src.stderr),
+                            text,
+                        )
                     )
                 if lines:
                     offsets.append((str(src.path), src.offset))
@@ -174,7 +194,7 @@ class LogWriter(threading.Thread):
         return busy
 
     def _rewind(self, sources: list[LogSource]) -> None:
-        """After a failed commit, re-read the uncommitted bytes next time from the store's offset."""
+        """After a failed commit, re-read what was not committed, from the store's offsets."""
         conn = self._store.reader()
         committed = dict(conn.execute("SELECT path, offset FROM log_sources").fetchall())
         for src in sources:

@@ -9,6 +9,7 @@ stopped. The job turns terminal only after every byte its replicas wrote is in t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -90,7 +91,7 @@ def _traceback_tail(path: Path) -> str:
     start = max((i for i, ln in enumerate(lines) if ln.startswith("Traceback (")), default=None)
     picked = lines[start:] if start is not None else lines
     if len(picked) > TRACEBACK_LINES:
-        picked = picked[:1] + ["  ..."] + picked[-(TRACEBACK_LINES - 2):]
+        picked = [*picked[:1], "  ...", *picked[-(TRACEBACK_LINES - 2):]]
     return "\n".join(ln[:500] for ln in picked)
 
 
@@ -122,7 +123,9 @@ class JobRunner:
             await self._stop_replicas()
             await self._drain()
             self.svc.finish(
-                self.project, self.job_id, JobState.FAILED,
+                self.project,
+                self.job_id,
+                JobState.FAILED,
                 f"Internal error in the local jobs service: {exc!r}",
             )
         finally:
@@ -137,10 +140,8 @@ class JobRunner:
             stop.cancel()
             return False, work.result()
         work.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
             await work
-        except (asyncio.CancelledError, Exception):
-            pass
         return True, None
 
     async def _run(self) -> None:
@@ -182,7 +183,11 @@ class JobRunner:
         job_dir: Path | None = None
         if ti.get("jobDir"):
             uri = ti["jobDir"]
-            job_dir = state.gcs_path(uri) if uri.startswith("gs://") else Path(uri.removeprefix("file://"))
+            job_dir = (
+                state.gcs_path(uri)
+                if uri.startswith("gs://")
+                else Path(uri.removeprefix("file://"))
+            )
             try:
                 job_dir.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -193,7 +198,9 @@ class JobRunner:
         self, job: dict[str, Any], ti: dict[str, Any], pythonpath: Path | None, job_dir: Path | None
     ) -> None:
         reps = replicas(ti)
-        cluster = cluster_addresses(reps, free_ports(sum(r.role is not Role.EVALUATOR for r in reps)))
+        cluster = cluster_addresses(
+            reps, free_ports(sum(r.role is not Role.EVALUATOR for r in reps))
+        )
         base = self.svc.state.job_dir(self.project, self.job_id)
         argv = [sys.executable, "-m", ti["pythonModule"], *(ti.get("args") or [])]
         if job_dir is not None:
@@ -221,16 +228,23 @@ class JobRunner:
             (workdir / "spec.json").write_text(json.dumps(spec))
             log_name = f"projects/{self.project}/logs/{rep.task_name}"
             for name, is_err in (("stdout.log", False), ("stderr.log", True)):
-                src = LogSource(workdir / name, self.project, self.job_id, rep.task_name, log_name, is_err)
+                src = LogSource(
+                    workdir / name, self.project, self.job_id, rep.task_name, log_name, is_err
+                )
                 handle.sources.append(src)
                 self.svc.writer.add_source(src)
-            handle.proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "tui_app.local.supervisor", str(workdir / "spec.json"),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=open(workdir / "supervisor.log", "ab"),
-                start_new_session=True,
-            )
+            # The supervisor gets its own copy of the log fd; ours closes right after the spawn.
+            with open(workdir / "supervisor.log", "ab") as sup_log:
+                handle.proc = await asyncio.create_subprocess_exec(
+                    sys.executable,
+                    "-m",
+                    "tui_app.local.supervisor",
+                    str(workdir / "spec.json"),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=sup_log,
+                    start_new_session=True,
+                )
             self.handles.append(handle)
             runtime["replicas"].append(
                 {"task_name": rep.task_name, "dir": str(workdir), "supervisor": handle.proc.pid}
@@ -240,15 +254,13 @@ class JobRunner:
 
     async def _watch(self) -> tuple[JobState, str | None]:
         """Wait until the replicas decide the job, or a cancel."""
-        waits: dict[asyncio.Future[int], ReplicaHandle] = {
+        waits: dict[asyncio.Future[Any], ReplicaHandle] = {
             asyncio.ensure_future(h.proc.wait()): h for h in self.handles if h.proc
         }
-        stop = asyncio.ensure_future(self.cancel_requested.wait())
+        stop: asyncio.Future[Any] = asyncio.ensure_future(self.cancel_requested.wait())
         try:
             while True:
-                done, _ = await asyncio.wait(
-                    {*waits, stop}, return_when=asyncio.FIRST_COMPLETED
-                )
+                done, _ = await asyncio.wait({*waits, stop}, return_when=asyncio.FIRST_COMPLETED)
                 if stop in done:
                     return JobState.CANCELLED, "Job cancelled by user."
                 for fut in done:
@@ -275,10 +287,8 @@ class JobRunner:
         live = [h for h in self.handles if h.proc and h.proc.returncode is None]
         for h in live:
             assert h.proc is not None
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 h.proc.send_signal(signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         if not live:
             return
         timeout = self.svc.grace_seconds + SUPERVISOR_SLACK_SECONDS
@@ -327,10 +337,8 @@ def _kill_everything(handle: ReplicaHandle) -> None:
         except psutil.Error:
             pass
     for p in procs:
-        try:
+        with contextlib.suppress(psutil.Error):
             p.kill()
-        except psutil.Error:
-            pass
 
 
 LogCallback = Callable[[str], None]

@@ -14,6 +14,7 @@ import ipaddress
 import json
 import os
 import secrets
+import shlex
 import signal
 import socket
 import subprocess
@@ -161,8 +162,7 @@ async def _serve(
         raise ServiceError(
             f"Cannot listen on {host}:{port}: {exc.strerror}. Choose another --port."
         ) from None
-    sock = site._server.sockets[0] if site._server and site._server.sockets else None  # type: ignore[union-attr]
-    bound = sock.getsockname()[1] if sock else port
+    bound = port or _bound_port(runner)
     url = f"http://{host}:{bound}"
     tmp = state.service_file.with_suffix(".tmp")
     tmp.write_text(
@@ -182,6 +182,13 @@ async def _serve(
     await runner.cleanup()
     await service.close()
     return 0
+
+
+def _bound_port(runner: Any) -> int:
+    """The port the OS chose for ``--port 0``."""
+    for addr in runner.addresses:
+        return int(addr[1])
+    raise ServiceError("The service is not listening on any address.")
 
 
 # -- start / stop / status / env ------------------------------------------------------------
@@ -267,16 +274,20 @@ def _is_zombie(pid: int) -> bool:
 
 
 def env_lines(state: StateDir, info: ServiceInfo, project: str) -> list[str]:
-    """The ``export CLOUDSDK_...`` lines that point gcloud at the service (api-notes §7.1)."""
+    """The ``export CLOUDSDK_...`` lines that point gcloud at the service (api-notes §7.1).
+
+    Values are shell-quoted: a state dir with a space must survive ``eval "$(... env)"``.
+    """
     base = info.url.rstrip("/") + "/"
+    q = shlex.quote
     lines = [
-        f"export CLOUDSDK_API_ENDPOINT_OVERRIDES_ML={base}",
-        f"export CLOUDSDK_API_ENDPOINT_OVERRIDES_LOGGING={base}",
-        f"export CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE={base}storage/v1/",
-        f"export CLOUDSDK_CORE_PROJECT={project}",
+        f"export CLOUDSDK_API_ENDPOINT_OVERRIDES_ML={q(base)}",
+        f"export CLOUDSDK_API_ENDPOINT_OVERRIDES_LOGGING={q(base)}",
+        f"export CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE={q(base + 'storage/v1/')}",
+        f"export CLOUDSDK_CORE_PROJECT={q(project)}",
     ]
     if info.auth:
-        lines.append(f"export CLOUDSDK_AUTH_ACCESS_TOKEN_FILE={state.token_file}")
+        lines.append(f"export CLOUDSDK_AUTH_ACCESS_TOKEN_FILE={q(str(state.token_file))}")
         lines.append("unset CLOUDSDK_AUTH_DISABLE_CREDENTIALS")
     else:
         lines.append("export CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true")

@@ -11,6 +11,7 @@ Stdlib plus psutil only: it starts once per replica and should start fast.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -51,20 +52,16 @@ def _descendants() -> list[psutil.Process]:
 
 def _signal_tree(pgid: int | None, sig: int) -> None:
     if pgid is not None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
     for proc in _descendants():
-        try:
+        with contextlib.suppress(psutil.Error):
             proc.send_signal(sig)
-        except psutil.Error:
-            pass
 
 
 def _reap() -> list[tuple[int, int]]:
     """Collect every exited child (ours and adopted orphans) without blocking."""
-    done = []
+    done: list[tuple[int, int]] = []
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -108,8 +105,13 @@ def run(spec: dict[str, Any]) -> int:
             err.flush()
             _write_json(
                 status_path,
-                {"exit_code": 127, "signal": None, "started": started, "ended": time.time(),
-                 "error": str(exc)},
+                {
+                    "exit_code": 127,
+                    "signal": None,
+                    "started": started,
+                    "ended": time.time(),
+                    "error": str(exc),
+                },
             )
             return 0
     pgid = child.pid
@@ -151,12 +153,10 @@ def run(spec: dict[str, Any]) -> int:
 
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        result = {"exit_code": 128 + sig, "signal": sig}
+        result: dict[str, Any] = {"exit_code": 128 + sig, "signal": sig}
     else:
         result = {"exit_code": os.WEXITSTATUS(status), "signal": None}
-    result.update(
-        {"started": started, "ended": time.time(), "stopped": bool(stop_requested)}
-    )
+    result.update({"started": started, "ended": time.time(), "stopped": bool(stop_requested)})
     _write_json(status_path, result)
     return 0
 

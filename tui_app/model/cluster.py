@@ -27,7 +27,7 @@ class Replica:
 
     @property
     def task_name(self) -> str:
-        """The platform's name for it: ``master-replica-0``, ``worker-replica-1``, ``ps-replica-0``."""
+        """The platform's name: ``master-replica-0``, ``worker-replica-1``, ``ps-replica-0``."""
         return f"{self.role.value}-replica-{self.index}"
 
 
@@ -43,9 +43,7 @@ def replica_groups(training_input: Mapping[str, Any]) -> tuple[ReplicaGroup, ...
         if not mtype or count <= 0:
             continue
         acc = (training_input.get(config_field) or {}).get("acceleratorConfig") or {}
-        groups.append(
-            ReplicaGroup(role, mtype, count, acc.get("type"), int(acc.get("count") or 0))
-        )
+        groups.append(ReplicaGroup(role, mtype, count, acc.get("type"), int(acc.get("count") or 0)))
     return tuple(groups)
 
 

@@ -8,6 +8,7 @@ the service accepts. Field paths are the camelCase paths of the JSON/YAML a user
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping
@@ -45,7 +46,9 @@ AcceleratorType = Literal[
     "TPU_V3_POD",
     "TPU_V4_POD",
 ]
-ParameterType = Literal["PARAMETER_TYPE_UNSPECIFIED", "DOUBLE", "INTEGER", "CATEGORICAL", "DISCRETE"]
+ParameterType = Literal[
+    "PARAMETER_TYPE_UNSPECIFIED", "DOUBLE", "INTEGER", "CATEGORICAL", "DISCRETE"
+]
 ScaleType = Literal["NONE", "UNIT_LINEAR_SCALE", "UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE"]
 Goal = Literal["GOAL_TYPE_UNSPECIFIED", "MAXIMIZE", "MINIMIZE"]
 Algorithm = Literal["ALGORITHM_UNSPECIFIED", "GRID_SEARCH", "RANDOM_SEARCH"]
@@ -70,8 +73,15 @@ NETWORK = re.compile(r"^projects/[^/]+/global/networks/[^/]+$")
 SERVICE_ACCOUNT = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
 OUTPUT_ONLY_FIELDS = (
-    "createTime", "startTime", "endTime", "state", "errorMessage", "trainingOutput",
-    "predictionOutput", "etag", "jobPosition",
+    "createTime",
+    "startTime",
+    "endTime",
+    "state",
+    "errorMessage",
+    "trainingOutput",
+    "predictionOutput",
+    "etag",
+    "jobPosition",
 )
 
 
@@ -236,7 +246,9 @@ def parse_job(body: object) -> dict[str, Any]:
         JobSpecError: with every violation found.
     """
     if not isinstance(body, Mapping):
-        raise JobSpecError([FieldViolation("job", "The request body must be a JSON object (a Job).")])
+        raise JobSpecError(
+            [FieldViolation("job", "The request body must be a JSON object (a Job).")]
+        )
     try:
         job = JobInput.model_validate(dict(body))
     except ValidationError as exc:
@@ -284,7 +296,9 @@ def job_violations(job: JobInput) -> list[FieldViolation]:
         found.append(FieldViolation("trainingInput", "A job needs a trainingInput."))
     elif job.training_input is not None and job.prediction_input is not None:
         found.append(
-            FieldViolation("predictionInput", "Set exactly one of trainingInput and predictionInput.")
+            FieldViolation(
+                "predictionInput", "Set exactly one of trainingInput and predictionInput."
+            )
         )
     elif job.prediction_input is not None:
         found.append(
@@ -298,13 +312,17 @@ def job_violations(job: JobInput) -> list[FieldViolation]:
     return found
 
 
-def label_violations(labels: Mapping[str, str] | None, field: str = "labels") -> list[FieldViolation]:
+def label_violations(
+    labels: Mapping[str, str] | None, field: str = "labels"
+) -> list[FieldViolation]:
     """Google Cloud's label rules: at most 64; lowercase keys and values of at most 63 chars."""
     found: list[FieldViolation] = []
     if not labels:
         return found
     if len(labels) > MAX_LABELS:
-        found.append(FieldViolation(field, f"At most {MAX_LABELS} labels are allowed, got {len(labels)}."))
+        found.append(
+            FieldViolation(field, f"At most {MAX_LABELS} labels are allowed, got {len(labels)}.")
+        )
     for key, value in labels.items():
         if not LABEL_KEY.match(key):
             found.append(
@@ -347,7 +365,7 @@ def training_input_violations(ti: TrainingInput) -> list[FieldViolation]:
         found.append(FieldViolation(f"{p}.region", "A region is required, e.g. us-central1."))
 
     machine_kinds: set[bool] = set()
-    for label, type_field, count_field, config_field in _ROLES:
+    for _label, type_field, count_field, config_field in _ROLES:
         mtype = getattr(ti, _snake(type_field))
         count = getattr(ti, _snake(count_field)) if count_field else None
         config: ReplicaConfig | None = getattr(ti, _snake(config_field))
@@ -356,14 +374,14 @@ def training_input_violations(ti: TrainingInput) -> list[FieldViolation]:
                 found.append(
                     FieldViolation(
                         f"{p}.{type_field}",
-                        f"{type_field} is only allowed with scaleTier CUSTOM (scaleTier is {tier}).",
+                        f"{type_field} is only allowed with scaleTier CUSTOM (not {tier}).",
                     )
                 )
             if count:
                 found.append(
                     FieldViolation(
                         f"{p}.{count_field}",
-                        f"{count_field} is only allowed with scaleTier CUSTOM (scaleTier is {tier}).",
+                        f"{count_field} is only allowed with scaleTier CUSTOM (not {tier}).",
                     )
                 )
         if count is not None and count < 0:
@@ -433,7 +451,9 @@ def training_input_violations(ti: TrainingInput) -> list[FieldViolation]:
             found.append(FieldViolation(f"{p}.packageUris[{i}]", why))
     if ti.package_uris and len(ti.package_uris) > MAX_PACKAGE_URIS:
         found.append(
-            FieldViolation(f"{p}.packageUris", f"At most {MAX_PACKAGE_URIS} package URIs are allowed.")
+            FieldViolation(
+                f"{p}.packageUris", f"At most {MAX_PACKAGE_URIS} package URIs are allowed."
+            )
         )
     if ti.python_module is not None and not re.match(
         r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$", ti.python_module
@@ -500,13 +520,16 @@ def _replica_config_violations(
                 )
             )
         if acc.count is None or acc.count < 1:
-            found.append(FieldViolation(f"{apath}.count", "The accelerator count must be 1 or more."))
+            found.append(
+                FieldViolation(f"{apath}.count", "The accelerator count must be 1 or more.")
+            )
     if config.disk_config is not None and config.disk_config.boot_disk_size_gb is not None:
         size = config.disk_config.boot_disk_size_gb
         if not 10 <= size <= 64000:
             found.append(
                 FieldViolation(
-                    f"{path}.diskConfig.bootDiskSizeGb", "bootDiskSizeGb must be between 10 and 64000."
+                    f"{path}.diskConfig.bootDiskSizeGb",
+                    "bootDiskSizeGb must be between 10 and 64000.",
                 )
             )
     return found
@@ -528,7 +551,8 @@ def _version_violations(ti: TrainingInput, p: str) -> list[FieldViolation]:
             found.append(
                 FieldViolation(
                     f"{p}.pythonVersion",
-                    f"Unknown Python version {_show(pv)}; allowed are {', '.join(PYTHON_VERSIONS)}.",
+                    f"Unknown Python version {_show(pv)}; "
+                    f"allowed are {', '.join(PYTHON_VERSIONS)}.",
                 )
             )
         elif rv in RUNTIME_PYTHON and pv not in RUNTIME_PYTHON[rv]:
@@ -614,7 +638,9 @@ def _parameter_violations(
     kind = sp.type
     if kind in (None, "PARAMETER_TYPE_UNSPECIFIED"):
         found.append(
-            FieldViolation(f"{p}.type", "A type is required: DOUBLE, INTEGER, CATEGORICAL or DISCRETE.")
+            FieldViolation(
+                f"{p}.type", "A type is required: DOUBLE, INTEGER, CATEGORICAL or DISCRETE."
+            )
         )
         return found
     if kind in ("DOUBLE", "INTEGER"):
@@ -632,13 +658,13 @@ def _parameter_violations(
             float(sp.min_value).is_integer() and float(sp.max_value).is_integer()
         ):
             found.append(
-                FieldViolation(f"{p}.minValue", "INTEGER parameters need whole minValue and maxValue.")
+                FieldViolation(
+                    f"{p}.minValue", "INTEGER parameters need whole minValue and maxValue."
+                )
             )
         elif sp.scale_type in ("UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE") and sp.min_value <= 0:
             found.append(
-                FieldViolation(
-                    f"{p}.minValue", f"{sp.scale_type} needs minValue greater than 0."
-                )
+                FieldViolation(f"{p}.minValue", f"{sp.scale_type} needs minValue greater than 0.")
             )
         if sp.categorical_values or sp.discrete_values:
             found.append(
@@ -656,14 +682,21 @@ def _parameter_violations(
     elif kind == "CATEGORICAL":
         if not sp.categorical_values:
             found.append(
-                FieldViolation(f"{p}.categoricalValues", "CATEGORICAL parameters need categoricalValues.")
+                FieldViolation(
+                    f"{p}.categoricalValues", "CATEGORICAL parameters need categoricalValues."
+                )
             )
         elif len(set(sp.categorical_values)) != len(sp.categorical_values):
             found.append(FieldViolation(f"{p}.categoricalValues", "Values must be distinct."))
-        if sp.min_value is not None or sp.max_value is not None or sp.scale_type not in (None, "NONE"):
+        if (
+            sp.min_value is not None
+            or sp.max_value is not None
+            or sp.scale_type not in (None, "NONE")
+        ):
             found.append(
                 FieldViolation(
-                    f"{p}.type", "CATEGORICAL parameters take categoricalValues only (no range/scale)."
+                    f"{p}.type",
+                    "CATEGORICAL parameters take categoricalValues only (no range/scale).",
                 )
             )
     elif kind == "DISCRETE":
@@ -672,7 +705,7 @@ def _parameter_violations(
             found.append(
                 FieldViolation(f"{p}.discreteValues", "DISCRETE parameters need discreteValues.")
             )
-        elif any(b <= a for a, b in zip(values, values[1:], strict=False)):
+        elif any(b <= a for a, b in itertools.pairwise(values)):
             found.append(
                 FieldViolation(f"{p}.discreteValues", "discreteValues must be strictly increasing.")
             )
@@ -680,7 +713,9 @@ def _parameter_violations(
             found.append(FieldViolation(f"{p}.discreteValues", "At most 1000 discrete values."))
         elif sp.scale_type in ("UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE") and values[0] <= 0:
             found.append(
-                FieldViolation(f"{p}.discreteValues", f"{sp.scale_type} needs values greater than 0.")
+                FieldViolation(
+                    f"{p}.discreteValues", f"{sp.scale_type} needs values greater than 0."
+                )
             )
         if sp.min_value is not None or sp.max_value is not None:
             found.append(

@@ -79,10 +79,16 @@ class MachineType:
         return ", ".join(parts)
 
 
-def _ce_family(prefix: str, sizes: tuple[int, ...], gb_per_vcpu: float, units_per_vcpu: float):
+def _ce_family(
+    prefix: str, sizes: tuple[int, ...], gb_per_vcpu: float, units_per_vcpu: float
+) -> tuple[MachineType, ...]:
     return tuple(
         MachineType(
-            f"{prefix}-{n}", n, round(n * gb_per_vcpu, 1), round(n * units_per_vcpu, 4), False,
+            f"{prefix}-{n}",
+            n,
+            round(n * gb_per_vcpu, 1),
+            round(n * units_per_vcpu, 4),
+            False,
             f"{prefix}-{n}",
         )
         for n in sizes
@@ -97,9 +103,14 @@ _COMPUTE_ENGINE: tuple[MachineType, ...] = (
     *_ce_family("n1-highcpu", (16, 32, 64, 96), 0.9, 0.845 / 8),
     *(
         MachineType(
-            f"a2-highgpu-{g}g", 12 * g, 85.0 * g,
+            f"a2-highgpu-{g}g",
+            12 * g,
+            85.0 * g,
             round(g * (12 * 0.5661 / 4 + ACCELERATORS["NVIDIA_TESLA_A100"].ml_units_per_hour), 4),
-            False, f"a2-highgpu-{g}g", gpus=g, gpu_type="NVIDIA_TESLA_A100",
+            False,
+            f"a2-highgpu-{g}g",
+            gpus=g,
+            gpu_type="NVIDIA_TESLA_A100",
         )
         for g in (1, 2, 4, 8)
     ),
@@ -107,9 +118,10 @@ _COMPUTE_ENGINE: tuple[MachineType, ...] = (
 _CE = {m.name: m for m in _COMPUTE_ENGINE}
 
 
-def _legacy(name: str, host: str, units: float, gpus: int = 0, gpu: str | None = None,
-            tpu_cores: int = 0) -> MachineType:
-    h = _CE[host] if host in _CE else None
+def _legacy(
+    name: str, host: str, units: float, gpus: int = 0, gpu: str | None = None, tpu_cores: int = 0
+) -> MachineType:
+    h = _CE.get(host)
     vcpus = h.vcpus if h else 0
     mem = h.memory_gb if h else 0.0
     return MachineType(name, vcpus, mem, units, True, host, gpus, gpu, tpu_cores)
@@ -184,11 +196,13 @@ SCALE_TIERS: dict[str, ScaleTier] = {
     t.name: t
     for t in (
         ScaleTier(
-            "BASIC", "A single worker instance; good for learning and small models.",
+            "BASIC",
+            "A single worker instance; good for learning and small models.",
             (ReplicaGroup(Role.MASTER, "standard", 1),),
         ),
         ScaleTier(
-            "STANDARD_1", "Many workers and a few parameter servers.",
+            "STANDARD_1",
+            "Many workers and a few parameter servers.",
             (
                 ReplicaGroup(Role.MASTER, "complex_model_s", 1),
                 ReplicaGroup(Role.WORKER, "complex_model_s", 4),
@@ -197,7 +211,8 @@ SCALE_TIERS: dict[str, ScaleTier] = {
             published_ml_units_per_hour=5.9234,
         ),
         ScaleTier(
-            "PREMIUM_1", "A large number of workers with many parameter servers.",
+            "PREMIUM_1",
+            "A large number of workers with many parameter servers.",
             (
                 ReplicaGroup(Role.MASTER, "complex_model_m", 1),
                 ReplicaGroup(Role.WORKER, "complex_model_m", 19),
@@ -206,16 +221,19 @@ SCALE_TIERS: dict[str, ScaleTier] = {
             published_ml_units_per_hour=49.323,
         ),
         ScaleTier(
-            "BASIC_GPU", "A single worker instance with one NVIDIA Tesla K80 GPU.",
+            "BASIC_GPU",
+            "A single worker instance with one NVIDIA Tesla K80 GPU.",
             (ReplicaGroup(Role.MASTER, "standard_gpu", 1),),
         ),
         ScaleTier(
-            "BASIC_TPU", "A master VM and a Cloud TPU with eight TPU v2 cores.",
+            "BASIC_TPU",
+            "A master VM and a Cloud TPU with eight TPU v2 cores.",
             (ReplicaGroup(Role.MASTER, "standard", 1),),
             published_ml_units_per_hour=13.9743,
         ),
         ScaleTier(
-            "CUSTOM", "Your own cluster: machine types and counts for each role.",
+            "CUSTOM",
+            "Your own cluster: machine types and counts for each role.",
         ),
     )
 }

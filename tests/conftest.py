@@ -1,0 +1,120 @@
+"""Shared fixtures: a real local service on a free port, the sample trainer as an sdist.
+
+Tests never touch the developer's state: every service gets its own state dir under tmp_path,
+and XDG dirs point into the test's tmp dir too.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.live_service import LiveService, free_port
+
+REPO = Path(__file__).resolve().parent.parent
+TRAINER_SRC = REPO / "examples" / "trainer"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keep the developer's settings and data dirs out of every test."""
+    home = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.delenv("TUI_APP_STATE_DIR", raising=False)
+    monkeypatch.setenv("TZ", "UTC")
+
+
+@pytest.fixture(scope="session")
+def trainer_sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/trainer built once into an sdist, as gcloud's --package-path would."""
+    work = tmp_path_factory.mktemp("trainer-build")
+    src = work / "trainer"
+    shutil.copytree(TRAINER_SRC, src, ignore=shutil.ignore_patterns("*.egg-info", "dist", "build"))
+    out = work / "dist"
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "sdist", "-d", str(out)],
+        cwd=src,
+        check=True,
+        capture_output=True,
+    )
+    (sdist,) = out.glob("*.tar.gz")
+    return sdist
+
+
+def _start(state_dir: Path, *extra: str) -> LiveService:
+    port = free_port()
+    log = open(state_dir.parent / f"service-{port}.log", "ab")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tui_app.cli",
+            "service",
+            "run",
+            "--state-dir",
+            str(state_dir),
+            "--port",
+            str(port),
+            "--grace-seconds",
+            "2",
+            *extra,
+        ],
+        stdout=log,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    svc = LiveService(
+        proc=proc, url=f"http://127.0.0.1:{port}", state_dir=state_dir, no_auth="--no-auth" in extra
+    )
+    svc.wait_ready()
+    return svc
+
+
+def _stop(svc: LiveService) -> None:
+    if svc.proc.poll() is None:
+        svc.proc.send_signal(signal.SIGTERM)
+        try:
+            svc.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(svc.proc.pid, signal.SIGKILL)
+            svc.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+    """A real service (its own process, token auth) shared by one test module."""
+    svc = _start(tmp_path_factory.mktemp("svc") / "state")
+    yield svc
+    _stop(svc)
+
+
+@pytest.fixture(scope="module")
+def open_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+    """A real service started with --no-auth (what gcloud's disable_credentials needs)."""
+    svc = _start(tmp_path_factory.mktemp("svc-open") / "state", "--no-auth")
+    yield svc
+    _stop(svc)
+
+
+@pytest.fixture
+def package_uri(service: LiveService, trainer_sdist: Path) -> str:
+    """The sample trainer staged at a gs:// URI of the service."""
+    return service.stage(trainer_sdist)
+
+
+def unique_id(base: str) -> str:
+    """A job id nobody else in the session uses."""
+    return f"{base}_{time.strftime('%Y%m%d_%H%M%S')}_{os.getpid()}_{time.monotonic_ns() % 10**9}"

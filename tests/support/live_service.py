@@ -1,0 +1,112 @@
+"""A handle on a running local service, with the small waits tests need."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tui_app.api.jobs_client import JobsClient, make_credentials
+
+PROJECT = "test-project"
+TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class LiveService:
+    proc: subprocess.Popen[bytes]
+    url: str
+    state_dir: Path
+    no_auth: bool = False
+
+    @property
+    def token(self) -> str | None:
+        if self.no_auth:
+            return None
+        return (self.state_dir / "token").read_text().strip()
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"service exited with {self.proc.returncode}")
+            try:
+                with urllib.request.urlopen(self.url + "/healthz", timeout=1) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise TimeoutError("service did not answer")
+
+    def client(self, project: str = PROJECT) -> JobsClient:
+        return JobsClient(self.url, project, make_credentials(self.token))
+
+    def stage(self, local_file: Path, bucket: str = "test-bucket") -> str:
+        """Copy a file to gs://bucket/packages/<name> of this service."""
+        dest = self.state_dir / "gcs" / bucket / "packages" / local_file.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if not dest.exists():
+            shutil.copy(local_file, dest)
+        return f"gs://{bucket}/packages/{local_file.name}"
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        token: str | None = "default",
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        """A raw HTTP call; returns (status, parsed JSON body)."""
+        req = urllib.request.Request(self.url + path, data=body, method=method)
+        tok = self.token if token == "default" else token
+        if tok:
+            req.add_header("Authorization", f"Bearer {tok}")
+        for k, v in (headers or {}).items():
+            req.add_header(k, v)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"null")
+
+    def wait_state(
+        self,
+        job_id: str,
+        states: tuple[str, ...] = TERMINAL,
+        timeout: float = 60.0,
+        project: str = PROJECT,
+    ) -> dict[str, Any]:
+        client = self.client(project)
+        deadline = time.monotonic() + timeout
+        while True:
+            job = client.get(job_id)
+            if job["state"] in states:
+                return job
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{job_id} still {job['state']} after {timeout}s")
+            time.sleep(0.1)
+
+
+def basic_job(job_id: str, package_uri: str, *args: str, **training: Any) -> dict[str, Any]:
+    """A BASIC job of the sample trainer."""
+    ti: dict[str, Any] = {
+        "region": "us-central1",
+        "pythonModule": "trainer.task",
+        "packageUris": [package_uri],
+        "args": list(args),
+    }
+    ti.update(training)
+    return {"jobId": job_id, "trainingInput": ti}

@@ -1,0 +1,39 @@
+"""The layers hold: the model, clients and service never load Textual; `themes` is ours.
+
+Run in a subprocess and read `sys.modules`: the only way to prove an import does not happen.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _loaded(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys; print('\\n'.join(sys.modules))"],
+        check=True, capture_output=True, text=True, cwd=REPO,
+    ).stdout
+    return set(out.split())
+
+
+def test_core_layers_never_import_textual() -> None:
+    mods = _loaded(
+        "import tui_app.model.job_spec, tui_app.model.filter_expr, tui_app.api.jobs_client, "
+        "tui_app.local.server, tui_app.local.jobs, tui_app.local.runner"
+    )
+    assert not {m for m in mods if m == "textual" or m.startswith(("textual.", "rich"))}
+
+
+def test_supervisor_starts_light() -> None:
+    mods = _loaded("import tui_app.local.supervisor")
+    assert "aiohttp" not in mods and "pydantic" not in mods and "sqlite3" not in mods
+
+
+def test_themes_package_is_ours() -> None:
+    import themes
+
+    assert Path(themes.__file__).resolve().is_relative_to(REPO)

@@ -1,0 +1,120 @@
+"""Pure domain rules: job ids, the tier table, the cluster a job runs, TF_CONFIG."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from tui_app.local.cluster_env import cluster_addresses, replica_env, uses_chief
+from tui_app.model.cluster import ml_units_per_hour, replicas
+from tui_app.model.job_id import base_name, is_valid_job_id, job_id_error, new_job_id, split_job_id
+from tui_app.model.states import LIVE_STATES, TERMINAL_STATES, JobState
+from tui_app.model.tiers import ACCELERATORS, MACHINE_TYPES, SCALE_TIERS, Role
+
+
+@pytest.mark.parametrize("good", ["a", "mnist_20261122_083000", "A1_b2", "x" * 128])
+def test_valid_job_ids(good: str) -> None:
+    assert is_valid_job_id(good)
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ("", "required"),
+        ("1bad", "does not start with a letter"),
+        ("_x", "does not start with a letter"),
+        ("bad-id", "contains '-'"),
+        ("a b", "contains ' '"),
+        ("x" * 129, "129 characters"),
+        ("é", "does not start with a letter"),
+        ("../etc", "does not start with a letter"),
+    ],
+)
+def test_invalid_job_ids_say_why(bad: str, why: str) -> None:
+    message = job_id_error(bad)
+    assert message is not None and why in message
+
+
+def test_base_name_and_timestamp() -> None:
+    assert split_job_id("mnist_20261122_083000") == (
+        "mnist", datetime(2026, 11, 22, 8, 30, tzinfo=UTC)
+    )
+    assert split_job_id("mnist") == ("mnist", None)
+    assert split_job_id("mnist_20261399_083000") == ("mnist_20261399_083000", None)
+    assert base_name("my_model_v2_20261122_083000") == "my_model_v2"
+    now = datetime(2026, 11, 22, 9, 15, 0, tzinfo=UTC)
+    assert new_job_id("mnist_20261122_083000", now) == "mnist_20261122_091500"
+    assert new_job_id("m" * 128, now) == "m" * 112 + "_20261122_091500"
+    assert is_valid_job_id(new_job_id("m" * 128, now))
+
+
+def test_states_partition() -> None:
+    assert TERMINAL_STATES.isdisjoint(LIVE_STATES)
+    assert JobState.SUCCEEDED.is_terminal and JobState.RUNNING.is_live
+
+
+def test_tier_table_matches_published_ml_units() -> None:
+    assert SCALE_TIERS["BASIC"].ml_units_per_hour == 0.5661
+    assert SCALE_TIERS["STANDARD_1"].ml_units_per_hour == 5.9234
+    assert SCALE_TIERS["PREMIUM_1"].ml_units_per_hour == 49.323
+    assert SCALE_TIERS["BASIC_GPU"].ml_units_per_hour == 2.4731
+    assert SCALE_TIERS["BASIC_TPU"].ml_units_per_hour == 13.9743
+    # Every published figure is within rounding of the sum of its replicas.
+    for tier in ("STANDARD_1", "PREMIUM_1"):
+        total = sum(g.ml_units_per_hour for g in SCALE_TIERS[tier].groups)
+        assert abs(total - SCALE_TIERS[tier].ml_units_per_hour) < 0.001
+    # Legacy GPU types are their host plus their GPUs.
+    for name in ("standard_gpu", "complex_model_m_gpu", "standard_p100", "large_model_v100"):
+        m = MACHINE_TYPES[name]
+        assert m.gpu_type is not None
+        host = MACHINE_TYPES[m.compute_engine_equivalent]
+        expected = host.ml_units_per_hour + m.gpus * ACCELERATORS[m.gpu_type].ml_units_per_hour
+        assert abs(expected - m.ml_units_per_hour) < 0.002
+
+
+def test_replicas_per_tier() -> None:
+    standard = replicas({"scaleTier": "STANDARD_1"})
+    assert [r.task_name for r in standard] == [
+        "master-replica-0", *(f"worker-replica-{i}" for i in range(4)),
+        *(f"ps-replica-{i}" for i in range(3)),
+    ]
+    assert len(replicas({"scaleTier": "PREMIUM_1"})) == 31
+    assert len(replicas({})) == 1
+    custom = {
+        "scaleTier": "CUSTOM", "masterType": "n1-standard-8", "workerType": "n1-standard-8",
+        "workerCount": "2", "evaluatorType": "n1-standard-4", "evaluatorCount": "1",
+        "workerConfig": {"acceleratorConfig": {"type": "NVIDIA_TESLA_T4", "count": "2"}},
+    }
+    assert [r.role for r in replicas(custom)] == [
+        Role.MASTER, Role.WORKER, Role.WORKER, Role.EVALUATOR
+    ]
+    expected = 1.1322 + 2 * (1.1322 + 2 * 2.8308) + 0.5661
+    assert ml_units_per_hour(custom) == pytest.approx(expected, abs=1e-3)
+
+
+def test_tf_config_shapes() -> None:
+    ti = {
+        "scaleTier": "CUSTOM", "masterType": "standard", "workerType": "standard",
+        "workerCount": "2", "parameterServerType": "standard", "parameterServerCount": "1",
+        "evaluatorType": "standard", "evaluatorCount": "1", "runtimeVersion": "2.5",
+    }
+    reps = replicas(ti)
+    cluster = cluster_addresses(reps, [1001, 1002, 1003, 1004])
+    assert cluster == {
+        "master": ["127.0.0.1:1001"], "worker": ["127.0.0.1:1002", "127.0.0.1:1003"],
+        "ps": ["127.0.0.1:1004"],
+    }
+    env = replica_env("j", ti, reps[0], cluster, trial="3")
+    tf = json.loads(env["TF_CONFIG"])
+    assert tf["task"]["type"] == "chief" and tf["task"]["trial"] == "3"
+    assert set(tf["cluster"]) == {"chief", "worker", "ps"}
+    assert tf["job"]["worker_count"] == "2" and tf["environment"] == "cloud"
+    spec = json.loads(env["CLUSTER_SPEC"])
+    assert set(spec["cluster"]) == {"master", "worker", "ps"} and spec["task"]["type"] == "master"
+    evaluator = json.loads(replica_env("j", ti, reps[-1], cluster)["TF_CONFIG"])
+    assert evaluator["task"] == {"type": "evaluator", "index": 0, "cloud": tf["task"]["cloud"]}
+    assert not uses_chief({"runtimeVersion": "1.15"})
+    assert not uses_chief({"masterConfig": {"imageUri": "x"}, "runtimeVersion": "2.5"})
+    assert uses_chief({"masterConfig": {"imageUri": "x"}, "useChiefInTfConfig": True})

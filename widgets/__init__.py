@@ -1,0 +1,1 @@
+"""Reusable Textual widgets, one per module, styled from theme variables only."""
