@@ -33,7 +33,8 @@ def build_trainer_sdist(dest_dir: Path) -> Path:
         )
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "trainer"
-        shutil.copytree(TRAINER_DIR, src, ignore=shutil.ignore_patterns("*.egg-info", "build", "dist"))
+        skip = shutil.ignore_patterns("*.egg-info", "build", "dist")
+        shutil.copytree(TRAINER_DIR, src, ignore=skip)
         out = Path(tmp) / "dist"
         subprocess.run(
             [sys.executable, "setup.py", "-q", "sdist", "-d", str(out)],

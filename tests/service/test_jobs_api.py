@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 
 import pytest
 
@@ -17,13 +18,13 @@ from tui_app.api.errors import ApiCallError
 JOBS = f"/v1/projects/{PROJECT}/jobs"
 
 
-def _post(service: LiveService, body: object, path: str = JOBS) -> tuple[int, dict]:
+def _post(service: LiveService, body: object, path: str = JOBS) -> tuple[int, dict[str, Any]]:
     return service.request(
         "POST", path, json.dumps(body).encode(), headers={"Content-Type": "application/json"}
     )
 
 
-def _fields(body: dict) -> list[str]:
+def _fields(body: dict[str, Any]) -> list[str]:
     details = body["error"].get("details", [])
     return [v["field"] for d in details for v in d.get("fieldViolations", [])]
 
@@ -43,15 +44,24 @@ def _fields(body: dict) -> list[str]:
         ({"workerCount": "abc"}, None, "trainingInput.workerCount"),
         ({"region": ""}, None, "trainingInput.region"),
         ({"pythonModule": None}, None, "trainingInput.pythonModule"),
-        ({"packageUris": ["gs://test-bucket/missing.tar.gz"]}, None, "trainingInput.packageUris[0]"),
+        (
+            {"packageUris": ["gs://test-bucket/missing.tar.gz"]},
+            None,
+            "trainingInput.packageUris[0]",
+        ),
         ({"packageUris": ["../../etc/passwd"]}, None, "trainingInput.packageUris[0]"),
         ({"jobDir": "gs://test-bucket/../../x"}, None, "trainingInput.jobDir"),
-        ({"scheduling": {"maxRunningTime": "2 hours"}}, None, "trainingInput.scheduling.maxRunningTime"),
+        (
+            {"scheduling": {"maxRunningTime": "2 hours"}},
+            None,
+            "trainingInput.scheduling.maxRunningTime",
+        ),
         ({"runtimeVersion": "2.11", "pythonVersion": "2.7"}, None, "trainingInput.pythonVersion"),
         ({"unknownField": 1}, None, "trainingInput.unknownField"),
         (
             {
-                "scaleTier": "CUSTOM", "masterType": "standard",
+                "scaleTier": "CUSTOM",
+                "masterType": "standard",
                 "masterConfig": {"acceleratorConfig": {"count": "1", "type": "NVIDIA_TESLA_T4"}},
             },
             None,
@@ -60,7 +70,7 @@ def _fields(body: dict) -> list[str]:
     ],
 )
 def test_bad_jobs_get_400_naming_the_field(
-    service: LiveService, package_uri: str, training: dict, job_id: str | None, field: str
+    service: LiveService, package_uri: str, training: dict[str, Any], job_id: str | None, field: str
 ) -> None:
     jid = job_id or unique_id("bad")
     body = basic_job(jid, package_uri)
@@ -87,7 +97,7 @@ def test_duplicate_id_is_409_and_keeps_the_first(service: LiveService, package_u
 
 
 @pytest.mark.parametrize(
-    "raw", [b"{not json", b"[1,2]", b'"a string"', b"null", "{\"jobId\": \"\u00e9\"}".encode()]
+    "raw", [b"{not json", b"[1,2]", b'"a string"', b"null", '{"jobId": "\u00e9"}'.encode()]
 )
 def test_malformed_bodies_are_4xx_json(service: LiveService, raw: bytes) -> None:
     status, resp = service.request("POST", JOBS, raw, headers={"Content-Type": "application/json"})
@@ -149,7 +159,9 @@ def test_list_pages_newest_first_and_filters(service: LiveService, package_uri: 
     assert len(big["jobs"]) == 25  # clamped to 100, which holds them all
     team_a = [j["jobId"] for j in client.list_jobs("labels.team=a")]
     assert team_a == [jid for i, jid in enumerate(ids) if i % 2][::-1]
-    assert [j["jobId"] for j in client.list_jobs(f"jobId:{ids[3][:10]}* AND labels.team=a")] == [ids[3]]
+    assert [j["jobId"] for j in client.list_jobs(f"jobId:{ids[3][:10]}* AND labels.team=a")] == [
+        ids[3]
+    ]
     assert client.list_jobs("jobId:nomatch*") == []
     status, resp = service.request("GET", f"/v1/projects/{project}/jobs?filter=state%3D%28")
     assert status == 400 and "filter" in _fields(resp)
@@ -184,7 +196,9 @@ def test_patch_labels_with_and_without_etag(service: LiveService, package_uri: s
         client.set_labels(jid, {"Owner": "x"})
     assert bad.value.status_code == 400 and bad.value.violations
     status, resp = service.request(
-        "PATCH", f"{JOBS}/{jid}?updateMask=trainingInput", b"{}",
+        "PATCH",
+        f"{JOBS}/{jid}?updateMask=trainingInput",
+        b"{}",
         headers={"Content-Type": "application/json"},
     )
     assert status == 400 and "updateMask" in _fields(resp)

@@ -9,6 +9,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -21,12 +22,14 @@ from tui_app.api.jobs_client import make_credentials
 
 def _logging(service: LiveService) -> gcl.Client:
     return gcl.Client(
-        project=PROJECT, credentials=make_credentials(service.token), _use_grpc=False,
+        project=PROJECT,
+        credentials=make_credentials(service.token),
+        _use_grpc=False,
         client_options={"api_endpoint": service.url},
     )
 
 
-def _entries(service: LiveService, job_id: str, extra: str = "") -> list[gcl.entries.LogEntry]:
+def _entries(service: LiveService, job_id: str, extra: str = "") -> list[Any]:
     flt = (
         f'resource.type="ml_job" AND resource.labels.job_id="{job_id}" '
         f'AND timestamp>="1970-01-01T00:00:00Z"{extra}'
@@ -34,7 +37,7 @@ def _entries(service: LiveService, job_id: str, extra: str = "") -> list[gcl.ent
     return list(_logging(service).list_entries(filter_=flt, order_by=gcl.ASCENDING, page_size=1000))
 
 
-def _text(entry: gcl.entries.LogEntry) -> str:
+def _text(entry: Any) -> str:
     payload = entry.payload
     return str(payload.get("message") if isinstance(payload, dict) else payload)
 
@@ -89,10 +92,21 @@ def test_custom_cluster_trains_through_parameter_server(
     job_id = unique_id("custom")
     job_dir = f"gs://test-bucket/out/{job_id}"
     body = basic_job(
-        job_id, package_uri, "--steps", "150", "--log-every", "1",
-        scaleTier="CUSTOM", masterType="standard", workerType="standard", workerCount="2",
-        parameterServerType="standard", parameterServerCount="1", jobDir=job_dir,
-        runtimeVersion="2.11", pythonVersion="3.7",
+        job_id,
+        package_uri,
+        "--steps",
+        "150",
+        "--log-every",
+        "1",
+        scaleTier="CUSTOM",
+        masterType="standard",
+        workerType="standard",
+        workerCount="2",
+        parameterServerType="standard",
+        parameterServerCount="1",
+        jobDir=job_dir,
+        runtimeVersion="2.11",
+        pythonVersion="3.7",
     )
     client.create(body)
     job = service.wait_state(job_id, timeout=90)
@@ -111,11 +125,15 @@ def test_custom_cluster_trains_through_parameter_server(
         assert cfg["task"]["type"] == kind and cfg["task"]["index"] == int(index)
         assert cfg["environment"] == "cloud"
         assert cfg["job"]["scale_tier"] == "CUSTOM"
-        assert all(addr.startswith("127.0.0.1:") for addrs in cfg["cluster"].values() for addr in addrs)
+        assert all(
+            addr.startswith("127.0.0.1:") for addrs in cfg["cluster"].values() for addr in addrs
+        )
 
     tasks = {e.resource.labels["task_name"] for e in _entries(service, job_id)}
     assert {"master-replica-0", "worker-replica-0", "worker-replica-1", "ps-replica-0"} <= tasks
-    ps_lines = [_text(e) for e in _entries(service, job_id, ' AND resource.labels.task_name="ps-replica-0"')]
+    ps_lines = [
+        _text(e) for e in _entries(service, job_id, ' AND resource.labels.task_name="ps-replica-0"')
+    ]
     assert any("global_step=" in line for line in ps_lines)
     lines = [_text(e) for e in _entries(service, job_id)]
     losses = [float(ln.split("loss=")[1].split()[0]) for ln in lines if ln.startswith("step ")]
@@ -139,9 +157,9 @@ def _job_processes(state_dir: Path, job_id: str) -> list[psutil.Process]:
             cmd = " ".join(proc.info["cmdline"] or [])
         except (psutil.Error, OSError):
             continue
-        if env.get("CLOUD_ML_JOB_ID") == job_id or (job_id in cmd and str(state_dir) in cmd):
-            if proc.status() != psutil.STATUS_ZOMBIE:
-                found.append(proc)
+        mine = env.get("CLOUD_ML_JOB_ID") == job_id or (job_id in cmd and str(state_dir) in cmd)
+        if mine and proc.status() != psutil.STATUS_ZOMBIE:
+            found.append(proc)
     return found
 
 
@@ -151,8 +169,14 @@ def test_cancel_kills_whole_process_tree(service: LiveService, package_uri: str)
     job_id = unique_id("cancel")
     client.create(
         basic_job(
-            job_id, package_uri, "--steps", "100000", "--sleep", "0.1",
-            "--ignore-sigterm", "--spawn-child-new-session",
+            job_id,
+            package_uri,
+            "--steps",
+            "100000",
+            "--sleep",
+            "0.1",
+            "--ignore-sigterm",
+            "--spawn-child-new-session",
         )
     )
     service.wait_state(job_id, ("RUNNING",), timeout=30)
@@ -184,10 +208,22 @@ def test_failing_worker_fails_job_with_traceback(service: LiveService, package_u
     job_id = unique_id("failw")
     client.create(
         basic_job(
-            job_id, package_uri, "--steps", "2000", "--sleep", "0.01",
-            "--fail-at-step", "20", "--fail-task", "worker:1",
-            scaleTier="CUSTOM", masterType="standard", workerType="standard", workerCount="2",
-            parameterServerType="standard", parameterServerCount="1",
+            job_id,
+            package_uri,
+            "--steps",
+            "2000",
+            "--sleep",
+            "0.01",
+            "--fail-at-step",
+            "20",
+            "--fail-task",
+            "worker:1",
+            scaleTier="CUSTOM",
+            masterType="standard",
+            workerType="standard",
+            workerCount="2",
+            parameterServerType="standard",
+            parameterServerCount="1",
         )
     )
     job = service.wait_state(job_id, timeout=60)
@@ -197,7 +233,9 @@ def test_failing_worker_fails_job_with_traceback(service: LiveService, package_u
     assert "Traceback (most recent call last)" in message
     assert "Injected failure at step 20" in message
     assert job["endTime"]
-    errors = _entries(service, job_id, ' AND resource.labels.task_name="worker-replica-1" AND severity>=ERROR')
+    errors = _entries(
+        service, job_id, ' AND resource.labels.task_name="worker-replica-1" AND severity>=ERROR'
+    )
     assert any("Injected failure" in _text(e) for e in errors)
 
 

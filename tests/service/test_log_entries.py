@@ -1,4 +1,4 @@
-"""Logs: every byte a replica writes becomes a LogEntry, and entries:list serves them as gcloud needs.
+"""Logs: every byte a replica writes becomes a LogEntry; entries:list serves them as gcloud needs.
 
 A hostile trainer (built on the fly) writes a partial last line, a 1 MiB line, invalid UTF-8,
 escape sequences and every log-level format; nothing may be lost or altered.
@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ from tui_app.local.log_ingest import MAX_LINE_BYTES, LogSource, classify
 from tui_app.model.severity import SEVERITIES
 
 NOISY = textwrap.dedent(
-    r'''
+    r"""
     import logging, sys, time
     out = sys.stdout.buffer
     out.write(b"plain stdout line\n")
@@ -39,7 +40,7 @@ NOISY = textwrap.dedent(
     out.write(b"partial last line without newline")
     out.flush()
     time.sleep(0.3)
-    '''
+    """
 )
 
 
@@ -54,26 +55,35 @@ def noisy_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     subprocess.run(
         [sys.executable, "setup.py", "-q", "sdist", "-d", str(src / "dist")],
-        cwd=src, check=True, capture_output=True,
+        cwd=src,
+        check=True,
+        capture_output=True,
     )
     return next((src / "dist").glob("*.tar.gz"))
 
 
-def _list(service: LiveService, **body: object) -> dict:
+def _list(service: LiveService, **body: object) -> dict[str, Any]:
     status, resp = service.request(
-        "POST", "/v2/entries:list", json.dumps(body).encode(),
+        "POST",
+        "/v2/entries:list",
+        json.dumps(body).encode(),
         headers={"Content-Type": "application/json"},
     )
     assert status == 200, resp
+    assert isinstance(resp, dict)
     return resp
 
 
-def _all(service: LiveService, flt: str, order: str = "timestamp asc", size: int = 1000) -> list[dict]:
-    entries: list[dict] = []
+def _all(
+    service: LiveService, flt: str, order: str = "timestamp asc", size: int = 1000
+) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
     token = None
     while True:
         body: dict[str, object] = {
-            "resourceNames": [f"projects/{PROJECT}"], "filter": flt, "orderBy": order,
+            "resourceNames": [f"projects/{PROJECT}"],
+            "filter": flt,
+            "orderBy": order,
             "pageSize": size,
         }
         if token:
@@ -104,7 +114,10 @@ def test_nothing_a_replica_writes_is_lost(service: LiveService, noisy_package: P
     assert "\x1b[31mred\x1b[0m \x1b[2J\x1b]0;title\x07 progress 10%\r progress 100%" in texts
     assert "x" * (1024 * 1024) in texts  # the 1 MiB line, whole
     assert [t for t in texts if t.startswith("burst ")] == [f"burst {i}" for i in range(2000)]
-    assert texts[-1] == "partial last line without newline" or "partial last line without newline" in texts
+    assert (
+        texts[-1] == "partial last line without newline"
+        or "partial last line without newline" in texts
+    )
 
     assert severity["plain stdout line"] == "INFO"
     assert severity["WARNING:root:py warning"] == "WARNING"
@@ -114,7 +127,9 @@ def test_nothing_a_replica_writes_is_lost(service: LiveService, noisy_package: P
 
     # Wire format: fixed-width timestamps, zero-padded increasing insertIds, task_name labels.
     for e in entries:
-        assert len(e["timestamp"]) == len("2026-11-22T08:30:00.000000Z") and e["timestamp"].endswith("Z")
+        assert len(e["timestamp"]) == len("2026-11-22T08:30:00.000000Z") and e[
+            "timestamp"
+        ].endswith("Z")
         assert len(e["insertId"]) == 18 and e["insertId"].isdigit()
         assert e["resource"]["type"] == "ml_job"
         assert e["resource"]["labels"]["task_name"] == "master-replica-0"
@@ -147,7 +162,9 @@ def test_entries_list_validation(service: LiveService) -> None:
         {"resourceNames": [f"projects/{PROJECT}"], "pageSize": "ten"},
     ):
         status, resp = service.request(
-            "POST", "/v2/entries:list", json.dumps(body).encode(),
+            "POST",
+            "/v2/entries:list",
+            json.dumps(body).encode(),
             headers={"Content-Type": "application/json"},
         )
         assert status == 400, (body, resp)

@@ -15,7 +15,10 @@ REPO = Path(__file__).resolve().parents[2]
 def _loaded(code: str) -> set[str]:
     out = subprocess.run(
         [sys.executable, "-c", code + "\nimport sys; print('\\n'.join(sys.modules))"],
-        check=True, capture_output=True, text=True, cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     ).stdout
     return set(out.split())
 

@@ -12,7 +12,11 @@ PKG = "gs://my-bucket/trainer-0.1.0.tar.gz"
 
 
 def job(**ti: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {"region": "us-central1", "pythonModule": "trainer.task", "packageUris": [PKG]}
+    base: dict[str, Any] = {
+        "region": "us-central1",
+        "pythonModule": "trainer.task",
+        "packageUris": [PKG],
+    }
     base.update(ti)
     return {"jobId": "mnist_20261122_083000", "trainingInput": base}
 
@@ -26,20 +30,35 @@ def fields(body: dict[str, Any]) -> dict[str, str]:
 def test_gcloud_body_normalises() -> None:
     out = parse_job(
         {
-            "jobId": "j1", "labels": {"owner": "ann"},
+            "jobId": "j1",
+            "labels": {"owner": "ann"},
             "trainingInput": {
-                "args": ["--foo", "bar"], "enableWebAccess": False, "packageUris": [PKG],
-                "pythonModule": "trainer.task", "region": "us-central1",
-                "scaleTier": "CUSTOM", "masterType": "n1-standard-8", "workerCount": 2,
+                "args": ["--foo", "bar"],
+                "enableWebAccess": False,
+                "packageUris": [PKG],
+                "pythonModule": "trainer.task",
+                "region": "us-central1",
+                "scaleTier": "CUSTOM",
+                "masterType": "n1-standard-8",
+                "workerCount": 2,
                 "workerType": "n1-standard-8",
                 "masterConfig": {"acceleratorConfig": {"count": 1, "type": "NVIDIA_TESLA_T4"}},
                 "hyperparameters": {
-                    "params": [{"parameterName": "lr", "type": "DOUBLE", "minValue": 0.001,
-                                "maxValue": 0.1, "scaleType": "UNIT_LOG_SCALE"}],
+                    "params": [
+                        {
+                            "parameterName": "lr",
+                            "type": "DOUBLE",
+                            "minValue": 0.001,
+                            "maxValue": 0.1,
+                            "scaleType": "UNIT_LOG_SCALE",
+                        }
+                    ],
                     "maxTrials": 4,
                 },
             },
-            "state": "RUNNING", "etag": "abc", "createTime": "x",
+            "state": "RUNNING",
+            "etag": "abc",
+            "createTime": "x",
         }
     )
     ti = out["trainingInput"]
@@ -54,52 +73,147 @@ def test_gcloud_body_normalises() -> None:
     ("ti", "field", "words"),
     [
         ({"scaleTier": "CUSTOM"}, "trainingInput.masterType", "required when scaleTier is CUSTOM"),
-        ({"scaleTier": "CUSTOM", "masterType": "standard", "workerCount": "3"},
-         "trainingInput.workerType", "required when workerCount is 3"),
-        ({"masterType": "standard"}, "trainingInput.masterType", "only allowed with scaleTier CUSTOM"),
-        ({"scaleTier": "CUSTOM", "masterType": "huge"}, "trainingInput.masterType", "Unknown machine type"),
-        ({"scaleTier": "CUSTOM", "masterType": "standard", "workerType": "n1-standard-8",
-          "workerCount": "1"}, "trainingInput.masterType", "not a mix"),
-        ({"scaleTier": "CUSTOM", "masterType": "standard",
-          "masterConfig": {"acceleratorConfig": {"count": "1", "type": "NVIDIA_TESLA_K80"}}},
-         "trainingInput.masterConfig.acceleratorConfig", "Compute Engine machine type"),
-        ({"scaleTier": "CUSTOM", "masterType": "n1-standard-8",
-          "masterConfig": {"acceleratorConfig": {"count": "0", "type": "NVIDIA_TESLA_K80"}}},
-         "trainingInput.masterConfig.acceleratorConfig.count", "1 or more"),
+        (
+            {"scaleTier": "CUSTOM", "masterType": "standard", "workerCount": "3"},
+            "trainingInput.workerType",
+            "required when workerCount is 3",
+        ),
+        (
+            {"masterType": "standard"},
+            "trainingInput.masterType",
+            "only allowed with scaleTier CUSTOM",
+        ),
+        (
+            {"scaleTier": "CUSTOM", "masterType": "huge"},
+            "trainingInput.masterType",
+            "Unknown machine type",
+        ),
+        (
+            {
+                "scaleTier": "CUSTOM",
+                "masterType": "standard",
+                "workerType": "n1-standard-8",
+                "workerCount": "1",
+            },
+            "trainingInput.masterType",
+            "not a mix",
+        ),
+        (
+            {
+                "scaleTier": "CUSTOM",
+                "masterType": "standard",
+                "masterConfig": {"acceleratorConfig": {"count": "1", "type": "NVIDIA_TESLA_K80"}},
+            },
+            "trainingInput.masterConfig.acceleratorConfig",
+            "Compute Engine machine type",
+        ),
+        (
+            {
+                "scaleTier": "CUSTOM",
+                "masterType": "n1-standard-8",
+                "masterConfig": {"acceleratorConfig": {"count": "0", "type": "NVIDIA_TESLA_K80"}},
+            },
+            "trainingInput.masterConfig.acceleratorConfig.count",
+            "1 or more",
+        ),
         ({"region": None}, "trainingInput.region", "required"),
         ({"packageUris": None}, "trainingInput.packageUris", "required unless"),
         ({"pythonModule": "trainer/task.py"}, "trainingInput.pythonModule", "not a Python module"),
         ({"packageUris": ["gs://b/x.tar.gz"]}, "trainingInput.packageUris[0]", "invalid bucket"),
         ({"packageUris": ["http://x/y"]}, "trainingInput.packageUris[0]", "not a package location"),
         ({"runtimeVersion": "9.9"}, "trainingInput.runtimeVersion", "Unknown runtime version"),
-        ({"runtimeVersion": "1.10", "pythonVersion": "3.7"}, "trainingInput.pythonVersion",
-         "supports Python 2.7, 3.5"),
-        ({"scheduling": {"maxWaitTime": "60s"}}, "trainingInput.scheduling.maxWaitTime", "at least 1800s"),
-        ({"scheduling": {"maxRunningTime": "1h"}}, "trainingInput.scheduling.maxRunningTime", "not a duration"),
-        ({"scheduling": {"priority": 5000}}, "trainingInput.scheduling.priority", "between 0 and 1000"),
-        ({"masterConfig": {"imageUri": "gcr.io/x"}, "runtimeVersion": "2.1"},
-         "trainingInput.runtimeVersion", "not both"),
+        (
+            {"runtimeVersion": "1.10", "pythonVersion": "3.7"},
+            "trainingInput.pythonVersion",
+            "supports Python 2.7, 3.5",
+        ),
+        (
+            {"scheduling": {"maxWaitTime": "60s"}},
+            "trainingInput.scheduling.maxWaitTime",
+            "at least 1800s",
+        ),
+        (
+            {"scheduling": {"maxRunningTime": "1h"}},
+            "trainingInput.scheduling.maxRunningTime",
+            "not a duration",
+        ),
+        (
+            {"scheduling": {"priority": 5000}},
+            "trainingInput.scheduling.priority",
+            "between 0 and 1000",
+        ),
+        (
+            {"masterConfig": {"imageUri": "gcr.io/x"}, "runtimeVersion": "2.1"},
+            "trainingInput.runtimeVersion",
+            "not both",
+        ),
         ({"network": "default"}, "trainingInput.network", "projects/<number>"),
-        ({"hyperparameters": {"params": []}}, "trainingInput.hyperparameters.params", "At least one"),
-        ({"hyperparameters": {"algorithm": "GRID_SEARCH", "params": [
-            {"parameterName": "lr", "type": "DOUBLE", "minValue": 0.1, "maxValue": 1}]}},
-         "trainingInput.hyperparameters.params[0].type", "GRID_SEARCH"),
-        ({"hyperparameters": {"params": [
-            {"parameterName": "n", "type": "DISCRETE", "discreteValues": [3, 2]}]}},
-         "trainingInput.hyperparameters.params[0].discreteValues", "strictly increasing"),
-        ({"hyperparameters": {"params": [
-            {"parameterName": "n", "type": "INTEGER", "minValue": 1.5, "maxValue": 4}]}},
-         "trainingInput.hyperparameters.params[0].minValue", "whole"),
-        ({"hyperparameters": {"params": [
-            {"parameterName": "c", "type": "CATEGORICAL"}]}},
-         "trainingInput.hyperparameters.params[0].categoricalValues", "need categoricalValues"),
-        ({"hyperparameters": {"params": [
-            {"parameterName": "a", "type": "DOUBLE", "minValue": 0, "maxValue": 1},
-            {"parameterName": "a", "type": "DOUBLE", "minValue": 0, "maxValue": 1}]}},
-         "trainingInput.hyperparameters.params[1].parameterName", "defined twice"),
-        ({"hyperparameters": {"maxTrials": 0, "params": [
-            {"parameterName": "a", "type": "DOUBLE", "minValue": 0, "maxValue": 1}]}},
-         "trainingInput.hyperparameters.maxTrials", "1 or more"),
+        (
+            {"hyperparameters": {"params": []}},
+            "trainingInput.hyperparameters.params",
+            "At least one",
+        ),
+        (
+            {
+                "hyperparameters": {
+                    "algorithm": "GRID_SEARCH",
+                    "params": [
+                        {"parameterName": "lr", "type": "DOUBLE", "minValue": 0.1, "maxValue": 1}
+                    ],
+                }
+            },
+            "trainingInput.hyperparameters.params[0].type",
+            "GRID_SEARCH",
+        ),
+        (
+            {
+                "hyperparameters": {
+                    "params": [{"parameterName": "n", "type": "DISCRETE", "discreteValues": [3, 2]}]
+                }
+            },
+            "trainingInput.hyperparameters.params[0].discreteValues",
+            "strictly increasing",
+        ),
+        (
+            {
+                "hyperparameters": {
+                    "params": [
+                        {"parameterName": "n", "type": "INTEGER", "minValue": 1.5, "maxValue": 4}
+                    ]
+                }
+            },
+            "trainingInput.hyperparameters.params[0].minValue",
+            "whole",
+        ),
+        (
+            {"hyperparameters": {"params": [{"parameterName": "c", "type": "CATEGORICAL"}]}},
+            "trainingInput.hyperparameters.params[0].categoricalValues",
+            "need categoricalValues",
+        ),
+        (
+            {
+                "hyperparameters": {
+                    "params": [
+                        {"parameterName": "a", "type": "DOUBLE", "minValue": 0, "maxValue": 1},
+                        {"parameterName": "a", "type": "DOUBLE", "minValue": 0, "maxValue": 1},
+                    ]
+                }
+            },
+            "trainingInput.hyperparameters.params[1].parameterName",
+            "defined twice",
+        ),
+        (
+            {
+                "hyperparameters": {
+                    "maxTrials": 0,
+                    "params": [
+                        {"parameterName": "a", "type": "DOUBLE", "minValue": 0, "maxValue": 1}
+                    ],
+                }
+            },
+            "trainingInput.hyperparameters.maxTrials",
+            "1 or more",
+        ),
         ({"scaleTier": "basic"}, "trainingInput.scaleTier", "allowed values"),
         ({"workerCount": []}, "trainingInput.workerCount", "valid integer"),
         ({"bogus": 1}, "trainingInput.bogus", "Unknown field"),
@@ -127,5 +241,10 @@ def test_job_level_rules() -> None:
 
 def test_every_violation_is_reported_at_once() -> None:
     found = fields({"jobId": "j", "trainingInput": {"scaleTier": "CUSTOM", "workerCount": "2"}})
-    assert {"trainingInput.region", "trainingInput.masterType", "trainingInput.workerType",
-            "trainingInput.packageUris", "trainingInput.pythonModule"} <= set(found)
+    assert {
+        "trainingInput.region",
+        "trainingInput.masterType",
+        "trainingInput.workerType",
+        "trainingInput.packageUris",
+        "trainingInput.pythonModule",
+    } <= set(found)

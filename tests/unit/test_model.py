@@ -39,7 +39,8 @@ def test_invalid_job_ids_say_why(bad: str, why: str) -> None:
 
 def test_base_name_and_timestamp() -> None:
     assert split_job_id("mnist_20261122_083000") == (
-        "mnist", datetime(2026, 11, 22, 8, 30, tzinfo=UTC)
+        "mnist",
+        datetime(2026, 11, 22, 8, 30, tzinfo=UTC),
     )
     assert split_job_id("mnist") == ("mnist", None)
     assert split_job_id("mnist_20261399_083000") == ("mnist_20261399_083000", None)
@@ -77,18 +78,26 @@ def test_tier_table_matches_published_ml_units() -> None:
 def test_replicas_per_tier() -> None:
     standard = replicas({"scaleTier": "STANDARD_1"})
     assert [r.task_name for r in standard] == [
-        "master-replica-0", *(f"worker-replica-{i}" for i in range(4)),
+        "master-replica-0",
+        *(f"worker-replica-{i}" for i in range(4)),
         *(f"ps-replica-{i}" for i in range(3)),
     ]
     assert len(replicas({"scaleTier": "PREMIUM_1"})) == 31
     assert len(replicas({})) == 1
     custom = {
-        "scaleTier": "CUSTOM", "masterType": "n1-standard-8", "workerType": "n1-standard-8",
-        "workerCount": "2", "evaluatorType": "n1-standard-4", "evaluatorCount": "1",
+        "scaleTier": "CUSTOM",
+        "masterType": "n1-standard-8",
+        "workerType": "n1-standard-8",
+        "workerCount": "2",
+        "evaluatorType": "n1-standard-4",
+        "evaluatorCount": "1",
         "workerConfig": {"acceleratorConfig": {"type": "NVIDIA_TESLA_T4", "count": "2"}},
     }
     assert [r.role for r in replicas(custom)] == [
-        Role.MASTER, Role.WORKER, Role.WORKER, Role.EVALUATOR
+        Role.MASTER,
+        Role.WORKER,
+        Role.WORKER,
+        Role.EVALUATOR,
     ]
     expected = 1.1322 + 2 * (1.1322 + 2 * 2.8308) + 0.5661
     assert ml_units_per_hour(custom) == pytest.approx(expected, abs=1e-3)
@@ -96,14 +105,21 @@ def test_replicas_per_tier() -> None:
 
 def test_tf_config_shapes() -> None:
     ti = {
-        "scaleTier": "CUSTOM", "masterType": "standard", "workerType": "standard",
-        "workerCount": "2", "parameterServerType": "standard", "parameterServerCount": "1",
-        "evaluatorType": "standard", "evaluatorCount": "1", "runtimeVersion": "2.5",
+        "scaleTier": "CUSTOM",
+        "masterType": "standard",
+        "workerType": "standard",
+        "workerCount": "2",
+        "parameterServerType": "standard",
+        "parameterServerCount": "1",
+        "evaluatorType": "standard",
+        "evaluatorCount": "1",
+        "runtimeVersion": "2.5",
     }
     reps = replicas(ti)
     cluster = cluster_addresses(reps, [1001, 1002, 1003, 1004])
     assert cluster == {
-        "master": ["127.0.0.1:1001"], "worker": ["127.0.0.1:1002", "127.0.0.1:1003"],
+        "master": ["127.0.0.1:1001"],
+        "worker": ["127.0.0.1:1002", "127.0.0.1:1003"],
         "ps": ["127.0.0.1:1004"],
     }
     env = replica_env("j", ti, reps[0], cluster, trial="3")

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -91,13 +92,15 @@ class JobService:
         """Stop every live job (their replicas too), then the log writer."""
         runners = list(self.runners.values())
         for r in runners:
-            r.cancel_requested.set()
+            r.abort("The local jobs service stopped while the job was running.")
         tasks = [r.task for r in runners if r.task]
         if tasks:
             await asyncio.wait(tasks, timeout=self.grace_seconds + 10)
         for project, job, _ in self.jobs.in_states([s.value for s in LIVE_STATES]):
             self.finish(
-                project, job["jobId"], JobState.FAILED,
+                project,
+                job["jobId"],
+                JobState.FAILED,
                 "The local jobs service stopped while the job was running.",
             )
         self.writer.stop()
@@ -171,7 +174,10 @@ class JobService:
     def service_log(self, project: str, job_id: str, message: str, severity: int) -> None:
         self.writer.emit(
             ServiceEntry(
-                project, job_id, message, severity,
+                project,
+                job_id,
+                message,
+                severity,
                 f"projects/{project}/logs/ml.googleapis.com%2F{job_id}",
             )
         )
@@ -182,8 +188,6 @@ class JobService:
         if not start:
             return 0.0
         end = parse_job_time(job["endTime"]) if job.get("endTime") else None
-        import time
-
         hours = max(0.0, ((end or time.time()) - parse_job_time(start)) / 3600)
         return round(ml_units_per_hour(job.get("trainingInput") or {}) * hours, 4)
 
@@ -225,9 +229,13 @@ class JobService:
                 "Field: job.job_id Error: A job with this id already exists.",
                 [FieldViolation("job.job_id", "A job with this id already exists.")],
             ) from None
-        self.service_log(project, job["jobId"], "Validating job requirements...", SEVERITIES["INFO"])
         self.service_log(
-            project, job["jobId"], "Job creation request has been successfully validated.",
+            project, job["jobId"], "Validating job requirements...", SEVERITIES["INFO"]
+        )
+        self.service_log(
+            project,
+            job["jobId"],
+            "Job creation request has been successfully validated.",
             SEVERITIES["INFO"],
         )
         runner = JobRunner(self, project, job["jobId"])
@@ -281,7 +289,9 @@ class JobService:
         if out:
             resp["jobs"] = out
         if more and last_seq is not None:
-            resp["nextPageToken"] = _encode_token({"p": project, "s": last_seq, "f": _filter_key(text)})
+            resp["nextPageToken"] = _encode_token(
+                {"p": project, "s": last_seq, "f": _filter_key(text)}
+            )
         return resp
 
     def cancel(self, project: str, job_id: str) -> dict[str, Any]:
@@ -297,7 +307,7 @@ class JobService:
             self.transition(project, job_id, JobState.CANCELLING)
             self.service_log(project, job_id, "Job cancellation requested.", SEVERITIES["NOTICE"])
         if runner is not None:
-            runner.cancel_requested.set()
+            runner.cancel()
         else:  # no runner (should not happen): end it here rather than leave it CANCELLING
             self.finish(project, job_id, JobState.CANCELLED, "Job cancelled by user.")
         return {}

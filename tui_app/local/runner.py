@@ -103,8 +103,19 @@ class JobRunner:
         self.project = project
         self.job_id = job_id
         self.cancel_requested = asyncio.Event()
+        self.stop_reason: tuple[JobState, str] = (JobState.CANCELLED, "Job cancelled by user.")
+        """How the job ends when stopped from outside: a user's cancel or the service stopping."""
         self.handles: list[ReplicaHandle] = []
         self.task: asyncio.Task[None] | None = None
+
+    def cancel(self) -> None:
+        """The user cancelled the job."""
+        self.cancel_requested.set()
+
+    def abort(self, message: str) -> None:
+        """The service is going away: stop the replicas and fail the job with ``message``."""
+        self.stop_reason = (JobState.FAILED, message)
+        self.cancel_requested.set()
 
     def start(self) -> None:
         self.task = asyncio.get_running_loop().create_task(self._guarded(), name=self.job_id)
@@ -148,14 +159,14 @@ class JobRunner:
         job = self.svc.stored(self.project, self.job_id)
         ti: dict[str, Any] = job["trainingInput"]
         if self.cancel_requested.is_set():
-            self._cancelled()
+            self._stopped()
             return
         self.svc.transition(self.project, self.job_id, JobState.PREPARING)
         self.note("Waiting for job to be provisioned.")
 
         cancelled, prepared = await self._until_cancelled(self._prepare(ti))
         if cancelled:
-            self._cancelled()
+            self._stopped()
             return
         if isinstance(prepared, str):
             self.note(prepared, "ERROR")
@@ -165,7 +176,7 @@ class JobRunner:
         self.note("Waiting for training program to start.")
         await self._start_replicas(job, ti, pythonpath, job_dir)
         if self.cancel_requested.is_set():
-            await self._end(JobState.CANCELLED, "Job cancelled by user.")
+            await self._end(*self.stop_reason)
             return
         self.svc.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
         self.note("Job is running.")
@@ -262,7 +273,7 @@ class JobRunner:
             while True:
                 done, _ = await asyncio.wait({*waits, stop}, return_when=asyncio.FIRST_COMPLETED)
                 if stop in done:
-                    return JobState.CANCELLED, "Job cancelled by user."
+                    return self.stop_reason
                 for fut in done:
                     handle = waits.pop(fut)
                     handle.status = handle.read_status()
@@ -308,8 +319,6 @@ class JobRunner:
             await asyncio.wrap_future(self.svc.writer.drain(sources))
 
     async def _end(self, state: JobState, message: str | None) -> None:
-        if state is JobState.CANCELLED:
-            self.svc.transition(self.project, self.job_id, JobState.CANCELLING)
         await self._stop_replicas()
         await self._drain()
         self.note(
@@ -322,9 +331,11 @@ class JobRunner:
         )
         self.svc.finish(self.project, self.job_id, state, message)
 
-    def _cancelled(self) -> None:
-        self.note("Job cancelled.")
-        self.svc.finish(self.project, self.job_id, JobState.CANCELLED, "Job cancelled by user.")
+    def _stopped(self) -> None:
+        """Stopped before any replica started."""
+        state, message = self.stop_reason
+        self.note("Job cancelled." if state is JobState.CANCELLED else message)
+        self.svc.finish(self.project, self.job_id, state, message)
 
 
 def _kill_everything(handle: ReplicaHandle) -> None:

@@ -7,6 +7,7 @@ master killed mid-write never leaves a checkpoint that a resume would choke on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -47,10 +48,8 @@ def save(job_dir: str, step: int, params: Sequence[float], keep: int = KEEP_LAST
         {"step": int(step), "params": [float(p) for p in params], "timestamp": time.time()},
     )
     for _, old_path in list_checkpoints(job_dir)[:-keep]:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(old_path)
-        except FileNotFoundError:
-            pass
     return path
 
 

@@ -52,7 +52,7 @@ class ParameterShard:
     def pull(self) -> list[float]:
         """This shard's values followed by the global step (as the last element)."""
         with self._lock:
-            return self.values + [float(self.step)]
+            return [*self.values, float(self.step)]
 
     def push(self, grads: list[float], lr: float) -> int:
         """Apply ``values -= lr * grads`` right away (asynchronous SGD); return the new step."""
