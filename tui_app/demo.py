@@ -38,7 +38,9 @@ def build_trainer_sdist(dest_dir: Path) -> Path:
         out = Path(tmp) / "dist"
         subprocess.run(
             [sys.executable, "setup.py", "-q", "sdist", "-d", str(out)],
-            cwd=src, check=True, capture_output=True,
+            cwd=src,
+            check=True,
+            capture_output=True,
         )
         (sdist,) = out.glob("*.tar.gz")
         dest_dir.mkdir(parents=True, exist_ok=True)
@@ -65,9 +67,14 @@ def sample_jobs(package: str) -> list[dict[str, Any]]:
     return [
         job("mnist", ["--steps", "300", "--sleep", "0.02"]),
         job(
-            "census_dist", ["--steps", "400", "--sleep", "0.02"],
-            scaleTier="CUSTOM", masterType="standard", workerType="standard",
-            workerCount="2", parameterServerType="standard", parameterServerCount="1",
+            "census_dist",
+            ["--steps", "400", "--sleep", "0.02"],
+            scaleTier="CUSTOM",
+            masterType="standard",
+            workerType="standard",
+            workerCount="2",
+            parameterServerType="standard",
+            parameterServerCount="1",
         ),
     ]
 
@@ -106,7 +113,7 @@ def run_demo(state: StateDir, project: str) -> int:
             break
         time.sleep(0.25)
     print("\nLook at them with gcloud:")
-    print(f"  eval \"$(tui-app service env --state-dir {state.root} --project {project})\"")
+    print(f'  eval "$(tui-app service env --state-dir {state.root} --project {project})"')
     print("  gcloud ai-platform jobs list")
     print(f"  gcloud ai-platform jobs stream-logs {ids[-1]} --polling-interval 1")
     return 0

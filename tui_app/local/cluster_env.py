@@ -29,7 +29,9 @@ def free_ports(count: int) -> list[int]:
 
 def _snake_keys(value: Any) -> Any:
     if isinstance(value, dict):
-        return {re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): _snake_keys(v) for k, v in value.items()}
+        return {
+            re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): _snake_keys(v) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_snake_keys(v) for v in value]
     return value

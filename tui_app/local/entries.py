@@ -18,7 +18,9 @@ from tui_app.model.severity import severity_name
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
-_COLUMNS = "id, project, job_id, task_name, trial_id, log_name, ts_us, receive_us, severity, message"
+_COLUMNS = (
+    "id, project, job_id, task_name, trial_id, log_name, ts_us, receive_us, severity, message"
+)
 
 
 def _projects(body: dict[str, Any]) -> list[str]:
@@ -41,7 +43,7 @@ def _projects(body: dict[str, Any]) -> list[str]:
             raise invalid_field("projectIds", "projectIds must be a list of strings.")
         projects += ids
     if not projects:
-        raise invalid_field("resourceNames", "resourceNames is required, e.g. [\"projects/P\"].")
+        raise invalid_field("resourceNames", 'resourceNames is required, e.g. ["projects/P"].')
     for p in projects:
         why = project_error(p)
         if why:
@@ -90,11 +92,11 @@ def list_entries(store: LogStore, body: object) -> dict[str, Any]:
         raise invalid_field("filter", "filter must be a string.")
     order = body.get("orderBy") or "timestamp asc"
     if not isinstance(order, str) or order.strip().lower() not in (
-        "timestamp", "timestamp asc", "timestamp desc"
+        "timestamp",
+        "timestamp asc",
+        "timestamp desc",
     ):
-        raise invalid_field(
-            "orderBy", "orderBy must be \"timestamp asc\" or \"timestamp desc\"."
-        )
+        raise invalid_field("orderBy", 'orderBy must be "timestamp asc" or "timestamp desc".')
     desc = order.strip().lower() == "timestamp desc"
     size = _int_field(body, "pageSize", DEFAULT_PAGE_SIZE)
     size = DEFAULT_PAGE_SIZE if size <= 0 else min(size, MAX_PAGE_SIZE)
@@ -102,9 +104,7 @@ def list_entries(store: LogStore, body: object) -> dict[str, Any]:
         where, params = compile_log_filter(filter_text)
     except (FilterSyntaxError, ValueError) as exc:
         raise invalid_field("filter", f"Invalid filter: {exc}") from None
-    key = hashlib.sha256(
-        json.dumps([projects, filter_text, desc]).encode()
-    ).hexdigest()[:12]
+    key = hashlib.sha256(json.dumps([projects, filter_text, desc]).encode()).hexdigest()[:12]
     cursor_sql = ""
     cursor: list[object] = []
     token = body.get("pageToken")
@@ -115,7 +115,9 @@ def list_entries(store: LogStore, body: object) -> dict[str, Any]:
             data = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
             ts, rid, tkey = int(data["t"]), int(data["i"]), data["k"]
         except (ValueError, KeyError, TypeError, UnicodeError):
-            raise invalid_field("pageToken", "The page token is not one this service issued.") from None
+            raise invalid_field(
+                "pageToken", "The page token is not one this service issued."
+            ) from None
         if tkey != key:
             raise invalid_field(
                 "pageToken", "The page token was issued for a different filter or order."

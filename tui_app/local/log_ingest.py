@@ -102,7 +102,7 @@ class LogSource:
         finally:
             os.close(fd)
         more = start + len(chunk) < size
-        data = self.partial + chunk if self.partial else chunk
+        data: bytes = bytes(self.partial) + chunk if self.partial else chunk
         parts = data.split(b"\n")
         tail = parts.pop()
         consumed = len(data) - len(tail)

@@ -52,7 +52,9 @@ def resolve_all(state: StateDir, uris: list[str]) -> list[Path]:
         except UnsafePathError as exc:
             raise PackageError(f"{uri} is not a usable location: {exc}.", field) from None
         if not path.is_file():
-            where = f" (gs:// objects live under {state.gcs_root})" if uri.startswith("gs://") else ""
+            where = (
+                f" (gs:// objects live under {state.gcs_root})" if uri.startswith("gs://") else ""
+            )
             raise PackageError(f"The package {uri} does not exist{where}.", field)
         files.append(path)
     return files
@@ -70,9 +72,7 @@ def content_key(files: list[Path]) -> str:
     return h.hexdigest()
 
 
-async def install(
-    state: StateDir, files: list[Path], log: Callable[[str], None]
-) -> Path:
+async def install(state: StateDir, files: list[Path], log: Callable[[str], None]) -> Path:
     """Install ``files`` (sdists/wheels) into the cache and return the folder for PYTHONPATH.
 
     Raises:
@@ -92,8 +92,16 @@ async def install(
         log(f"Installing {', '.join(f.name for f in files)}.")
         env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONWARNINGS": "ignore"}
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "pip", "install", "--no-input", "--no-build-isolation",
-            "--no-warn-script-location", "--no-cache-dir", "--target", str(tmp),
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-input",
+            "--no-build-isolation",
+            "--no-warn-script-location",
+            "--no-cache-dir",
+            "--target",
+            str(tmp),
             *(str(f) for f in files),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,

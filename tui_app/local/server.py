@@ -51,10 +51,14 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     except ApiError as exc:
         return _error(exc)
     except web.HTTPRequestEntityTooLarge:
-        return _error(ApiError("INVALID_ARGUMENT", "The request body is too large.", http_status=413))
+        return _error(
+            ApiError("INVALID_ARGUMENT", "The request body is too large.", http_status=413)
+        )
     except web.HTTPMethodNotAllowed as exc:
         return _error(
-            ApiError("INVALID_ARGUMENT", f"Method {exc.method} is not allowed here.", http_status=405)
+            ApiError(
+                "INVALID_ARGUMENT", f"Method {exc.method} is not allowed here.", http_status=405
+            )
         )
     except web.HTTPNotFound:
         return _error(
@@ -63,7 +67,9 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        status = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED"}.get(exc.status, "INVALID_ARGUMENT")
+        status = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED"}.get(
+            exc.status, "INVALID_ARGUMENT"
+        )
         return _error(ApiError(status, exc.reason or "Bad request", http_status=exc.status))
     except Exception:
         log.exception("unhandled error for %s %s", request.method, request.path)
@@ -77,7 +83,9 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
         return await handler(request)
     header = request.headers.get("Authorization", "")
     scheme, _, given = header.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+        given.strip().encode(), token.encode()
+    ):
         raise ApiError(
             "UNAUTHENTICATED",
             "Request is missing required authentication credential. Expected an "
@@ -99,9 +107,7 @@ async def _body(request: web.Request, required: bool = True) -> Any:
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(
-            "INVALID_ARGUMENT", f"Invalid JSON payload received. {exc}"
-        ) from None
+        raise ApiError("INVALID_ARGUMENT", f"Invalid JSON payload received. {exc}") from None
 
 
 def _project(request: web.Request) -> str:
@@ -126,7 +132,9 @@ async def create_job(request: web.Request) -> web.Response:
 async def list_jobs(request: web.Request) -> web.Response:
     svc = request.app[SERVICE_KEY]
     q = request.query
-    return _json(svc.list(_project(request), q.get("pageSize"), q.get("pageToken"), q.get("filter")))
+    return _json(
+        svc.list(_project(request), q.get("pageSize"), q.get("pageToken"), q.get("filter"))
+    )
 
 
 async def get_job(request: web.Request) -> web.Response:

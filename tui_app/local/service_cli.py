@@ -51,7 +51,9 @@ class ServiceInfo:
     def read(cls, state: StateDir) -> ServiceInfo | None:
         try:
             data = json.loads(state.service_file.read_text())
-            return cls(int(data["pid"]), str(data["url"]), bool(data["auth"]), str(data["state_dir"]))
+            return cls(
+                int(data["pid"]), str(data["url"]), bool(data["auth"]), str(data["state_dir"])
+            )
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -167,8 +169,13 @@ async def _serve(
     tmp = state.service_file.with_suffix(".tmp")
     tmp.write_text(
         json.dumps(
-            {"pid": os.getpid(), "url": url, "auth": token is not None, "state_dir": str(state.root),
-             "started": time.time()}
+            {
+                "pid": os.getpid(),
+                "url": url,
+                "auth": token is not None,
+                "state_dir": str(state.root),
+                "started": time.time(),
+            }
         )
     )
     os.replace(tmp, state.service_file)
@@ -194,7 +201,9 @@ def _bound_port(runner: Any) -> int:
 # -- start / stop / status / env ------------------------------------------------------------
 
 
-def start(state: StateDir, host: str, port: int, no_auth: bool, grace_seconds: float) -> ServiceInfo:
+def start(
+    state: StateDir, host: str, port: int, no_auth: bool, grace_seconds: float
+) -> ServiceInfo:
     """Start a detached service (or find the running one) and wait until it answers."""
     info = running(state)
     if info is not None:
@@ -207,14 +216,29 @@ def start(state: StateDir, host: str, port: int, no_auth: bool, grace_seconds: f
         )
     state.ensure()
     cmd = [
-        sys.executable, "-m", "tui_app.cli", "service", "run", "--state-dir", str(state.root),
-        "--host", host, "--port", str(port), "--grace-seconds", str(grace_seconds),
+        sys.executable,
+        "-m",
+        "tui_app.cli",
+        "service",
+        "run",
+        "--state-dir",
+        str(state.root),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--grace-seconds",
+        str(grace_seconds),
     ]
     if no_auth:
         cmd.append("--no-auth")
     with open(state.service_log, "ab") as logf:
         proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True,
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=logf,
+            stderr=logf,
+            start_new_session=True,
             close_fds=True,
         )
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
