@@ -105,8 +105,7 @@ def list_entries(store: LogStore, body: object) -> dict[str, Any]:
     except (FilterSyntaxError, ValueError) as exc:
         raise invalid_field("filter", f"Invalid filter: {exc}") from None
     key = hashlib.sha256(json.dumps([projects, filter_text, desc]).encode()).hexdigest()[:12]
-    cursor_sql = ""
-    cursor: list[object] = []
+    cursor: tuple[int, int] | None = None
     token = body.get("pageToken")
     if token:
         if not isinstance(token, str):
@@ -122,16 +121,29 @@ def list_entries(store: LogStore, body: object) -> dict[str, Any]:
             raise invalid_field(
                 "pageToken", "The page token was issued for a different filter or order."
             )
-        cursor_sql = " AND (ts_us, id) < (?, ?)" if desc else " AND (ts_us, id) > (?, ?)"
-        cursor = [ts, rid]
+        cursor = (ts, rid)
     marks = ",".join("?" * len(projects))
     direction = "DESC" if desc else "ASC"
-    sql = (
-        f"SELECT {_COLUMNS} FROM log_entries WHERE project IN ({marks}) AND ({where})"
-        f"{cursor_sql} ORDER BY ts_us {direction}, id {direction} LIMIT ?"
-    )
+    base = f"SELECT {_COLUMNS} FROM log_entries WHERE project IN ({marks}) AND ({where})"
+    order = f" ORDER BY ts_us {direction}, id {direction} LIMIT ?"
+    args = [*projects, *params]
+    # The cursor is split in two queries: the rest of the cursor's timestamp (an index seek on
+    # ts_us = ? AND id > ?), then later timestamps. One "(ts_us, id) > (?, ?)" query walks every
+    # entry sharing the timestamp, which made deep pages of a flood 8x slower.
+    beyond, within = ("<", "<") if desc else (">", ">")
     try:
-        rows = store.reader().execute(sql, [*projects, *params, *cursor, size + 1]).fetchall()
+        conn = store.reader()
+        if cursor is None:
+            rows = conn.execute(base + order, [*args, size + 1]).fetchall()
+        else:
+            rows = conn.execute(
+                base + f" AND ts_us = ? AND id {within} ?" + order, [*args, *cursor, size + 1]
+            ).fetchall()
+            if len(rows) <= size:
+                rows += conn.execute(
+                    base + f" AND ts_us {beyond} ?" + order,
+                    [*args, cursor[0], size + 1 - len(rows)],
+                ).fetchall()
     except sqlite3.OperationalError as exc:
         raise ApiError("UNAVAILABLE", f"The log store is busy, retry: {exc}") from None
     resp: dict[str, Any] = {}

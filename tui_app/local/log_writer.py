@@ -22,6 +22,7 @@ from tui_app.local.store import LogStore
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.05
+CYCLE_BYTES = 1024 * 1024
 _INSERT = (
     "INSERT INTO log_entries (project, job_id, task_name, trial_id, log_name, ts_us, receive_us,"
     " severity, message) VALUES (?,?,?,?,?,?,?,?,?)"
@@ -99,7 +100,9 @@ class LogWriter(threading.Thread):
             while True:
                 busy = self._cycle(conn)
                 if self._stop.is_set():
-                    self._cycle(conn)
+                    deadline = time.monotonic() + 30  # take what is already written, then stop
+                    while self._cycle(conn) and time.monotonic() < deadline:
+                        pass
                     return
                 if not busy:
                     self._wake.wait(self._poll)
@@ -108,61 +111,53 @@ class LogWriter(threading.Thread):
             conn.close()
 
     def _cycle(self, conn: sqlite3.Connection) -> bool:
-        """One pass: read every source, commit. True when a source had more than one chunk."""
+        """One pass: a bounded read of every source, one commit. True when bytes are waiting.
+
+        Each source contributes at most ``CYCLE_BYTES`` per pass, so a flooding replica cannot
+        hold up other jobs' lines (or its own job's end) behind one huge transaction, and every
+        entry's timestamp stays within one short pass of when it was read.
+        """
         with self._lock:
-            sources = list(self._sources.values())
+            sources = dict(self._sources)
             pending, self._pending = self._pending, []
-            drains, self._drains = self._drains, []
-        rows: list[tuple[object, ...]] = []
-        offsets: list[tuple[str, int]] = []
-        busy = False
-        now = max(int(time.time() * 1_000_000), self._last_us)
-        for entry in pending:
-            rows.append(
-                (
-                    entry.project,
-                    entry.job_id,
-                    entry.task_name,
-                    entry.trial_id,
-                    entry.log_name,
-                    now,
-                    now,
-                    entry.severity,
-                    entry.message,
-                )
-            )
+            drains = list(self._drains)
         draining = {str(s.path): s for srcs, _ in drains for s in srcs}
-        by_path = {str(s.path): s for s in sources}
         for path, src in draining.items():
-            by_path.setdefault(path, src)
-        for src in by_path.values():
-            final = str(src.path) in draining
-            while True:
-                lines, more = src.read(final=final)
-                before = len(rows)
-                for text in lines:
-                    rows.append(
-                        (
-                            src.project,
-                            src.job_id,
-                            src.task_name,
-                            src.trial_id,
-                            src.log_name,
-                            now,
-                            now,
-                            classify(text, src.stderr),
-                            text,
-                        )
-                    )
-                if lines:
-                    offsets.append((str(src.path), src.offset))
-                if not more:
-                    break
-                if not final:
-                    busy = True
-                    break
-                if len(rows) - before == 0:
-                    break
+            sources.setdefault(path, src)
+        now = max(int(time.time() * 1_000_000), self._last_us)
+        rows: list[tuple[object, ...]] = [
+            (
+                e.project,
+                e.job_id,
+                e.task_name,
+                e.trial_id,
+                e.log_name,
+                now,
+                now,
+                e.severity,
+                e.message,
+            )
+            for e in pending
+        ]
+        offsets: list[tuple[str, int]] = []
+        waiting: set[str] = set()
+        for path, src in sources.items():
+            lines, more = src.read(final=path in draining, limit=CYCLE_BYTES)
+            if more:
+                waiting.add(path)
+            if lines:
+                meta = (
+                    src.project,
+                    src.job_id,
+                    src.task_name,
+                    src.trial_id,
+                    src.log_name,
+                    now,
+                    now,
+                )
+                stderr = src.stderr
+                rows.extend((*meta, classify(text, stderr), text) for text in lines)
+                offsets.append((path, src.offset))
         if rows or offsets:
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -177,21 +172,25 @@ class LogWriter(threading.Thread):
                 self.error = None
             except sqlite3.Error as exc:
                 # Disk full or similar: keep the lines (roll back the offsets too) and retry.
-                conn.execute("ROLLBACK") if conn.in_transaction else None
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 self.error = f"Cannot write log entries: {exc}"
                 log.error(self.error)
-                self._rewind(list(by_path.values()))
+                self._rewind(list(sources.values()))
                 with self._lock:
                     self._pending = pending + self._pending
-                    self._drains = drains + self._drains
                 time.sleep(0.5)
                 return False
+        # A drain is done once a final read of each of its sources found nothing more.
         for srcs, fut in drains:
+            if any(str(s.path) in waiting for s in srcs):
+                continue
             with self._lock:
+                self._drains = [d for d in self._drains if d[1] is not fut]
                 for s in srcs:
                     self._sources.pop(str(s.path), None)
             fut.set_result(None)
-        return busy
+        return bool(waiting)
 
     def _rewind(self, sources: list[LogSource]) -> None:
         """After a failed commit, re-read what was not committed, from the store's offsets."""

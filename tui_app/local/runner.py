@@ -91,7 +91,7 @@ def _traceback_tail(path: Path) -> str:
     start = max((i for i, ln in enumerate(lines) if ln.startswith("Traceback (")), default=None)
     picked = lines[start:] if start is not None else lines
     if len(picked) > TRACEBACK_LINES:
-        picked = [*picked[:1], "  ...", *picked[-(TRACEBACK_LINES - 2):]]
+        picked = [*picked[:1], "  ...", *picked[-(TRACEBACK_LINES - 2) :]]
     return "\n".join(ln[:500] for ln in picked)
 
 
