@@ -11,22 +11,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
+from tui_app.locations import SERVICE_FILE, TOKEN_FILE, default_state_dir
 
+__all__ = ["StateDir", "UnsafePathError", "default_state_dir", "project_error"]
 PROJECT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$")
-ENV_STATE_DIR = "TUI_APP_STATE_DIR"
 
 
 class UnsafePathError(ValueError):
     """A name would escape the state dir or is not a valid name."""
-
-
-def default_state_dir() -> Path:
-    """``$TUI_APP_STATE_DIR`` or the XDG data dir (``~/.local/share/tui-app``)."""
-    env = os.environ.get(ENV_STATE_DIR)
-    if env:
-        return Path(env).expanduser()
-    return Path(platformdirs.user_data_dir("tui-app", appauthor=False))
 
 
 def project_error(project: str) -> str | None:
@@ -65,12 +57,12 @@ class StateDir:
 
     @property
     def token_file(self) -> Path:
-        return self.root / "token"
+        return self.root / TOKEN_FILE
 
     @property
     def service_file(self) -> Path:
         """JSON with the running service's pid, URL and auth mode."""
-        return self.root / "service.json"
+        return self.root / SERVICE_FILE
 
     @property
     def service_log(self) -> Path:

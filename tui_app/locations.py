@@ -1,0 +1,34 @@
+"""Where things live on disk: the one place both the service and its clients read.
+
+The clients find the local service through files in its state dir (``service.json``, the token)
+without importing the service; the service writes them. Both take the names from here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "tui-app"
+ENV_STATE_DIR = "TUI_APP_STATE_DIR"
+ENV_CONFIG_DIR = "TUI_APP_CONFIG_DIR"
+SERVICE_FILE = "service.json"
+TOKEN_FILE = "token"
+
+
+def default_state_dir() -> Path:
+    """``$TUI_APP_STATE_DIR`` or the XDG data dir (``~/.local/share/tui-app``)."""
+    env = os.environ.get(ENV_STATE_DIR)
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def config_dir() -> Path:
+    """``$TUI_APP_CONFIG_DIR`` or the XDG config dir (``~/.config/tui-app``): settings, presets."""
+    env = os.environ.get(ENV_CONFIG_DIR)
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
