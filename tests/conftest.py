@@ -69,6 +69,8 @@ def _start(state_dir: Path, *extra: str) -> LiveService:
             str(port),
             "--grace-seconds",
             "2",
+            # Tests must not depend on the machine's cores; scheduling tests pass their own.
+            *(() if "--slots" in extra else ("--slots", "64")),
             *extra,
         ],
         stdout=log,
@@ -105,6 +107,14 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
 def open_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     """A real service started with --no-auth (what gcloud's disable_credentials needs)."""
     svc = _start(tmp_path_factory.mktemp("svc-open") / "state", "--no-auth")
+    yield svc
+    _stop(svc)
+
+
+@pytest.fixture(scope="module")
+def small_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+    """A real service with only two replica slots, for scheduling tests."""
+    svc = _start(tmp_path_factory.mktemp("svc-small") / "state", "--slots", "2")
     yield svc
     _stop(svc)
 

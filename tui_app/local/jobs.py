@@ -27,6 +27,7 @@ from tui_app.local.log_ingest import LogSource
 from tui_app.local.log_writer import LogWriter, ServiceEntry
 from tui_app.local.paths import StateDir
 from tui_app.local.runner import JobRunner
+from tui_app.local.scheduler import Scheduler
 from tui_app.local.store import DuplicateJobError, JobStore, LogStore
 from tui_app.local.timefmt import job_time, parse_job_time
 from tui_app.model.cluster import ml_units_per_hour
@@ -73,7 +74,9 @@ def _filter_key(text: str) -> str:
 class JobService:
     """All jobs of all projects in one state dir, and the runners of the live ones."""
 
-    def __init__(self, state: StateDir, grace_seconds: float = 5.0) -> None:
+    def __init__(
+        self, state: StateDir, grace_seconds: float = 5.0, slots: int | None = None
+    ) -> None:
         state.ensure()
         self.state = state
         self.grace_seconds = grace_seconds
@@ -81,6 +84,7 @@ class JobService:
         self.logs = LogStore(state.logs_db)
         self.writer = LogWriter(self.logs)
         self.runners: dict[tuple[str, str], JobRunner] = {}
+        self.scheduler = Scheduler(slots, self._positions_changed)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -166,6 +170,24 @@ class JobService:
             job["errorMessage"] = error
         job.setdefault("trainingOutput", {})["consumedMLUnits"] = self._ml_units(job)
         return self._save(project, job)
+
+    def _positions_changed(self, positions: dict[tuple[str, str], int]) -> None:
+        """Keep every QUEUED job's jobPosition current (int64: a string on the wire)."""
+        for project, job_id in list(self.runners):
+            try:
+                job = self.stored(project, job_id)
+            except ApiError:
+                continue
+            if job["state"] != JobState.QUEUED.value:
+                continue
+            position = positions.get((project, job_id))
+            wanted = str(position) if position else None
+            if job.get("jobPosition") != wanted:
+                if wanted is None:
+                    job.pop("jobPosition", None)
+                else:
+                    job["jobPosition"] = wanted
+                self._save(project, job)
 
     def save_runtime(self, project: str, job_id: str, runtime: dict[str, Any]) -> None:
         job = self.stored(project, job_id)

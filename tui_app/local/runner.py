@@ -141,6 +141,7 @@ class JobRunner:
             )
         finally:
             self.svc.runners.pop((self.project, self.job_id), None)
+            self.svc.scheduler.release((self.project, self.job_id))
 
     async def _until_cancelled(self, coro: Any) -> tuple[bool, Any]:
         """Run ``coro`` unless cancel comes first; returns (cancelled, result)."""
@@ -159,6 +160,14 @@ class JobRunner:
         job = self.svc.stored(self.project, self.job_id)
         ti: dict[str, Any] = job["trainingInput"]
         if self.cancel_requested.is_set():
+            self._stopped()
+            return
+        priority = int((ti.get("scheduling") or {}).get("priority") or 0)
+        admitted = self.svc.scheduler.request(
+            (self.project, self.job_id), len(replicas(ti)), priority
+        )
+        cancelled, _ = await self._until_cancelled(admitted)
+        if cancelled:
             self._stopped()
             return
         self.svc.transition(self.project, self.job_id, JobState.PREPARING)

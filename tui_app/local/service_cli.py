@@ -27,10 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.local.paths import StateDir
+from tui_app.settings import DEFAULT_PROJECT
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_PROJECT", "ServiceError", "ServiceOptions"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8470
-DEFAULT_PROJECT = "local-project"
 START_TIMEOUT_SECONDS = 30.0
 
 
@@ -115,8 +117,30 @@ def _pid_alive(pid: int) -> bool:
 # -- run (foreground) ---------------------------------------------------------------------
 
 
-def serve(state: StateDir, host: str, port: int, no_auth: bool, grace_seconds: float) -> int:
+@dataclass(frozen=True)
+class ServiceOptions:
+    """How to run a service: what ``service run`` and ``service start`` take."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    no_auth: bool = False
+    grace_seconds: float = 5.0
+    slots: int | None = None
+    """Replica slots (default: the machine's cores)."""
+
+    def argv(self) -> list[str]:
+        args = ["--host", self.host, "--port", str(self.port)]
+        args += ["--grace-seconds", str(self.grace_seconds)]
+        if self.slots:
+            args += ["--slots", str(self.slots)]
+        if self.no_auth:
+            args.append("--no-auth")
+        return args
+
+
+def serve(state: StateDir, opts: ServiceOptions) -> int:
     """Serve until SIGTERM/SIGINT. Returns the process exit code."""
+    host, no_auth = opts.host, opts.no_auth
     if no_auth and not is_loopback(host):
         raise ServiceError(
             f"--no-auth is refused on {host}: without a token anyone who can reach the address "
@@ -135,22 +159,21 @@ def serve(state: StateDir, host: str, port: int, no_auth: bool, grace_seconds: f
         ) from None
     token = None if no_auth else read_or_create_token(state)
     try:
-        return asyncio.run(_serve(state, host, port, token, grace_seconds))
+        return asyncio.run(_serve(state, opts, token))
     finally:
         with contextlib.suppress(OSError):
             state.service_file.unlink()
         lock.close()
 
 
-async def _serve(
-    state: StateDir, host: str, port: int, token: str | None, grace_seconds: float
-) -> int:
+async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> int:
     from aiohttp import web
 
     from tui_app.local.jobs import JobService
     from tui_app.local.server import make_app
 
-    service = JobService(state, grace_seconds=grace_seconds)
+    host, port = opts.host, opts.port
+    service = JobService(state, grace_seconds=opts.grace_seconds, slots=opts.slots)
     await service.start()
     app = make_app(service, token)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
@@ -201,10 +224,9 @@ def _bound_port(runner: Any) -> int:
 # -- start / stop / status / env ------------------------------------------------------------
 
 
-def start(
-    state: StateDir, host: str, port: int, no_auth: bool, grace_seconds: float
-) -> ServiceInfo:
+def start(state: StateDir, opts: ServiceOptions) -> ServiceInfo:
     """Start a detached service (or find the running one) and wait until it answers."""
+    host, port, no_auth = opts.host, opts.port, opts.no_auth
     info = running(state)
     if info is not None:
         return info
@@ -215,23 +237,8 @@ def start(
             f"Port {port} on {host} is already in use by another program; choose another --port."
         )
     state.ensure()
-    cmd = [
-        sys.executable,
-        "-m",
-        "tui_app.cli",
-        "service",
-        "run",
-        "--state-dir",
-        str(state.root),
-        "--host",
-        host,
-        "--port",
-        str(port),
-        "--grace-seconds",
-        str(grace_seconds),
-    ]
-    if no_auth:
-        cmd.append("--no-auth")
+    cmd = [sys.executable, "-m", "tui_app.cli", "service", "run", "--state-dir", str(state.root)]
+    cmd += opts.argv()
     with open(state.service_log, "ab") as logf:
         proc = subprocess.Popen(
             cmd,

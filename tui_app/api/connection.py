@@ -1,0 +1,130 @@
+"""From a profile to a working client: find (or start) the local service, or build credentials.
+
+The local service is reached only through what it publishes in its state dir (``service.json``
+and the token file) and started through the ``tui-app service start`` command, so this layer
+never imports the service.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.auth.credentials import Credentials
+
+from tui_app.api.errors import ApiCallError
+from tui_app.api.jobs_client import JobsClient, make_credentials
+from tui_app.locations import SERVICE_FILE, TOKEN_FILE, default_state_dir
+from tui_app.settings import Profile
+
+START_TIMEOUT_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where to send requests and with what credentials."""
+
+    endpoint: str
+    credentials: Credentials
+    label: str
+    """What the header shows, e.g. ``local (127.0.0.1:8470)``."""
+
+    def jobs(self, project: str) -> JobsClient:
+        return JobsClient(self.endpoint, project, self.credentials)
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/healthz", timeout=1.0) as resp:
+            return bool(resp.status == 200)
+    except OSError:
+        return False
+
+
+def local_service(state_dir: Path, start: bool = True) -> tuple[str, str | None]:
+    """URL and token of the local service of ``state_dir``, starting it when none answers.
+
+    Raises:
+        ApiCallError: the service is not running and could not be started (the message says why).
+    """
+    info_file = state_dir / SERVICE_FILE
+
+    def published() -> tuple[str, bool] | None:
+        try:
+            data = json.loads(info_file.read_text())
+            return str(data["url"]), bool(data["auth"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    found = published()
+    if not (found and _answers(found[0])):
+        if not start:
+            raise ApiCallError(f"The local jobs service of {state_dir} is not running.")
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tui_app.cli",
+                "service",
+                "start",
+                "--state-dir",
+                str(state_dir),
+                "--port",
+                "0",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=START_TIMEOUT_SECONDS,
+            check=False,
+        )
+        found = published()
+        if result.returncode != 0 or found is None:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            raise ApiCallError(
+                "Cannot start the local jobs service: " + (detail[-1] if detail else "no output")
+            )
+    url, auth = found
+    token = (state_dir / TOKEN_FILE).read_text().strip() if auth else None
+    return url, token
+
+
+def connect(profile: Profile, state_dir: Path | None = None, start: bool = True) -> Connection:
+    """A connection for ``profile``; ``state_dir`` overrides a local profile's.
+
+    Raises:
+        ApiCallError: nothing answers and nothing could be started, or credentials are missing.
+    """
+    if profile.kind == "local":
+        root = state_dir or (Path(profile.state_dir).expanduser() if profile.state_dir else None)
+        root = root or default_state_dir()
+        url, token = local_service(root, start=start)
+        host = url.split("://", 1)[-1]
+        return Connection(url, make_credentials(token), f"{profile.name} ({host})")
+    assert profile.endpoint is not None
+    if profile.token or profile.token_file:
+        token = profile.token
+        if token is None and profile.token_file:
+            try:
+                token = Path(profile.token_file).expanduser().read_text().strip()
+            except OSError as exc:
+                raise ApiCallError(
+                    f"Cannot read the token file {profile.token_file}: {exc}"
+                ) from None
+        creds = make_credentials(token)
+    elif profile.adc:
+        import google.auth
+        from google.auth.exceptions import DefaultCredentialsError
+
+        try:
+            creds, _ = google.auth.default(
+                scopes=["https://www.googleapis.com/auth/cloud-platform"]
+            )
+        except DefaultCredentialsError as exc:
+            raise ApiCallError(f"No Google application default credentials: {exc}") from None
+    else:
+        creds = make_credentials(None)
+    return Connection(profile.endpoint, creds, f"{profile.name} ({profile.endpoint})")

@@ -1,0 +1,164 @@
+"""The user's settings: backend profiles, project, theme, refresh rate, keymap.
+
+Stored as YAML under the XDG config dir. A broken file never stops the app: it falls back to the
+defaults and says which line is wrong, and the file is only rewritten when the user changes a
+setting from the app (theme), so hand edits survive.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tui_app.locations import config_dir
+
+DEFAULT_PROJECT = "local-project"
+DEFAULT_THEME = "tui-dark"
+DEFAULT_REFRESH_SECONDS = 2.0
+PROFILE_KINDS = ("local", "url")
+
+
+class SettingsError(ValueError):
+    """The settings file is unreadable or invalid; the message says where."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A backend: the embedded local service, or any ml-v1-compatible endpoint."""
+
+    name: str
+    kind: str = "local"
+    endpoint: str | None = None
+    """For ``url`` profiles: the API root, e.g. ``https://ml.googleapis.com``."""
+    token: str | None = None
+    token_file: str | None = None
+    adc: bool = False
+    """Use Google application default credentials (google-auth) for a ``url`` profile."""
+    state_dir: str | None = None
+    """For ``local`` profiles: the service's state dir (default: the XDG data dir)."""
+    project: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    profile: str = "local"
+    project: str = DEFAULT_PROJECT
+    theme: str = DEFAULT_THEME
+    refresh_seconds: float = DEFAULT_REFRESH_SECONDS
+    keymap: dict[str, str] = field(default_factory=dict)
+    profiles: dict[str, Profile] = field(default_factory=lambda: {"local": Profile("local")})
+
+    def active_profile(self) -> Profile:
+        """The profile in use.
+
+        Raises:
+            SettingsError: naming the unknown profile and the known ones.
+        """
+        try:
+            return self.profiles[self.profile]
+        except KeyError:
+            known = ", ".join(sorted(self.profiles))
+            raise SettingsError(
+                f"Unknown profile {self.profile!r}; known profiles: {known}."
+            ) from None
+
+    def with_changes(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.yaml"
+
+
+def _profile(name: str, data: Any) -> Profile:
+    if not isinstance(data, dict):
+        raise SettingsError(f"profiles.{name} must be a mapping.")
+    kind = data.get("kind", "local")
+    if kind not in PROFILE_KINDS:
+        raise SettingsError(f"profiles.{name}.kind must be one of {', '.join(PROFILE_KINDS)}.")
+    if kind == "url" and not data.get("endpoint"):
+        raise SettingsError(f"profiles.{name}.endpoint is required for a url profile.")
+    allowed = {"kind", "endpoint", "token", "token_file", "adc", "state_dir", "project"}
+    unknown = set(data) - allowed
+    if unknown:
+        raise SettingsError(f"profiles.{name}: unknown keys {', '.join(sorted(unknown))}.")
+    return Profile(
+        name=name,
+        kind=kind,
+        endpoint=data.get("endpoint"),
+        token=data.get("token"),
+        token_file=data.get("token_file"),
+        adc=bool(data.get("adc", False)),
+        state_dir=data.get("state_dir"),
+        project=data.get("project"),
+    )
+
+
+def parse_settings(text: str) -> Settings:
+    """Settings from YAML text.
+
+    Raises:
+        SettingsError: with the line or key that is wrong.
+    """
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise SettingsError(f"settings.yaml is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise SettingsError("settings.yaml must be a mapping of settings.")
+    base = Settings()
+    profiles = dict(base.profiles)
+    for name, pdata in (data.get("profiles") or {}).items():
+        profiles[str(name)] = _profile(str(name), pdata)
+    try:
+        refresh = float(data.get("refresh_seconds", base.refresh_seconds))
+    except (TypeError, ValueError):
+        raise SettingsError("refresh_seconds must be a number of seconds.") from None
+    if not 0.2 <= refresh <= 3600:
+        raise SettingsError("refresh_seconds must be between 0.2 and 3600.")
+    keymap = data.get("keymap") or {}
+    if not isinstance(keymap, dict) or not all(isinstance(v, str) for v in keymap.values()):
+        raise SettingsError("keymap must map binding ids to keys, e.g. {cancel-job: x}.")
+    return Settings(
+        profile=str(data.get("profile", base.profile)),
+        project=str(data.get("project", base.project)),
+        theme=str(data.get("theme", base.theme)),
+        refresh_seconds=refresh,
+        keymap={str(k): v for k, v in keymap.items()},
+        profiles=profiles,
+    )
+
+
+def load_settings(path: Path | None = None) -> tuple[Settings, str | None]:
+    """The settings and, when the file is broken, why (the defaults are used then)."""
+    path = path or settings_path()
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return Settings(), None
+    except OSError as exc:
+        return Settings(), f"Cannot read {path}: {exc.strerror}"
+    try:
+        return parse_settings(text), None
+    except SettingsError as exc:
+        return Settings(), f"{path}: {exc} Using the defaults."
+
+
+def save_setting(key: str, value: Any, path: Path | None = None) -> None:
+    """Change one top-level setting in the file, keeping everything else as written."""
+    path = path or settings_path()
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (FileNotFoundError, yaml.YAMLError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    data[key] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(yaml.safe_dump(data, sort_keys=False))
+    os.replace(tmp, path)
