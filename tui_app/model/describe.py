@@ -1,0 +1,407 @@
+"""A job's detail as a person reads it, like ``gcloud ai-platform jobs describe --summarize``.
+
+``summarize`` turns a Job resource into titled sections of ``(key, value)`` rows; the describe pane
+renders them as a table and the headless CLI prints ``render_text``. Jobs come from any backend and
+any age, so every field may be missing or odd: a summary never raises, it leaves out what it cannot
+read. ``job_yaml`` is the other view: the raw resource, exactly as ``gcloud describe`` prints it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+from typing import Any
+
+import yaml
+
+from tui_app.model import states
+from tui_app.model.cluster import ml_units_per_hour, replica_groups
+from tui_app.model.job_spec import duration_seconds
+from tui_app.model.tiers import (
+    ACCELERATORS,
+    DEFAULT_SCALE_TIER,
+    MACHINE_TYPES,
+    SCALE_TIERS,
+    ReplicaGroup,
+    Role,
+)
+
+DEFAULT_METRIC_TAG = "training/hptuning/metric"
+_ALGORITHMS = {
+    "ALGORITHM_UNSPECIFIED": "Bayesian optimization",
+    "GRID_SEARCH": "Grid search",
+    "RANDOM_SEARCH": "Random search",
+}
+_ROLE_NAMES: dict[Role, tuple[str, str]] = {
+    Role.MASTER: ("master", "masters"),
+    Role.WORKER: ("worker", "workers"),
+    Role.PARAMETER_SERVER: ("parameter server", "parameter servers"),
+    Role.EVALUATOR: ("evaluator", "evaluators"),
+}
+# The sign in "master: 1 x standard" (a real multiplication sign, not the letter x).
+TIMES = "\N{MULTIPLICATION SIGN}"
+# RFC3339 allows nanoseconds; datetime takes at most microseconds.
+_FRACTION = re.compile(r"(\.\d{6})\d+")
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled group of ``(key, value)`` rows.
+
+    A row with an empty key continues the row above it (one replica group or package per row);
+    a value may span several lines (the error message).
+    """
+
+    title: str
+    rows: list[tuple[str, str]]
+
+
+def summarize(job: Mapping[str, Any], now: datetime, *, tz: tzinfo = UTC) -> list[Section]:
+    """The job's summary: overview, training input, training output and the error, if any.
+
+    Sections with nothing to show are left out; so are rows whose field is missing.
+
+    Args:
+        job: A Job resource as the API returns it (camelCase keys, int64 fields as strings).
+        now: The current time, for the elapsed time of a job that is still running.
+        tz: The time zone to show times in.
+
+    Returns:
+        The sections, in reading order.
+    """
+    sections = [
+        Section("Job Overview", _overview(job, now, tz)),
+        Section("Training Input", _training_input(_mapping(job.get("trainingInput")))),
+        Section("Training Output", _training_output(job)),
+    ]
+    error = job.get("errorMessage")
+    if isinstance(error, str) and error.strip():
+        sections.append(Section("Error", [("Message", error.rstrip())]))
+    return [s for s in sections if s.rows]
+
+
+def render_text(sections: Iterable[Section]) -> str:
+    """Plain text of the sections: each title, then its rows as aligned ``Key: value`` lines.
+
+    Args:
+        sections: What ``summarize`` returned.
+
+    Returns:
+        The text, sections separated by a blank line, ending in a newline.
+    """
+    blocks = []
+    for section in sections:
+        width = max((len(key) for key, _ in section.rows), default=0) + 1
+        lines = [section.title]
+        for key, value in section.rows:
+            label = f"{key}:" if key else ""
+            first, *rest = value.split("\n")
+            lines.append(f"  {label:<{width}} {first}".rstrip())
+            lines.extend(f"  {'':<{width}} {line}".rstrip() for line in rest)
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n" if blocks else ""
+
+
+def job_yaml(job: Mapping[str, Any]) -> str:
+    """The raw Job as YAML with sorted keys, as ``gcloud ai-platform jobs describe`` prints it.
+
+    Args:
+        job: A Job resource.
+
+    Returns:
+        The YAML text.
+    """
+    return yaml.safe_dump(_plain(job), sort_keys=True, allow_unicode=True, default_flow_style=False)
+
+
+def format_time(value: object, tz: tzinfo = UTC) -> str | None:
+    """``2026-11-22 08:30:00 UTC`` for an RFC3339 timestamp, or None when it is not one.
+
+    Args:
+        value: The timestamp as the API sends it (``2026-11-22T08:30:00.123456789Z``).
+        tz: The time zone to show it in.
+
+    Returns:
+        The time to the second with the zone's name, or None.
+    """
+    moment = parse_time(value)
+    if moment is None:
+        return None
+    local = moment.astimezone(tz)
+    return f"{local:%Y-%m-%d %H:%M:%S} {local.tzname() or ''}".rstrip()
+
+
+def parse_time(value: object) -> datetime | None:
+    """An aware datetime for an RFC3339 timestamp, or None when ``value`` is not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(_FRACTION.sub(r"\1", value))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def format_duration(seconds: float) -> str:
+    """A duration a person reads at a glance: ``45s``, ``3m 05s``, ``1h 02m 03s``, ``2d 04h 05m``.
+
+    Args:
+        seconds: The duration; negative values (clock skew) count as zero.
+
+    Returns:
+        The duration, most significant unit first.
+    """
+    total = max(0, int(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours:02d}h {minutes:02d}m"
+    if hours:
+        return f"{hours}h {minutes:02d}m {secs:02d}s"
+    if minutes:
+        return f"{minutes}m {secs:02d}s"
+    return f"{secs}s"
+
+
+def _overview(job: Mapping[str, Any], now: datetime, tz: tzinfo) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    _add(rows, "Job ID", _text(job.get("jobId")))
+    state = _text(job.get("state"))
+    if state:
+        known = state in states.JobState.__members__
+        symbol = states.STATE_SYMBOL.get(states.JobState(state)) if known else None
+        _add(rows, "State", f"{symbol} {state}" if symbol else state)
+    for key, field in (("Created", "createTime"), ("Started", "startTime"), ("Ended", "endTime")):
+        _add(rows, key, format_time(job.get(field), tz))
+    started = parse_time(job.get("startTime"))
+    if started is not None:
+        ended = parse_time(job.get("endTime"))
+        if ended is None and state not in states.TERMINAL_STATES:
+            ended = now if now.tzinfo else now.replace(tzinfo=UTC)
+        if ended is not None:
+            _add(rows, "Elapsed", format_duration((ended - started).total_seconds()))
+    if state == states.JobState.QUEUED:
+        position = _int(job.get("jobPosition"))
+        if position:
+            _add(rows, "Queue position", str(position))
+    labels = _mapping(job.get("labels"))
+    if labels:
+        pairs = sorted(f"{k}={v}" for k, v in labels.items())
+        _add(rows, "Labels", ", ".join(pairs))
+    return rows
+
+
+def _training_input(ti: Mapping[str, Any]) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    if not ti:
+        return rows
+    _add(rows, "Region", _text(ti.get("region")))
+    tier = _text(ti.get("scaleTier")) or DEFAULT_SCALE_TIER
+    described = SCALE_TIERS.get(tier)
+    _add(rows, "Scale tier", f"{tier} — {described.description}" if described else tier)
+    _add_lines(rows, "Cluster", [_group_line(g) for g in _groups(ti)])
+    image = _mapping(ti.get("masterConfig")).get("imageUri")
+    _add(rows, "Container image", _text(image))
+    _add(rows, "Python module", _text(ti.get("pythonModule")))
+    _add_lines(rows, "Packages", [str(p) for p in _list(ti.get("packageUris"))])
+    args = _list(ti.get("args"))
+    if args:
+        _add(rows, "Args", shlex.join(str(a) for a in args))
+    _add(rows, "Job dir", _text(ti.get("jobDir")))
+    _add(rows, "Runtime version", _text(ti.get("runtimeVersion")))
+    _add(rows, "Python version", _text(ti.get("pythonVersion")))
+    _add(rows, "Scheduling", _scheduling(_mapping(ti.get("scheduling"))))
+    _add(rows, "Service account", _text(ti.get("serviceAccount")))
+    _add(rows, "Network", _text(ti.get("network")))
+    hp = _mapping(ti.get("hyperparameters"))
+    if hp:
+        rows += _hyperparameters(hp)
+    return rows
+
+
+def _groups(ti: Mapping[str, Any]) -> tuple[ReplicaGroup, ...]:
+    try:
+        return replica_groups(ti)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return ()  # an unknown tier or a garbled count: show the rest of the job
+
+
+def _group_line(group: ReplicaGroup) -> str:
+    singular, plural = _ROLE_NAMES.get(group.role, (str(group.role), str(group.role)))
+    line = f"{singular if group.count == 1 else plural}: {group.count} {TIMES} {group.machine_type}"
+    machine = MACHINE_TYPES.get(group.machine_type)
+    if machine is not None:
+        line += f" ({machine.summary()})"
+    if group.accelerator_type and group.accelerator_count:
+        acc = ACCELERATORS.get(group.accelerator_type)
+        label = acc.label if acc else group.accelerator_type
+        line += f" + {group.accelerator_count}{TIMES} {label}"
+        if group.count > 1:
+            line += " each"
+    return line
+
+
+def _scheduling(s: Mapping[str, Any]) -> str | None:
+    parts = []
+    for key, label in (("maxRunningTime", "max running time"), ("maxWaitTime", "max wait time")):
+        value = _text(s.get(key))
+        if value:
+            parts.append(f"{label} {_duration_text(value)}")
+    priority = s.get("priority")
+    if priority is not None:
+        parts.append(f"priority {priority}")
+    return ", ".join(parts) or None
+
+
+def _duration_text(value: str) -> str:
+    try:
+        return format_duration(duration_seconds(value))
+    except ValueError:
+        return value
+
+
+def _hyperparameters(hp: Mapping[str, Any]) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    goal = _text(hp.get("goal"))
+    _add(rows, "HP goal", "MAXIMIZE" if goal in (None, "GOAL_TYPE_UNSPECIFIED") else goal)
+    _add(rows, "HP metric tag", _text(hp.get("hyperparameterMetricTag")) or DEFAULT_METRIC_TAG)
+    trials = f"at most {_int(hp.get('maxTrials')) or 1}"
+    trials += f", {_int(hp.get('maxParallelTrials')) or 1} in parallel"
+    failed = _int(hp.get("maxFailedTrials"))
+    if failed:
+        trials += f", stop after {failed} failed"
+    _add(rows, "HP trials", trials)
+    algorithm = _text(hp.get("algorithm")) or "ALGORITHM_UNSPECIFIED"
+    _add(rows, "HP algorithm", _ALGORITHMS.get(algorithm, algorithm))
+    if hp.get("enableTrialEarlyStopping"):
+        _add(rows, "HP early stopping", "enabled")
+    _add(rows, "HP resumes job", _text(hp.get("resumePreviousJobId")))
+    params = [_param_line(_mapping(p)) for p in _list(hp.get("params"))]
+    _add_lines(rows, "HP parameters", params)
+    return rows
+
+
+def _param_line(p: Mapping[str, Any]) -> str:
+    name = _text(p.get("parameterName")) or "?"
+    kind = _text(p.get("type")) or "PARAMETER_TYPE_UNSPECIFIED"
+    if kind in ("DOUBLE", "INTEGER"):
+        what = f"{_number(p.get('minValue'))} to {_number(p.get('maxValue'))}"
+    elif kind == "CATEGORICAL":
+        what = ", ".join(str(v) for v in _list(p.get("categoricalValues")))
+    elif kind == "DISCRETE":
+        what = ", ".join(_number(v) for v in _list(p.get("discreteValues")))
+    else:
+        what = ""
+    line = f"{name}: {kind} {what}".rstrip()
+    scale = _text(p.get("scaleType"))
+    if scale and scale != "NONE":
+        line += f" ({scale})"
+    return line
+
+
+def _training_output(job: Mapping[str, Any]) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    out = _mapping(job.get("trainingOutput"))
+    units = out.get("consumedMLUnits")
+    if isinstance(units, int | float) and not isinstance(units, bool):
+        _add(rows, "Consumed ML units", _number(units))
+    ti = _mapping(job.get("trainingInput"))
+    if ti:
+        # An unknown tier or machine type has no price: leave the row out.
+        with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
+            _add(rows, "ML units per hour", _number(ml_units_per_hour(ti)))
+    if out.get("isHyperparameterTuningJob"):
+        _add(rows, "Hyperparameter tuning", "yes")
+        _add(rows, "Metric tag", _text(out.get("hyperparameterMetricTag")))
+    completed = _int(out.get("completedTrialCount"))
+    if completed is not None:
+        _add(rows, "Completed trials", str(completed))
+    trials = [_mapping(t) for t in _list(out.get("trials"))]
+    trials.sort(key=lambda t: _trial_order(t.get("trialId")))
+    _add_lines(rows, "Trials", [_trial_line(t) for t in trials])
+    if out.get("isBuiltInAlgorithmJob"):
+        _add(rows, "Built-in algorithm", "yes")
+    return rows
+
+
+def _trial_order(trial_id: object) -> tuple[int, str]:
+    # gcloud sorts trial ids as strings ("10" before "2"); numeric order is what a person wants.
+    text = str(trial_id)
+    return (int(text), "") if text.isdigit() else (1 << 62, text)
+
+
+def _trial_line(t: Mapping[str, Any]) -> str:
+    line = f"#{_text(t.get('trialId')) or '?'}"
+    metric = _mapping(t.get("finalMetric"))
+    if "objectiveValue" in metric:
+        line += f" objective {_number(metric.get('objectiveValue'))}"
+        step = _int(metric.get("trainingStep"))
+        if step is not None:
+            line += f" at step {step}"
+    state = _text(t.get("state"))
+    if state and state != states.JobState.SUCCEEDED:
+        line += f" [{state}]"
+    params = _mapping(t.get("hyperparameters"))
+    if params:
+        line += " (" + ", ".join(sorted(f"{k}={v}" for k, v in params.items())) + ")"
+    return line
+
+
+def _add(rows: list[tuple[str, str]], key: str, value: str | None) -> None:
+    if value:
+        rows.append((key, value))
+
+
+def _add_lines(rows: list[tuple[str, str]], key: str, values: list[str]) -> None:
+    for i, value in enumerate(values):
+        rows.append((key if i == 0 else "", value))
+
+
+def _text(value: object) -> str | None:
+    if value is None or isinstance(value, Mapping | list):
+        return None
+    text = str(value)
+    return text or None
+
+
+def _int(value: object) -> int | None:
+    # int64 fields travel as strings ("3"); int32 ones as numbers.
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _number(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, int) or (value.is_integer() and abs(value) < 1e15):
+        return f"{int(value):,}"
+    if abs(value) < 1e-4:
+        return f"{value:.3g}"
+    return f"{value:,.4f}".rstrip("0").rstrip(".")
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _plain(value: object) -> Any:
+    """Mappings and sequences as the dicts and lists ``yaml.safe_dump`` can write."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
