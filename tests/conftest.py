@@ -53,8 +53,9 @@ def trainer_sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return sdist
 
 
-def _start(state_dir: Path, *extra: str) -> LiveService:
-    port = free_port()
+def _start(state_dir: Path, *extra: str, port: int | None = None) -> LiveService:
+    """Run ``tui-app service run`` on ``port`` (a free one by default) and wait until it answers."""
+    port = port or free_port()
     log = open(state_dir.parent / f"service-{port}.log", "ab")  # noqa: SIM115
     proc = subprocess.Popen(
         [

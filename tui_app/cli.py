@@ -10,9 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui_app import __version__
 from tui_app.local.paths import StateDir, default_state_dir
+
+if TYPE_CHECKING:
+    from tui_app.local.service_cli import ServiceOptions
 
 
 def _state(args: argparse.Namespace) -> StateDir:
@@ -26,6 +30,12 @@ def _add_state_dir(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_connection(p: argparse.ArgumentParser) -> None:
+    _add_state_dir(p)
+    p.add_argument("--project", help="project id (default: settings, else local-project)")
+    p.add_argument("--profile", help="backend profile from settings.yaml (default: local)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from tui_app.local.service_cli import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PROJECT
 
@@ -37,13 +47,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo",
         action="store_true",
-        help="start the local service if needed and submit the sample job from examples/trainer",
+        help="start the local service if needed, submit sample jobs, then open the TUI",
     )
-    parser.add_argument(
-        "--project", default=DEFAULT_PROJECT, help="project id (a namespace locally)"
-    )
-    _add_state_dir(parser)
+    _add_connection(parser)
     sub = parser.add_subparsers(dest="command")
+
+    jobs = sub.add_parser("jobs", help="the job list without the TUI, for scripts")
+    jsub = jobs.add_subparsers(dest="action", required=True)
+    p = jsub.add_parser("list", help="every job, sorted as the TUI sorts them")
+    _add_connection(p)
+    p.add_argument("--json", action="store_true", help="the Job resources as JSON")
+    p.add_argument("--filter", help="the list filter of the TUI (regex, state:X, label:k=v)")
+    p = jsub.add_parser("describe", help="one job, as gcloud ai-platform jobs describe --summarize")
+    _add_connection(p)
+    p.add_argument("job_id")
+    p.add_argument("--json", action="store_true", help="the Job resource as JSON")
+    p.add_argument("--yaml", action="store_true", help="the Job resource as YAML")
+    p = jsub.add_parser("cancel", help="cancel jobs")
+    _add_connection(p)
+    p.add_argument("job_ids", nargs="+", metavar="job_id")
+    p = jsub.add_parser("resubmit", help="submit a job again under a new timestamped id")
+    _add_connection(p)
+    p.add_argument("job_id")
 
     svc = sub.add_parser("service", help="manage the local jobs service")
     ssub = svc.add_subparsers(dest="action", required=True)
@@ -66,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
             help="accept requests without the token (loopback only)",
         )
         p.add_argument(
+            "--slots",
+            type=int,
+            default=None,
+            help="replica slots: a job waits QUEUED until its replicas fit (default: CPU cores)",
+        )
+        p.add_argument(
             "--grace-seconds",
             type=float,
             default=5.0,
@@ -85,16 +116,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _options(args: argparse.Namespace) -> ServiceOptions:
+    from tui_app.local.service_cli import ServiceOptions
+
+    return ServiceOptions(args.host, args.port, args.no_auth, args.grace_seconds, args.slots)
+
+
 def _service(args: argparse.Namespace) -> int:
     from tui_app.local import service_cli as sc
 
     state = _state(args)
     try:
         if args.action == "run":
-            return sc.serve(state, args.host, args.port, args.no_auth, args.grace_seconds)
+            return sc.serve(state, _options(args))
         if args.action == "start":
             already = sc.running(state)
-            started = sc.start(state, args.host, args.port, args.no_auth, args.grace_seconds)
+            started = sc.start(state, _options(args))
             verb = "already running" if already else "started"
             print(f"{started.url}")
             print(
@@ -143,9 +180,18 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "service":
         return _service(args)
-    from tui_app.demo import run_demo
+    from tui_app.settings import load_settings
 
-    return run_demo(_state(args), args.project)
+    settings, problem = load_settings()
+    if problem:
+        print(f"warning: {problem}", file=sys.stderr)
+    if args.command == "jobs":
+        from tui_app.jobs_cli import run_jobs_command
+
+        return run_jobs_command(args, settings)
+    from tui_app.launch import launch_tui
+
+    return launch_tui(args, settings, problem)
 
 
 if __name__ == "__main__":

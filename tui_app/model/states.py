@@ -48,3 +48,15 @@ STATE_ORDER: tuple[JobState, ...] = (
     JobState.FAILED,
     JobState.CANCELLED,
 )
+
+# One glyph per state so a state reads without colour (terminals without colour, colour blindness).
+STATE_SYMBOL: dict[JobState, str] = {
+    JobState.QUEUED: "◷",
+    JobState.PREPARING: "◌",
+    JobState.RUNNING: "▶",
+    JobState.SUCCEEDED: "✓",
+    JobState.FAILED: "✗",
+    JobState.CANCELLING: "◍",
+    JobState.CANCELLED: "⊘",
+    JobState.STATE_UNSPECIFIED: "?",
+}

@@ -1,0 +1,49 @@
+"""Fixtures for driving the whole app with Pilot, against a real service or fixed data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Input
+
+from tests.support.live_service import PROJECT, LiveService
+from tui_app.app import JobsApp
+from tui_app.launch import connector
+from tui_app.settings import Profile, Settings
+
+
+@pytest.fixture(autouse=True)
+def _no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Freeze every Input's cursor so snapshots do not depend on timing."""
+    monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
+
+
+def live_app(service: LiveService, tmp_path: Path, project: str = PROJECT, **kw: Any) -> JobsApp:
+    """The real app on a real service (refresh every 0.3 s so tests do not wait long)."""
+    settings = Settings(refresh_seconds=0.3)
+    return JobsApp(
+        settings,
+        connector(Profile("local"), service.state_dir),
+        project,
+        "local",
+        settings_file=tmp_path / "settings.yaml",
+        **kw,
+    )
+
+
+async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    """Let the app run until ``condition`` holds (polling, not sleeping blindly)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+FROZEN_NOW = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)

@@ -1,0 +1,144 @@
+"""Fixed job data for snapshot tests: the app's data feed, not the thing under test.
+
+Snapshots check what the screens draw; they need the same jobs and the same clock every run, which
+a live service cannot give (createTime is now). Everything else is tested against the real service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tui_app.api.connection import Connection
+from tui_app.api.errors import ApiCallError
+from tui_app.jobs_source import JobsSource
+
+BASE = {
+    "region": "us-central1",
+    "pythonModule": "trainer.task",
+    "packageUris": ["gs://demo-bucket/packages/trainer-0.1.0.tar.gz"],
+}
+CUSTOM = {
+    **BASE,
+    "scaleTier": "CUSTOM",
+    "masterType": "n1-standard-8",
+    "workerType": "n1-standard-8",
+    "workerCount": "2",
+    "parameterServerType": "standard",
+    "parameterServerCount": "1",
+    "workerConfig": {"acceleratorConfig": {"count": "1", "type": "NVIDIA_TESLA_T4"}},
+}
+TRACEBACK = (
+    "The replica worker 1 exited with a non-zero status of 1.\n"
+    "Traceback (most recent call last):\n"
+    '  File "/trainer/task.py", line 88, in <module>\n'
+    "    main()\n"
+    "RuntimeError: loss is NaN at step 1200"
+)
+
+
+def _job(job_id: str, state: str, created: str, **extra: Any) -> dict[str, Any]:
+    job: dict[str, Any] = {
+        "jobId": job_id,
+        "state": state,
+        "createTime": created,
+        "etag": "AAAAAAAAAAA=",
+        "trainingInput": dict(BASE),
+    }
+    job.update(extra)
+    return job
+
+
+JOBS: list[dict[str, Any]] = [
+    _job(
+        "mnist_20261122_083000",
+        "RUNNING",
+        "2026-11-22T08:30:00Z",
+        startTime="2026-11-22T08:31:10Z",
+        labels={"owner": "ann"},
+        trainingOutput={"consumedMLUnits": 0.5},
+    ),
+    _job(
+        "mnist_20261121_170000",
+        "SUCCEEDED",
+        "2026-11-21T17:00:00Z",
+        startTime="2026-11-21T17:01:00Z",
+        endTime="2026-11-21T17:41:30Z",
+        trainingOutput={"consumedMLUnits": 0.3821},
+    ),
+    _job(
+        "mnist_20261120_090000",
+        "CANCELLED",
+        "2026-11-20T09:00:00Z",
+        startTime="2026-11-20T09:00:40Z",
+        endTime="2026-11-20T09:05:00Z",
+        errorMessage="Job cancelled by user.",
+    ),
+    _job(
+        "census_dist_20261122_070000",
+        "FAILED",
+        "2026-11-22T07:00:00Z",
+        startTime="2026-11-22T07:00:30Z",
+        endTime="2026-11-22T07:20:00Z",
+        errorMessage=TRACEBACK,
+        trainingInput=CUSTOM,
+        labels={"owner": "bob", "team": "ads"},
+        trainingOutput={"consumedMLUnits": 2.9},
+    ),
+    _job(
+        "census_dist_20261122_090000",
+        "QUEUED",
+        "2026-11-22T09:00:00Z",
+        jobPosition="2",
+        trainingInput=CUSTOM,
+    ),
+    _job(
+        "bert_large_20261122_091500",
+        "PREPARING",
+        "2026-11-22T09:15:00Z",
+        trainingInput={**BASE, "scaleTier": "STANDARD_1"},
+    ),
+    _job(
+        "bert_large_20261122_092000",
+        "CANCELLING",
+        "2026-11-22T09:20:00Z",
+        startTime="2026-11-22T09:21:00Z",
+        trainingInput={**BASE, "scaleTier": "BASIC_GPU"},
+    ),
+    _job(
+        "adhoc",
+        "SUCCEEDED",
+        "2026-11-19T12:00:00Z",
+        startTime="2026-11-19T12:00:05Z",
+        endTime="2026-11-19T12:03:05Z",
+    ),
+]
+
+
+class FixedClient:
+    """Answers like JobsClient from a fixed list."""
+
+    def __init__(self, jobs: list[dict[str, Any]]) -> None:
+        self.jobs = {j["jobId"]: j for j in jobs}
+
+    def list_jobs(self, filter_text: str | None = None) -> list[dict[str, Any]]:
+        return list(self.jobs.values())
+
+    def get(self, job_id: str) -> dict[str, Any]:
+        if job_id not in self.jobs:
+            raise ApiCallError("The specified job was not found.", 404, "NOT_FOUND")
+        return self.jobs[job_id]
+
+
+class FixedSource(JobsSource):
+    def __init__(self, jobs: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(self._no_connect, "demo-project")
+        self.fixed = FixedClient(JOBS if jobs is None else jobs)
+        self.label = "local (127.0.0.1:8470)"
+
+    @staticmethod
+    def _no_connect() -> Connection:
+        raise AssertionError("fixed data never connects")
+
+    def call(self, fn: Callable[[Any], Any]) -> Any:
+        return fn(self.fixed)

@@ -1,0 +1,367 @@
+"""The job list's rows: parsing a Job into a JobRow, the sort orders, folding and counts."""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from tui_app.model.job_view import (
+    EPOCH,
+    GroupRow,
+    JobRow,
+    SortColumn,
+    count_by_state,
+    default_key,
+    display_rows,
+    format_elapsed,
+    group_summary,
+    sort_rows,
+)
+from tui_app.model.states import STATE_ORDER, STATE_SYMBOL, JobState
+
+NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
+
+
+def job(job_id: str, state: str = "SUCCEEDED", **fields: Any) -> dict[str, Any]:
+    """A Job resource as jobs.list returns it."""
+    return {"jobId": job_id, "state": state, **fields}
+
+
+def row(job_id: str, state: str = "SUCCEEDED", **fields: Any) -> JobRow:
+    return JobRow.from_job(job(job_id, state, **fields))
+
+
+def ids(rows: list[JobRow]) -> list[str]:
+    return [r.job_id for r in rows]
+
+
+# --- JobRow.from_job ---------------------------------------------------------------------------
+
+
+def test_from_job_reads_every_column() -> None:
+    r = JobRow.from_job(
+        {
+            "jobId": "mnist_20261122_083000",
+            "state": "RUNNING",
+            "createTime": "2026-11-22T08:30:00Z",
+            "startTime": "2026-11-22T08:31:02.123456789Z",
+            "errorMessage": "first line\nsecond line",
+            "labels": {"team": "vision", "owner": "ada"},
+            "trainingInput": {
+                "scaleTier": "CUSTOM",
+                "masterType": "standard",
+                "workerType": "standard",
+                "workerCount": "3",
+            },
+            "trainingOutput": {"consumedMLUnits": 0.5712},
+        }
+    )
+    assert r.job_id == "mnist_20261122_083000"
+    assert r.base == "mnist"
+    assert r.stamp == datetime(2026, 11, 22, 8, 30, tzinfo=UTC)
+    assert r.state is JobState.RUNNING
+    assert r.created == datetime(2026, 11, 22, 8, 30, tzinfo=UTC)
+    assert r.started == datetime(2026, 11, 22, 8, 31, 2, 123456, tzinfo=UTC)
+    assert r.ended is None
+    assert (r.scale_tier, r.replica_count, r.tier_label) == ("CUSTOM", 4, "CUSTOM \u00d74")
+    assert r.ml_units == pytest.approx(0.5712)
+    assert r.error == "first line"
+    assert r.labels == (("owner", "ada"), ("team", "vision"))
+    assert r.position is None
+    assert r.haystack == r.haystack_cased.lower()
+    for text in ("mnist_20261122_083000", "RUNNING", "CUSTOM \u00d74", "first line", "team=vision"):
+        assert text in r.haystack_cased
+
+
+def test_from_job_survives_an_empty_or_hostile_job() -> None:
+    r = JobRow.from_job({})
+    assert (r.job_id, r.base, r.stamp, r.state) == ("", "", None, JobState.STATE_UNSPECIFIED)
+    assert (r.created, r.started, r.ended, r.ml_units, r.position) == (None,) * 5
+    assert (r.scale_tier, r.replica_count, r.error, r.labels) == ("BASIC", 1, "", ())
+    hostile = JobRow.from_job(
+        {
+            "jobId": "x",
+            "state": "EXPLODED",
+            "createTime": "yesterday",
+            "startTime": 17,
+            "errorMessage": ["not", "a", "string"],
+            "labels": "team=vision",
+            "jobPosition": "three",
+            "trainingOutput": {"consumedMLUnits": "lots"},
+        }
+    )
+    assert hostile.state is JobState.STATE_UNSPECIFIED
+    assert (hostile.created, hostile.started, hostile.position, hostile.ml_units) == (None,) * 4
+    assert (hostile.error, hostile.labels) == ("", ())
+
+
+@pytest.mark.parametrize(
+    ("training_input", "tier", "count"),
+    [
+        (None, "BASIC", 1),
+        ({}, "BASIC", 1),
+        ({"scaleTier": "STANDARD_1"}, "STANDARD_1", 8),
+        ({"scaleTier": "NO_SUCH_TIER"}, "NO_SUCH_TIER", 0),
+        ({"scaleTier": "CUSTOM"}, "CUSTOM", 0),
+        ({"scaleTier": "CUSTOM", "masterType": "standard", "workerCount": "lots"}, "CUSTOM", 0),
+        ("garbage", "BASIC", 0),
+        ([1, 2], "BASIC", 0),
+    ],
+)
+def test_replica_count_is_robust(training_input: object, tier: str, count: int) -> None:
+    r = JobRow.from_job({"jobId": "a", "trainingInput": training_input})
+    assert (r.scale_tier, r.replica_count) == (tier, count)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-11-22T08:30:00Z", datetime(2026, 11, 22, 8, 30, tzinfo=UTC)),
+        ("2026-11-22T08:30:00.5Z", datetime(2026, 11, 22, 8, 30, 0, 500000, tzinfo=UTC)),
+        ("2026-11-22T08:30:00.123456789Z", datetime(2026, 11, 22, 8, 30, 0, 123456, tzinfo=UTC)),
+        ("2026-11-22T09:30:00+01:00", datetime(2026, 11, 22, 8, 30, tzinfo=UTC)),
+        ("2026-11-22T08:30:00", datetime(2026, 11, 22, 8, 30, tzinfo=UTC)),
+        ("2026-11-22T08:30:00z", datetime(2026, 11, 22, 8, 30, tzinfo=UTC)),
+    ],
+)
+def test_times_parse_with_or_without_fraction(text: str, expected: datetime) -> None:
+    created = row("a", createTime=text).created
+    assert created == expected and created is not None and created.tzinfo is not None
+
+
+def test_queue_position_and_lowercase_state() -> None:
+    r = row("a", "queued", jobPosition="3")
+    assert (r.state, r.position) == (JobState.QUEUED, 3)
+
+
+def test_elapsed_and_sort_time() -> None:
+    running = row("a_20261122_110000", "RUNNING", createTime="2026-11-22T10:59:00Z")
+    assert running.elapsed(NOW) == timedelta(hours=1, minutes=1)  # queued time counts
+    started = row(
+        "b", "RUNNING", createTime="2026-11-22T10:00:00Z", startTime="2026-11-22T11:00:00Z"
+    )
+    assert started.elapsed(NOW) == timedelta(hours=1)
+    done = row(
+        "c", createTime="2026-11-22T10:00:00Z", startTime="2026-11-22T10:00:00Z",
+        endTime="2026-11-22T10:04:05Z",
+    )  # fmt: skip
+    assert done.elapsed(NOW) == timedelta(minutes=4, seconds=5)
+    assert row("d").elapsed(NOW) is None
+    assert running.sort_time == datetime(2026, 11, 22, 11, 0, tzinfo=UTC)  # the id's stamp wins
+    assert started.sort_time == datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
+    assert row("e").sort_time == EPOCH
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0, "0s"), (7, "7s"), (245, "4m05s"), (3723, "1:02:03"), (86399, "23:59:59"),
+     (3 * 86400 + 4 * 3600 + 59, "3d04h"), (-5, "0s")],
+)  # fmt: skip
+def test_format_elapsed(seconds: int, text: str) -> None:
+    assert format_elapsed(timedelta(seconds=seconds)) == text
+    assert format_elapsed(None) == ""
+
+
+def test_every_state_has_a_symbol() -> None:
+    assert set(STATE_SYMBOL) == set(JobState)
+    assert len(set(STATE_SYMBOL.values())) == len(JobState)
+
+
+# --- Sorting -----------------------------------------------------------------------------------
+
+MIXED = [
+    row("mnist_20261121_120000", createTime="2026-11-21T12:00:00Z"),
+    row("census_20261122_010000", createTime="2026-11-22T01:00:00Z"),
+    row("adhoc2", createTime="2026-11-20T00:00:00Z"),
+    row("mnist_20261122_083000", createTime="2026-11-22T08:30:00Z"),
+    row("my_model_v2_20261120_000000", createTime="2026-11-20T00:00:00Z"),
+    row("adhoc_20261122_000000", createTime="2026-11-22T00:00:00Z"),
+    row("adhoc", createTime="2026-11-23T00:00:00Z"),
+    row("my_model_v2_20261122_083000", createTime="2026-11-22T08:30:00Z"),
+    row("Census_20261101_000000", createTime="2026-11-01T00:00:00Z"),
+]
+
+
+def test_default_order_is_base_name_then_newest_first() -> None:
+    assert ids(sort_rows(MIXED)) == [
+        # "adhoc" has no stamp: its createTime (11-23) puts it before adhoc_20261122_000000.
+        "adhoc",
+        "adhoc_20261122_000000",
+        "adhoc2",
+        # Case-insensitive by base; the two spellings stay apart.
+        "Census_20261101_000000",
+        "census_20261122_010000",
+        "mnist_20261122_083000",
+        "mnist_20261121_120000",
+        # A base name with underscores of its own.
+        "my_model_v2_20261122_083000",
+        "my_model_v2_20261120_000000",
+    ]
+    assert sort_rows(MIXED) == sorted(MIXED, key=default_key)
+    assert [r.base for r in MIXED if r.job_id.startswith("my_")] == ["my_model_v2"] * 2
+
+
+def test_default_order_reversed() -> None:
+    assert ids(sort_rows(MIXED, reverse=True)) == ids(sort_rows(MIXED))[::-1]
+
+
+def test_sort_by_id() -> None:
+    assert ids(sort_rows(MIXED, SortColumn.ID)) == sorted(ids(MIXED), key=str.casefold)
+
+
+def test_sort_by_state_follows_the_lifecycle_and_ties_keep_default_order() -> None:
+    rows = [
+        row("b_20261122_000000", "FAILED"),
+        row("a_20261122_000000", "RUNNING"),
+        row("a_20261121_000000", "FAILED"),
+        row("c", "QUEUED"),
+        row("d", "WEIRD"),
+    ]
+    assert ids(sort_rows(rows, SortColumn.STATE)) == [
+        "c",
+        "a_20261122_000000",
+        "a_20261121_000000",
+        "b_20261122_000000",
+        "d",
+    ]
+    assert ids(sort_rows(rows, SortColumn.STATE, reverse=True))[:3] == [
+        "d",
+        "a_20261121_000000",  # ties keep the default order in both directions
+        "b_20261122_000000",
+    ]
+
+
+def test_sort_by_created_newest_first_missing_last() -> None:
+    rows = [*MIXED[:3], row("nodate")]
+    assert ids(sort_rows(rows, SortColumn.CREATED)) == [
+        "census_20261122_010000",
+        "mnist_20261121_120000",
+        "adhoc2",
+        "nodate",
+    ]
+    assert ids(sort_rows(rows, SortColumn.CREATED, reverse=True)) == [
+        "adhoc2",
+        "mnist_20261121_120000",
+        "census_20261122_010000",
+        "nodate",
+    ]
+
+
+def test_sort_by_elapsed_longest_first() -> None:
+    rows = [
+        row("short", "RUNNING", startTime="2026-11-22T11:59:00Z"),
+        row("long", "RUNNING", startTime="2026-11-22T01:00:00Z"),
+        row("unknown", "QUEUED"),
+        row("done", startTime="2026-11-22T10:00:00Z", endTime="2026-11-22T10:30:00Z"),
+    ]
+    assert ids(sort_rows(rows, SortColumn.ELAPSED, now=NOW)) == ["long", "done", "short", "unknown"]
+    assert ids(sort_rows(rows, SortColumn.ELAPSED, reverse=True, now=NOW)) == [
+        "short",
+        "done",
+        "long",
+        "unknown",
+    ]
+
+
+def test_sort_by_tier_and_ml_units() -> None:
+    rows = [
+        row("a", trainingInput={"scaleTier": "STANDARD_1"}, trainingOutput={"consumedMLUnits": 2}),
+        row("b", trainingInput={"scaleTier": "BASIC"}, trainingOutput={"consumedMLUnits": 9.5}),
+        row("c", trainingInput={"scaleTier": "BASIC_GPU"}),
+    ]
+    assert ids(sort_rows(rows, SortColumn.TIER)) == ["b", "c", "a"]
+    assert ids(sort_rows(rows, SortColumn.TIER, reverse=True)) == ["a", "c", "b"]
+    assert ids(sort_rows(rows, SortColumn.ML_UNITS)) == ["b", "a", "c"]
+    assert ids(sort_rows(rows, SortColumn.ML_UNITS, reverse=True)) == ["a", "b", "c"]
+
+
+def test_natural_directions() -> None:
+    descending = {c for c in SortColumn if c.descending}
+    assert descending == {SortColumn.CREATED, SortColumn.ELAPSED, SortColumn.ML_UNITS}
+
+
+# --- Folding and counts ------------------------------------------------------------------------
+
+
+def test_folding_collapses_a_family_where_it_starts() -> None:
+    rows = sort_rows(
+        [
+            row("mnist_20261122_083000", "RUNNING", createTime="2026-11-22T08:30:00Z"),
+            row("mnist_20261121_120000", "FAILED", createTime="2026-11-21T12:00:00Z"),
+            row("mnist_20261120_120000", createTime="2026-11-20T12:00:00Z"),
+            row("census_20261122_010000"),
+            row("zeta"),
+        ]
+    )
+    shown = display_rows(rows, {"mnist"})
+    assert [r.key for r in shown] == ["census_20261122_010000", "group:mnist", "zeta"]
+    group = shown[1]
+    assert isinstance(group, GroupRow)
+    assert (group.base, group.count) == ("mnist", 3)
+    assert group.counts == ((JobState.RUNNING, 1), (JobState.SUCCEEDED, 1), (JobState.FAILED, 1))
+    assert group.newest == datetime(2026, 11, 22, 8, 30, tzinfo=UTC)
+    assert group_summary(group) == "3 jobs: \u25b61 \u27131 \u27171"
+    assert display_rows(rows, set()) == rows
+    assert display_rows(rows, {"nothing"}) == rows
+
+
+def test_folding_is_ignored_outside_the_default_order() -> None:
+    rows = sort_rows([row("m_20261122_000000"), row("m_20261121_000000")], SortColumn.CREATED)
+    assert display_rows(rows, {"m"}, SortColumn.CREATED) == rows
+
+
+def test_group_summary_of_one() -> None:
+    group = GroupRow.of("solo", [row("solo_20261122_000000", "CANCELLED")])
+    assert group_summary(group) == "1 job: \u22981"
+
+
+def test_count_by_state() -> None:
+    counts = count_by_state([row("a", "RUNNING"), row("b", "RUNNING"), row("c", "BOGUS")])
+    assert list(counts) == [*STATE_ORDER, JobState.STATE_UNSPECIFIED]
+    assert counts[JobState.RUNNING] == 2
+    assert counts[JobState.STATE_UNSPECIFIED] == 1
+    assert counts[JobState.FAILED] == 0
+
+
+# --- Size --------------------------------------------------------------------------------------
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs Linux /proc")
+def test_memory_of_100k_rows_is_printed() -> None:
+    """Prints what 100k rows cost (RSS growth); the budget is "well under 300 MB"."""
+    zones = [UTC, timezone(timedelta(hours=1))]
+    failure = "The replica worker 0 exited with a non-zero status of 1."
+    cluster = {"scaleTier": "CUSTOM", "masterType": "standard", "workerType": "standard"}
+    jobs = [
+        {
+            "jobId": f"model_{i % 300}_{20260101 + i % 28:08d}_{i % 240000:06d}",
+            "state": STATE_ORDER[i % 7].value,
+            "createTime": datetime(2026, 1, 1, tzinfo=zones[i % 2]).isoformat(),
+            "startTime": "2026-01-01T00:01:00.123Z",
+            "endTime": "2026-01-01T01:00:00Z" if i % 3 else None,
+            "errorMessage": failure if i % 7 == 5 else "",
+            "labels": {"team": ("vision", "nlp", "infra")[i % 3], "owner": f"user{i % 50}"},
+            "trainingInput": {**cluster, "workerCount": str(i % 5)},
+            "trainingOutput": {"consumedMLUnits": i / 1000},
+        }
+        for i in range(100_000)
+    ]
+    gc.collect()
+    before = _rss_mb()
+    start = time.perf_counter()
+    rows = [JobRow.from_job(j) for j in jobs]
+    took = time.perf_counter() - start
+    gc.collect()
+    grown = _rss_mb() - before
+    print(f"\n100k JobRow.from_job: {took:.2f} s; RSS growth {grown:.1f} MB")
+    assert len(rows) == 100_000

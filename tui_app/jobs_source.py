@@ -1,0 +1,55 @@
+"""The app's one connection to the jobs API, used only from thread workers.
+
+It connects lazily (starting the local service may take a second) and reconnects after an error,
+so the UI can treat "the service is down" as a state that passes, not a crash.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from tui_app.api.connection import Connection
+from tui_app.api.errors import ApiCallError
+from tui_app.api.jobs_client import JobsClient
+
+
+class JobsSource:
+    """Thread-safe, lazily connected access to one project's jobs."""
+
+    def __init__(self, connect: Callable[[], Connection], project: str) -> None:
+        self._connect = connect
+        self.project = project
+        self._lock = threading.Lock()
+        self._client: JobsClient | None = None
+        self.label = "connecting…"
+        self.endpoint: str | None = None
+
+    def client(self) -> JobsClient:
+        """The client, connecting first if needed (blocking: call from a worker).
+
+        Raises:
+            ApiCallError: nothing answers, and nothing could be started.
+        """
+        with self._lock:
+            if self._client is None:
+                conn = self._connect()
+                self.label = conn.label
+                self.endpoint = conn.endpoint
+                self._client = conn.jobs(self.project)
+            return self._client
+
+    def reset(self) -> None:
+        """Forget the connection: the next call reconnects (and may restart the local service)."""
+        with self._lock:
+            self._client = None
+
+    def call(self, fn: Callable[[JobsClient], Any]) -> Any:
+        """Run ``fn`` with the client; a connection failure resets it for the next call."""
+        try:
+            return fn(self.client())
+        except ApiCallError as exc:
+            if exc.unreachable:
+                self.reset()
+            raise

@@ -1,0 +1,57 @@
+"""Opening the TUI: settings + command line -> a connection -> the app."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+from pathlib import Path
+
+from tui_app.api.connection import Connection, connect
+from tui_app.settings import Profile, Settings, SettingsError
+
+
+def resolve(args: argparse.Namespace, settings: Settings) -> tuple[Profile, str, Path | None]:
+    """The profile, project and state dir to use: flags win over settings.
+
+    Raises:
+        SettingsError: the profile named does not exist.
+    """
+    if getattr(args, "profile", None):
+        settings = settings.with_changes(profile=args.profile)
+    profile = settings.active_profile()
+    project = getattr(args, "project", None) or profile.project or settings.project
+    state_dir = Path(args.state_dir).expanduser() if getattr(args, "state_dir", None) else None
+    return profile, project, state_dir
+
+
+def connector(profile: Profile, state_dir: Path | None) -> partial[Connection]:
+    return partial(connect, profile, state_dir)
+
+
+def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None) -> int:
+    try:
+        profile, project, state_dir = resolve(args, settings)
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.demo:
+        from tui_app.demo import submit_demo_jobs
+
+        if profile.kind != "local":
+            print("error: --demo runs on the local service (--profile local).", file=sys.stderr)
+            return 2
+        try:
+            ids = submit_demo_jobs(state_dir, project)
+        except Exception as exc:
+            print(f"error: the demo could not start: {exc}", file=sys.stderr)
+            return 1
+        print(f"Submitted {len(ids)} sample jobs: {', '.join(ids)}", file=sys.stderr)
+
+    from tui_app.app import JobsApp
+
+    app = JobsApp(settings, connector(profile, state_dir), project, profile.name)
+    if problem:
+        app.startup_warning = problem
+    app.run()
+    return 0

@@ -1,0 +1,151 @@
+"""The job detail: ``gcloud ai-platform jobs describe --summarize`` as a screen, or the raw YAML."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from typing import Any, ClassVar
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+from textual import getters, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
+
+from tui_app.api.errors import ApiCallError
+from tui_app.app import JobsApp
+from tui_app.messages import JobsRefreshed
+from tui_app.model.describe import job_yaml, summarize
+from tui_app.model.states import JobState
+from widgets.status_header import StatusHeader
+
+
+class DescribeScreen(Screen[None]):
+    """One job, refreshed with the list while it is live."""
+
+    app = getters.app(JobsApp)
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "back", "Back", id="describe.back"),
+        Binding("y", "toggle_yaml", "Summary/YAML", id="describe.yaml"),
+        Binding("x,ctrl+d", "cancel_job", "Cancel", id="describe.cancel"),
+        Binding("R", "resubmit", "Resubmit", id="describe.resubmit"),
+        Binding("E", "edit", "Edit+submit", id="describe.edit"),
+        Binding("c", "copy", "Copy", id="describe.copy", tooltip="Copy the YAML or the error"),
+    ]
+
+    show_yaml: reactive[bool] = reactive(False)
+    """Raw Job YAML instead of the summary."""
+    job: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    """The Job resource as last fetched."""
+
+    def __init__(self, job_id: str, yaml: bool = False) -> None:
+        super().__init__()
+        self.job_id = job_id
+        self.set_reactive(DescribeScreen.show_yaml, yaml)
+        self.error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader()
+        with VerticalScroll(id="describe-body"):
+            yield Static(Text(f"Loading {self.job_id}…"), id="describe-content")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        header = self.query_one(StatusHeader)
+        header.profile = self.app.source.label
+        header.project = self.app.project
+        self.query_one("#describe-body").focus()
+        self._fetch()
+
+    def on_jobs_refreshed(self, message: JobsRefreshed) -> None:
+        if self.job is None or not JobState(self.job.get("state", "QUEUED")).is_terminal:
+            self._fetch()
+
+    @work(thread=True, exclusive=True, group="describe", exit_on_error=False)
+    def _fetch(self) -> None:
+        try:
+            job = self.app.source.call(lambda c: c.get(self.job_id))
+        except ApiCallError as exc:
+            if not get_current_worker().is_cancelled:
+                self.app.call_from_thread(self._failed, str(exc))
+            return
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(setattr, self, "job", job)
+
+    def _failed(self, message: str) -> None:
+        self.error = message
+        if self.job is None:
+            self.query_one("#describe-content", Static).update(
+                Text(f"Cannot load {self.job_id}: {message}", style="bold")
+            )
+        else:
+            self.notify(f"Refresh failed: {message}", severity="warning")
+
+    def watch_job(self) -> None:
+        self._show()
+
+    def watch_show_yaml(self) -> None:
+        self._show()
+
+    def _show(self) -> None:
+        if self.job is None or not self.is_mounted:
+            return
+        content = self.query_one("#describe-content", Static)
+        content.update(self._yaml() if self.show_yaml else self._summary())
+
+    def _yaml(self) -> RenderableType:
+        assert self.job is not None
+        return Syntax(
+            job_yaml(self.job),
+            "yaml",
+            theme="ansi_dark",
+            word_wrap=True,
+            background_color="default",
+        )
+
+    def _summary(self) -> RenderableType:
+        assert self.job is not None
+        parts: list[RenderableType] = []
+        now = self.app.clock()
+        for section in summarize(self.job, now, tz=now.tzinfo or UTC):
+            parts.append(Text(section.title, style="bold underline"))
+            grid = Table.grid(padding=(0, 2))
+            grid.add_column(style="bold", no_wrap=True)
+            grid.add_column(overflow="fold")
+            for key, value in section.rows:
+                grid.add_row(key, value)
+            parts.append(grid)
+            parts.append(Text(""))
+        return Group(*parts)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_toggle_yaml(self) -> None:
+        self.show_yaml = not self.show_yaml
+
+    def action_cancel_job(self) -> None:
+        state = JobState((self.job or {}).get("state", "RUNNING"))
+        self.app.confirm_cancel([self.job_id], {self.job_id: state})
+
+    def action_resubmit(self) -> None:
+        self.app.resubmit(self.job_id)
+
+    def action_edit(self) -> None:
+        self.app.edit_and_resubmit(self.job_id)
+
+    def action_copy(self) -> None:
+        if self.job is None:
+            return
+        text = job_yaml(self.job) if self.show_yaml else self.job.get("errorMessage") or self.job_id
+        self.app.copy_to_clipboard(text)
+        self.notify("Copied (OSC 52).")

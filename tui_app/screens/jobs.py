@@ -1,0 +1,317 @@
+"""The home screen: every job at a glance, filtered, sorted, folded, acted on."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+from textual import getters, on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.reactive import var
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from tui_app.app import JobsApp
+from tui_app.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
+from tui_app.model.job_view import (
+    GroupRow,
+    JobRow,
+    SortColumn,
+    count_by_state,
+    display_rows,
+    sort_rows,
+)
+from tui_app.model.list_filter import (
+    FilterIndex,
+    ListFilter,
+    filter_rows,
+    parse_list_filter,
+    refine,
+)
+from tui_app.model.states import JobState
+from widgets.job_table import JobTable
+from widgets.status_header import StatusHeader
+
+FAULT_STATES = frozenset({JobState.FAILED, JobState.CANCELLED})
+SORT_CYCLE = (
+    SortColumn.DEFAULT,
+    SortColumn.ID,
+    SortColumn.STATE,
+    SortColumn.CREATED,
+    SortColumn.ELAPSED,
+    SortColumn.TIER,
+    SortColumn.ML_UNITS,
+)
+
+
+class JobsScreen(Screen[None]):
+    """Rows keyed by job id; refreshes keep the cursor, the marks and the scroll position."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter", id="jobs.filter", tooltip="Regex; !, state:, label:"),
+        Binding("escape", "clear", "Clear", show=False, id="jobs.clear"),
+        Binding("z", "faults", "Faults", id="jobs.faults", tooltip="Only FAILED and CANCELLED"),
+        Binding("enter,d", "describe", "Describe", id="jobs.describe"),
+        Binding("y", "yaml", "YAML", id="jobs.yaml"),
+        Binding("x,ctrl+d", "cancel_jobs", "Cancel", id="jobs.cancel"),
+        Binding("R", "resubmit", "Resubmit", id="jobs.resubmit"),
+        Binding("E", "edit", "Edit+submit", id="jobs.edit"),
+        Binding("o", "cycle_sort", "Sort", id="jobs.sort", tooltip="Next sort column"),
+        Binding("O", "default_sort", "Default order", show=False, id="jobs.sort-default"),
+        Binding("minus", "fold", "Fold", show=False, id="jobs.fold", tooltip="Fold this base name"),
+        Binding("F", "fold_all", "Fold all", show=False, id="jobs.fold-all"),
+        Binding("c", "copy_id", "Copy id", show=False, id="jobs.copy-id"),
+    ]
+
+    app = getters.app(JobsApp)
+
+    sort_column: var[SortColumn] = var(SortColumn.DEFAULT)
+    """The column the list is sorted by (DEFAULT: base name, then newest first)."""
+    sort_reverse: var[bool] = var(False)
+    """Flip the sort column's natural direction."""
+    faults_only: var[bool] = var(False)
+    """Show only FAILED and CANCELLED jobs (``z``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[JobRow] = []
+        self._index = FilterIndex([])
+        """The sorted rows (faults only, when on), indexed for fast filtering."""
+        self._filtered: list[JobRow] = []
+        self._filter: ListFilter = parse_list_filter("")
+        self._folded: set[str] = set()
+        self._select_after: str | None = None
+        self._loaded = False
+
+    @property
+    def table(self) -> JobTable:
+        return self.query_one(JobTable)
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(id="status")
+        yield Static("", id="banner")
+        yield JobTable(id="jobs")
+        with Horizontal(id="filter-bar"):
+            yield Input(placeholder="filter: regex, !invert, state:FAILED, label:k=v", id="filter")
+            yield Static("", id="filter-info")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        header = self.query_one(StatusHeader)
+        header.profile = self.app.source.label
+        header.project = self.app.project
+        self.table.now = self.app.clock()
+        self.table.loading = True
+        self.set_interval(1.0, self._tick)
+        self.table.focus()
+
+    def _tick(self) -> None:
+        self.table.now = self.app.clock()
+
+    # -- data ----------------------------------------------------------------------------------
+
+    def on_jobs_refreshed(self, message: JobsRefreshed) -> None:
+        self.rows = message.rows
+        self.table.loading = False
+        self._loaded = True
+        header = self.query_one(StatusHeader)
+        header.counts = count_by_state(self.rows)
+        header.refreshed = message.fetched_at
+        self._resort()
+
+    def on_connection_changed(self, message: ConnectionChanged) -> None:
+        banner = self.query_one("#banner", Static)
+        header = self.query_one(StatusHeader)
+        header.profile = message.label
+        header.connected = message.error is None
+        if message.error is None:
+            banner.display = False
+            return
+        self.table.loading = False
+        banner.update(
+            f"Disconnected from {message.label}: {message.error}\n"
+            "Retrying every 2 s; the list below is the last one received."
+        )
+        banner.display = True
+
+    def on_jobs_submitted(self, message: JobsSubmitted) -> None:
+        self._select_after = message.job_ids[0]
+
+    def _resort(self) -> None:
+        # The poller delivers rows in the default order already: sort only for other columns.
+        rows = self.rows
+        if self.sort_column is not SortColumn.DEFAULT or self.sort_reverse:
+            rows = sort_rows(rows, self.sort_column, self.sort_reverse, self.app.clock())
+        if self.faults_only:
+            rows = [r for r in rows if r.state in FAULT_STATES]
+        self._index = FilterIndex(rows)
+        self._refilter()
+
+    def _refilter(self, previous: ListFilter | None = None) -> None:
+        narrowed = refine(self._filtered, previous, self._filter) if previous else None
+        self._filtered = (
+            narrowed if narrowed is not None else filter_rows(self._index, self._filter)
+        )
+        self._show()
+
+    def _show(self) -> None:
+        rows: list[JobRow | GroupRow] = display_rows(self._filtered, self._folded, self.sort_column)
+        self.table.sort_column = self.sort_column
+        self.table.sort_reverse = self.sort_reverse
+        self.table.set_rows(rows)
+        if self._select_after and any(
+            isinstance(r, JobRow) and r.job_id == self._select_after for r in rows
+        ):
+            self.table.move_to_key(self._select_after)
+            self._select_after = None
+        info = self.query_one("#filter-info", Static)
+        parts = [f"{len(self._filtered)}/{len(self.rows)}"]
+        if self.faults_only:
+            parts.append("faults only")
+        if self._filter.error:
+            parts.append(self._filter.error)
+        info.update(" · ".join(parts))
+        self.query_one("#filter-bar").display = bool(
+            self.query_one("#filter", Input).has_focus or self._filter_text or self.faults_only
+        )
+
+    @property
+    def _filter_text(self) -> str:
+        return self.query_one("#filter", Input).value
+
+    def watch_faults_only(self) -> None:
+        if self.is_mounted:
+            self._resort()
+
+    # -- filter ----------------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        self.query_one("#filter-bar").display = True
+        self.query_one("#filter", Input).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        previous, self._filter = self._filter, parse_list_filter(event.value)
+        self._refilter(previous)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.table.focus()
+        self._show()
+
+    def action_clear(self) -> None:
+        """esc: leave the filter box; a second esc (or esc from the list) clears everything."""
+        box = self.query_one("#filter", Input)
+        if box.has_focus and not box.value:
+            self.table.focus()
+        elif box.value or self.faults_only:
+            box.value = ""
+            self.faults_only = False
+            self.table.focus()
+        elif self.table.marked:
+            self.table.clear_marks()
+        self._show()
+
+    def action_faults(self) -> None:
+        self.faults_only = not self.faults_only
+
+    # -- sort and fold ---------------------------------------------------------------------------
+
+    def action_cycle_sort(self) -> None:
+        i = SORT_CYCLE.index(self.sort_column)
+        self.sort_column = SORT_CYCLE[(i + 1) % len(SORT_CYCLE)]
+        self.sort_reverse = False
+        self._resort()
+        self.notify(f"Sorted by {self.sort_column.value.replace('_', ' ')}.", timeout=1.5)
+
+    def action_default_sort(self) -> None:
+        self.sort_column = SortColumn.DEFAULT
+        self.sort_reverse = False
+        self._resort()
+
+    def action_fold(self) -> None:
+        key = self.table.cursor_key
+        if key is None:
+            return
+        base = key.removeprefix("group:") if key.startswith("group:") else None
+        if base is None:
+            row = next((r for r in self._filtered if r.job_id == key), None)
+            base = row.base if row else None
+        if base is None:
+            return
+        if base in self._folded:
+            self._folded.discard(base)
+        else:
+            self._folded.add(base)
+        self._show()
+        if base in self._folded:
+            self.table.move_to_key(f"group:{base}")
+
+    def action_fold_all(self) -> None:
+        bases = {r.base for r in self._filtered}
+        self._folded = set() if self._folded >= bases and bases else bases
+        self._show()
+
+    # -- job actions -------------------------------------------------------------------------
+
+    def _selected(self) -> list[str]:
+        """The marked jobs, or the one under the cursor (a folded group means all its jobs)."""
+        if self.table.marked:
+            return sorted(self.table.marked)
+        key = self.table.cursor_key
+        if key is None:
+            return []
+        if key.startswith("group:"):
+            base = key.removeprefix("group:")
+            return [r.job_id for r in self._filtered if r.base == base]
+        return [key]
+
+    def _current(self) -> str | None:
+        key = self.table.cursor_key
+        if key is None or key.startswith("group:"):
+            return None
+        return key
+
+    def action_describe(self, yaml: bool = False) -> None:
+        job_id = self._current()
+        if job_id is None:
+            if self.table.cursor_key:  # a folded group: enter unfolds it
+                self.action_fold()
+            return
+        from tui_app.screens.describe import DescribeScreen
+
+        self.app.push_screen(DescribeScreen(job_id, yaml=yaml))
+
+    def action_yaml(self) -> None:
+        self.action_describe(yaml=True)
+
+    def on_job_table_activated(self, message: JobTable.Activated) -> None:
+        self.action_describe()
+
+    def action_cancel_jobs(self) -> None:
+        ids = self._selected()
+        if not ids:
+            return
+        states = {r.job_id: r.state for r in self.rows}
+        self.app.confirm_cancel(ids, states)
+
+    def action_resubmit(self) -> None:
+        job_id = self._current()
+        if job_id:
+            self.app.resubmit(job_id)
+
+    def action_edit(self) -> None:
+        job_id = self._current()
+        if job_id:
+            self.app.edit_and_resubmit(job_id)
+
+    def action_copy_id(self) -> None:
+        job_id = self._current()
+        if job_id:
+            self.app.copy_to_clipboard(job_id)
+            self.notify(f"Copied {job_id}.")
+
+    def set_now(self, now: datetime) -> None:
+        self.table.now = now

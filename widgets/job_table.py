@@ -1,0 +1,722 @@
+"""JobTable: the job list as a Line-API ScrollView that renders only the visible rows.
+
+Textual's ``DataTable`` measures every cell of every row with Rich whenever rows change (≈ 17 s for
+100k jobs on our 2-core machines, perf-notes §2), so the list is drawn line by line from a plain
+Python list instead: ``set_rows`` is O(rows) list work, and a frame costs only the ~20-50 visible
+lines, each cached as a Strip in an LRU.
+
+Invariants:
+
+- Rows are keyed by job id (``group:<base>`` for a folded family): the cursor and the marks follow
+  keys across ``set_rows``, so a refresh never loses the user's place.
+- Line 0 is a sticky header; row ``i`` is virtual line ``i + 1``.
+- Colours come only from the COMPONENT_CLASSES in DEFAULT_CSS (theme variables). Every state also
+  has a symbol and a name, so colour is never the only cue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from operator import attrgetter
+from typing import ClassVar
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tui_app.model.job_id import split_job_id
+from tui_app.model.job_view import (
+    GROUP_KEY_PREFIX,
+    GroupRow,
+    JobRow,
+    ListRow,
+    SortColumn,
+    format_elapsed,
+    state_name,
+)
+from tui_app.model.states import STATE_SYMBOL, JobState
+
+MARK_GLYPH = "●"
+GROUP_GLYPH = "▸"
+ELLIPSIS = "…"
+
+# Fixed column widths (cells). STATE fits "◍ CANCELLING" and "◷ QUEUED #42"; TIER fits
+# "PREMIUM_1 x31"; ELAPSED fits "23:59:59". JOB ID and ERROR share what is left.
+GUTTER = 2
+STATE_W = 12
+CREATED_W = 11
+ELAPSED_W = 8
+TIER_W = 13
+ML_W = 8
+MIN_ID_W = 20
+MIN_ERROR_W = 10
+# A long id grows past this only while it takes at most half of the JOB ID + ERROR room.
+ID_SHARE_W = 36
+_FIXED = GUTTER + STATE_W + CREATED_W + ELAPSED_W + TIER_W + ML_W + 5  # 5 gaps after JOB ID..TIER
+MIN_WIDTH = _FIXED + MIN_ID_W
+
+_STATE_CLASS: dict[JobState, str] = {
+    JobState.QUEUED: "job-table--state-queued",
+    JobState.PREPARING: "job-table--state-preparing",
+    JobState.RUNNING: "job-table--state-running",
+    JobState.SUCCEEDED: "job-table--state-succeeded",
+    JobState.FAILED: "job-table--state-failed",
+    JobState.CANCELLING: "job-table--state-cancelling",
+    JobState.CANCELLED: "job-table--state-cancelled",
+    JobState.STATE_UNSPECIFIED: "job-table--dim",
+}
+
+
+def _fit(text: str, width: int, *, right: bool = False) -> str:
+    """Exactly ``width`` cells: padded, or cut with an ellipsis."""
+    if width <= 0:
+        return ""
+    length = len(text) if text.isascii() else cell_len(text)
+    if length > width:
+        return set_cell_size(text, width - 1) + ELLIPSIS
+    pad = " " * (width - length)
+    return pad + text if right else text + pad
+
+
+def _fit_middle(text: str, width: int) -> str:
+    """Like :func:`_fit`, but cut in the middle, so an id keeps its distinguishing tail."""
+    if len(text) <= width or not text.isascii() or width < 5:
+        return _fit(text, width)
+    keep = width - 1
+    head = keep // 2
+    return text[:head] + ELLIPSIS + text[len(text) - (keep - head) :]
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Column widths for one widget width (``error_w`` 0 means the ERROR column is hidden)."""
+
+    id_w: int
+    error_w: int
+    width: int
+    """The row width in cells (at least the widget's width)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Styles:
+    """Rich styles resolved from the component classes, rebuilt whenever CSS changes."""
+
+    base: Style
+    header: Style
+    cursor: Style
+    marked: Style
+    group: Style
+    dim: Style
+    states: dict[JobState, Style]
+
+
+class JobTable(ScrollView, can_focus=True):
+    """A virtual table of jobs: 100k rows cost a Python list, not widgets or measured cells.
+
+    Feed it :class:`JobRow` and :class:`GroupRow` objects in display order with :meth:`set_rows`;
+    sorting, filtering and folding happen in the model (``tui_app.model.job_view``).
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "job-table--header",
+        "job-table--cursor",
+        "job-table--marked",
+        "job-table--group",
+        "job-table--dim",
+        "job-table--state-queued",
+        "job-table--state-preparing",
+        "job-table--state-running",
+        "job-table--state-succeeded",
+        "job-table--state-failed",
+        "job-table--state-cancelling",
+        "job-table--state-cancelled",
+    }
+    """
+    | Class | Description |
+    | :- | :- |
+    | `job-table--header` | The sticky column titles. |
+    | `job-table--cursor` | The cursor row (brighter while the table has focus). |
+    | `job-table--marked` | Marked rows. |
+    | `job-table--group` | Folded families (`▸ mnist (5 jobs)`). |
+    | `job-table--dim` | Secondary text: CREATED, ML UNITS, "No jobs". |
+    | `job-table--state-*` | The STATE cell, one per state: the one place state colours live. |
+    """
+
+    DEFAULT_CSS = """
+    JobTable {
+        background: $surface;
+        color: $foreground;
+        scrollbar-size-vertical: 1;
+        & > .job-table--header {
+            background: $panel;
+            color: $foreground;
+            text-style: bold;
+        }
+        & > .job-table--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        &:focus > .job-table--cursor {
+            background: $block-cursor-background;
+            color: $block-cursor-foreground;
+            text-style: $block-cursor-text-style;
+        }
+        & > .job-table--marked {
+            background: $accent 20%;
+            text-style: bold;
+        }
+        & > .job-table--group {
+            color: $secondary;
+            text-style: bold;
+        }
+        & > .job-table--dim { color: $text-muted; }
+        & > .job-table--state-queued { color: $warning; }
+        & > .job-table--state-preparing { color: $warning; }
+        & > .job-table--state-running { color: $primary; }
+        & > .job-table--state-cancelling { color: $accent; }
+        & > .job-table--state-succeeded { color: $success; }
+        & > .job-table--state-failed { color: $error; }
+        & > .job-table--state-cancelled { color: $text-muted; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor_up", "Up", show=False, id="job-table.up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="job-table.down"),
+        Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id="job-table.page-up"),
+        Binding("pagedown,ctrl+f", "page_down", "Page down", show=False, id="job-table.page-down"),
+        Binding("home,g", "first", "First", show=False, id="job-table.first"),
+        Binding("end,G", "last", "Last", show=False, id="job-table.last"),
+        Binding(
+            "space",
+            "toggle_mark",
+            "Mark",
+            tooltip="Mark or unmark the job under the cursor, then move down",
+            id="job-table.mark",
+        ),
+        Binding(
+            "enter",
+            "activate",
+            "Open",
+            tooltip="Open the job under the cursor",
+            id="job-table.activate",
+        ),
+    ]
+
+    sort_column: reactive[SortColumn] = reactive(SortColumn.DEFAULT)
+    """The order the rows are in; the header shows ▲/▼ on its column. Set it with the rows."""
+    sort_reverse: reactive[bool] = reactive(False)
+    """True when ``sort_column``'s natural direction is flipped."""
+
+    class CursorMoved(Message):
+        """The cursor is on a different row (or the list became empty: ``key`` None)."""
+
+        def __init__(self, table: JobTable, key: str | None) -> None:
+            super().__init__()
+            self.table = table
+            self.key = key
+
+        @property
+        def control(self) -> JobTable:
+            """The table the cursor moved in."""
+            return self.table
+
+        def can_replace(self, message: Message) -> bool:
+            # Holding `j` on 100k rows: only the last position matters.
+            return isinstance(message, JobTable.CursorMoved) and message.table is self.table
+
+    class Activated(Message):
+        """The user pressed enter (or double-clicked) on a row."""
+
+        def __init__(self, table: JobTable, key: str) -> None:
+            super().__init__()
+            self.table = table
+            self.key = key
+
+        @property
+        def control(self) -> JobTable:
+            """The table the row is in."""
+            return self.table
+
+    class MarksChanged(Message):
+        """The set of marked job ids changed."""
+
+        def __init__(self, table: JobTable, marked: frozenset[str]) -> None:
+            super().__init__()
+            self.table = table
+            self.marked = marked
+
+        @property
+        def control(self) -> JobTable:
+            """The table whose marks changed."""
+            return self.table
+
+    def __init__(
+        self,
+        rows: Sequence[ListRow] = (),
+        *,
+        now: datetime | None = None,
+        name: str | None = None,
+        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
+        classes: str | None = None,
+        disabled: bool = False,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes, disabled=disabled)
+        self._rows: list[ListRow] = []
+        self._cursor = 0
+        self._now = now or datetime.now().astimezone()
+        self._longest_id = 0
+        self.marked: set[str] = set()
+        """Marked job ids. Read it freely; change it with toggle_mark/set_marks/clear_marks."""
+        self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(1024)
+        self._style_cache: _Styles | None = None
+        self._column_layout: tuple[tuple[int, int], _Layout] | None = None
+        if rows:
+            self.set_rows(rows)
+
+    # -----------------------------------------------------------------------------------------
+    # Data
+
+    @property
+    def rows(self) -> Sequence[ListRow]:
+        """The rows in display order (do not modify; use :meth:`set_rows`)."""
+        return self._rows
+
+    @property
+    def row_count(self) -> int:
+        """How many rows the table holds."""
+        return len(self._rows)
+
+    @property
+    def cursor_row(self) -> int:
+        """The cursor's index into :attr:`rows` (0 when empty)."""
+        return self._cursor
+
+    @property
+    def cursor_key(self) -> str | None:
+        """The key of the row under the cursor (job id or ``group:<base>``), None when empty."""
+        if not self._rows:
+            return None
+        return self._rows[self._cursor].key
+
+    @property
+    def current(self) -> ListRow | None:
+        """The row under the cursor, None when empty."""
+        return self._rows[self._cursor] if self._rows else None
+
+    @property
+    def now(self) -> datetime:
+        """The time ELAPSED is measured to, and whose tzinfo CREATED is shown in."""
+        return self._now
+
+    @now.setter
+    def now(self, value: datetime) -> None:
+        old, self._now = self._now, value
+        if not self._rows or not self.is_mounted:
+            return
+        if value.tzinfo != old.tzinfo:  # every CREATED cell changes
+            self.refresh()
+            return
+        # Only visible live rows change; their cached strips are keyed by the second.
+        top = self.scroll_offset.y
+        height = self.scrollable_content_region.height - 1
+        width = max(self.virtual_size.width, self.size.width)
+        for i in range(top, min(top + max(height, 0), len(self._rows))):
+            row = self._rows[i]
+            if isinstance(row, JobRow) and row.ended is None:
+                self.refresh(Region(0, i - top + 1, width, 1))
+
+    def set_rows(self, rows: Sequence[ListRow]) -> None:
+        """Show ``rows`` (in display order), keeping the user's place.
+
+        The cursor stays on the same key when it is still present (else on the same index,
+        clamped) and on the same screen line, so a refresh or a re-sort doesn't jump. Marks are
+        kept as they are, including marks on rows the new list doesn't show (a filter).
+
+        Args:
+            rows: JobRows and GroupRows in display order (the list is copied).
+        """
+        old_key = self.cursor_key
+        old_index = self._cursor
+        screen_line = old_index - self.scroll_offset.y
+        self._rows = list(rows)
+        # Base names are interned and few: one C-level pass over them serves both the column
+        # width and the key search, without touching 100k scattered id strings.
+        bases = list(map(_BASE, self._rows))
+        self._longest_id = _longest_id(bases)
+        self._column_layout = None
+        found = None
+        if old_key is not None:
+            found = self._find(old_key, old_index, bases)
+            if found is None:
+                found = self._find_family(old_key, bases)
+        count = len(self._rows)
+        self._cursor = found if found is not None else max(0, min(old_index, count - 1))
+        self.virtual_size = Size(self._min_width(), count + 1)
+        if self.is_mounted:
+            was_visible = 0 <= screen_line < self._page
+            if found is not None and was_visible:
+                target = self._cursor - screen_line  # same screen line: nothing jumps
+            else:
+                target = self.scroll_offset.y  # e.g. the user scrolled away with the wheel
+            self.scroll_to(y=max(0, min(target, self.max_scroll_y)), animate=False)
+            if was_visible:
+                self._scroll_cursor_into_view()
+        self.refresh()
+        if self.cursor_key != old_key:
+            self.post_message(self.CursorMoved(self, self.cursor_key))
+
+    def _find(self, key: str, hint: int, bases: list[str] | None = None) -> int | None:
+        """The index of ``key``, looking at ``hint`` and its neighbours first.
+
+        Otherwise it searches by base name (``bases``: every row's, in order): base names are
+        interned and few, so ``list.index`` over them stays in cache, where comparing 100k
+        scattered job-id strings would not.
+        """
+        rows = self._rows
+        for i in (hint, hint - 1, hint + 1):
+            if 0 <= i < len(rows) and rows[i].key == key:
+                return i
+        if key.startswith(GROUP_KEY_PREFIX):
+            base = key[len(GROUP_KEY_PREFIX) :]
+        else:
+            base = split_job_id(key)[0]
+        if bases is None:
+            bases = list(map(_BASE, rows))
+        i = -1
+        while True:
+            try:
+                i = bases.index(base, i + 1)
+            except ValueError:
+                return None
+            if rows[i].key == key:
+                return i
+
+    def _find_family(self, key: str, bases: list[str]) -> int | None:
+        """Where a vanished key's family is now: a job's folded group, or a group's first job."""
+        if key.startswith(GROUP_KEY_PREFIX):
+            try:
+                return bases.index(key[len(GROUP_KEY_PREFIX) :])
+            except ValueError:
+                return None
+        return self._find(GROUP_KEY_PREFIX + split_job_id(key)[0], self._cursor, bases)
+
+    def move_to_key(self, key: str) -> bool:
+        """Put the cursor on ``key`` (scrolling to it). Returns False when it isn't shown."""
+        index = self._find(key, self._cursor)
+        if index is None:
+            return False
+        self._move_cursor(index)
+        return True
+
+    def toggle_mark(self) -> None:
+        """Mark or unmark the job under the cursor (folded groups can't be marked)."""
+        row = self.current
+        if not isinstance(row, JobRow):
+            return
+        if row.job_id in self.marked:
+            self.marked.discard(row.job_id)
+        else:
+            self.marked.add(row.job_id)
+        self._refresh_row(self._cursor)
+        self.post_message(self.MarksChanged(self, frozenset(self.marked)))
+
+    def set_marks(self, keys: Iterable[str]) -> None:
+        """Replace the marks (job ids), e.g. for a range or "mark all shown"."""
+        new = set(keys)
+        if new != self.marked:
+            self.marked = new
+            self.refresh()
+            self.post_message(self.MarksChanged(self, frozenset(new)))
+
+    def clear_marks(self) -> None:
+        """Unmark every job."""
+        self.set_marks(())
+
+    # -----------------------------------------------------------------------------------------
+    # Cursor and scrolling
+
+    @property
+    def _page(self) -> int:
+        """Rows that fit under the header."""
+        return max(1, self.scrollable_content_region.height - 1)
+
+    def _move_cursor(self, index: int) -> None:
+        if not self._rows:
+            return
+        old, old_key = self._cursor, self.cursor_key
+        self._cursor = max(0, min(index, len(self._rows) - 1))
+        if self._cursor == old:
+            return
+        self._refresh_row(old)
+        self._refresh_row(self._cursor)
+        self._scroll_cursor_into_view()
+        if self.cursor_key != old_key:
+            self.post_message(self.CursorMoved(self, self.cursor_key))
+
+    def _scroll_cursor_into_view(self) -> None:
+        if not self.is_mounted or self.scrollable_content_region.height <= 1:
+            return
+        top, page = self.scroll_offset.y, self._page
+        if self._cursor < top:
+            self.scroll_to(y=self._cursor, animate=False)
+        elif self._cursor >= top + page:
+            self.scroll_to(y=self._cursor - page + 1, animate=False)
+
+    def _refresh_row(self, index: int) -> None:
+        self.refresh_line(index + 1)
+
+    def action_cursor_up(self) -> None:
+        """Move the cursor up one row."""
+        self._move_cursor(self._cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        """Move the cursor down one row."""
+        self._move_cursor(self._cursor + 1)
+
+    def action_page_up(self) -> None:
+        """Scroll up a page; the cursor keeps its screen line."""
+        page = self._page
+        self.scroll_to(y=max(0, self.scroll_offset.y - page), animate=False)
+        self._move_cursor(self._cursor - page)
+
+    def action_page_down(self) -> None:
+        """Scroll down a page; the cursor keeps its screen line."""
+        page = self._page
+        self.scroll_to(y=min(self.max_scroll_y, self.scroll_offset.y + page), animate=False)
+        self._move_cursor(self._cursor + page)
+
+    def action_first(self) -> None:
+        """Jump to the first row."""
+        self._move_cursor(0)
+
+    def action_last(self) -> None:
+        """Jump to the last row."""
+        self._move_cursor(len(self._rows) - 1)
+
+    def action_toggle_mark(self) -> None:
+        """Mark or unmark the row under the cursor, then move down one row (k9s)."""
+        self.toggle_mark()
+        self.action_cursor_down()
+
+    def action_activate(self) -> None:
+        """Tell the screen the user chose the row under the cursor."""
+        key = self.cursor_key
+        if key is not None:
+            self.post_message(self.Activated(self, key))
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y < 1:
+            return
+        index = self.scroll_offset.y + offset.y - 1
+        if index < len(self._rows):
+            self._move_cursor(index)
+            if event.chain >= 2:
+                self.action_activate()
+
+    # -----------------------------------------------------------------------------------------
+    # Rendering
+
+    def notify_style_update(self) -> None:
+        """CSS changed (theme, focus): drop every style and strip derived from it."""
+        super().notify_style_update()
+        self._style_cache = None
+        self._strips.clear()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._scroll_cursor_into_view()
+
+    def watch_sort_column(self) -> None:
+        self.refresh_line(self.scroll_offset.y)
+
+    def watch_sort_reverse(self) -> None:
+        self.refresh_line(self.scroll_offset.y)
+
+    def _min_width(self) -> int:
+        """The narrowest row that keeps every column (wider widgets stretch JOB ID and ERROR)."""
+        return MIN_WIDTH
+
+    def _styles(self) -> _Styles:
+        if self._style_cache is None:
+            base = self.rich_style
+            get = self.get_component_rich_style
+
+            def fg(name: str) -> Style:
+                # The colour as composed over our background (alpha and `auto` resolved), plus
+                # the class's own text style; the row decides the background.
+                return Style.from_color(get(name).color) + get(name, partial=True).without_color
+
+            self._style_cache = _Styles(
+                base=base,
+                header=base + get("job-table--header"),
+                cursor=base + get("job-table--cursor"),
+                marked=base + get("job-table--marked"),
+                group=fg("job-table--group"),
+                dim=fg("job-table--dim"),
+                states={state: fg(name) for state, name in _STATE_CLASS.items()},
+            )
+        return self._style_cache
+
+    def _layout(self, width: int) -> _Layout:
+        key = (width, self._longest_id)
+        if self._column_layout is not None and self._column_layout[0] == key:
+            return self._column_layout[1]
+        total = max(width, MIN_WIDTH)
+        rest = total - _FIXED  # JOB ID, plus " " + ERROR when it gets room
+        # The id comes first, up to its longest; past ID_SHARE_W it shares the room with ERROR.
+        cap = min(rest - 1 - MIN_ERROR_W, max(ID_SHARE_W, (rest - 1) // 2))
+        id_w = max(MIN_ID_W, min(self._longest_id, cap))
+        error_w = rest - id_w - 1
+        if error_w < MIN_ERROR_W:
+            id_w, error_w = rest, 0
+        layout = _Layout(id_w=id_w, error_w=error_w, width=total)
+        self._column_layout = (key, layout)
+        return layout
+
+    def render_line(self, y: int) -> Strip:
+        """One screen line: the header at ``y == 0``, rows below it."""
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        layout = self._layout(width)
+        styles = self._styles()
+        if y == 0:
+            strip = self._render_header(layout, styles)
+        else:
+            index = scroll_y + y - 1
+            if index < len(self._rows):
+                strip = self._render_row(index, layout, styles)
+            elif index == 0:
+                text = " " * GUTTER + "No jobs"
+                strip = Strip([Segment(text, styles.base + styles.dim)], len(text))
+            else:
+                return Strip.blank(width, styles.base)
+        return strip.crop_extend(scroll_x, scroll_x + width, styles.base)
+
+    def _render_header(self, layout: _Layout, styles: _Styles) -> Strip:
+        column = self.sort_column
+        arrow = "▼" if column.descending != self.sort_reverse else "▲"
+
+        def title(name: str, width: int, *sorts: SortColumn, right: bool = False) -> str:
+            if column in sorts:
+                name = arrow + name if right else name + arrow
+            return _fit(name, width, right=right)
+
+        text = "".join(
+            (
+                " " * GUTTER,
+                title("JOB ID", layout.id_w, SortColumn.DEFAULT, SortColumn.ID),
+                " ",
+                title("STATE", STATE_W, SortColumn.STATE),
+                " ",
+                title("CREATED", CREATED_W, SortColumn.CREATED),
+                " ",
+                title("ELAPSED", ELAPSED_W, SortColumn.ELAPSED, right=True),
+                " ",
+                title("TIER", TIER_W, SortColumn.TIER),
+                # "▼ML UNITS" is one cell wider than the column: it borrows the gap before it.
+                title("ML UNITS", ML_W + 1, SortColumn.ML_UNITS, right=True),
+                " " + _fit("ERROR", layout.error_w) if layout.error_w else "",
+            )
+        )
+        return Strip([Segment(_fit(text, layout.width), styles.header)], layout.width)
+
+    def _render_row(self, index: int, layout: _Layout, styles: _Styles) -> Strip:
+        row = self._rows[index]
+        is_cursor = index == self._cursor
+        now = self._now
+        if type(row) is GroupRow:
+            key: tuple[object, ...] = (row, layout, is_cursor, False, None, None)
+        else:
+            assert isinstance(row, JobRow)
+            live = row.ended is None and (row.started or row.created) is not None
+            tick = int(now.timestamp()) if live else None
+            key = (row, layout, is_cursor, row.job_id in self.marked, tick, now.tzinfo)
+        strip = self._strips.get(key)
+        if strip is None:
+            if isinstance(row, GroupRow):
+                strip = self._group_strip(row, layout, styles, is_cursor)
+            else:
+                strip = self._job_strip(row, layout, styles, is_cursor, bool(key[3]), now)
+            self._strips.set(key, strip)
+        return strip
+
+    def _job_strip(
+        self,
+        row: JobRow,
+        layout: _Layout,
+        styles: _Styles,
+        is_cursor: bool,
+        is_marked: bool,
+        now: datetime,
+    ) -> Strip:
+        back = styles.cursor if is_cursor else styles.marked if is_marked else styles.base
+
+        def paint(fg: Style) -> Style:
+            # The cursor row is one solid style: state colours could vanish on its background.
+            return back if is_cursor else back + fg
+
+        plain = Style()
+        state_text = f"{STATE_SYMBOL[row.state]} {state_name(row.state)}"
+        if row.state is JobState.QUEUED and row.position is not None:
+            state_text += f" #{row.position}"
+        ml = f"{row.ml_units:.2f}" if row.ml_units is not None else ""
+        cells: list[tuple[str, Style]] = [
+            ((MARK_GLYPH if is_marked else " ") + " ", plain),
+            (_fit_middle(row.job_id, layout.id_w) + " ", plain),
+            (_fit(state_text, STATE_W) + " ", styles.states[row.state]),
+            (_fit(_format_created(row.created, now.tzinfo), CREATED_W) + " ", styles.dim),
+            (_fit(format_elapsed(row.elapsed(now)), ELAPSED_W, right=True) + " ", plain),
+            (_fit(row.tier_label, TIER_W) + " ", plain),
+            (_fit(ml, ML_W, right=True), styles.dim),
+        ]
+        if layout.error_w:
+            cells.append((" " + _fit(row.error, layout.error_w), styles.states[JobState.FAILED]))
+        used = sum(cell_len(text) for text, _ in cells)
+        if used < layout.width:
+            cells.append((" " * (layout.width - used), plain))
+        return Strip([Segment(text, paint(fg)) for text, fg in cells], max(used, layout.width))
+
+    def _group_strip(
+        self, group: GroupRow, layout: _Layout, styles: _Styles, is_cursor: bool
+    ) -> Strip:
+        back = styles.cursor if is_cursor else styles.base
+        noun = "job" if group.count == 1 else "jobs"
+        segments = [Segment(f"  {GROUP_GLYPH} {group.base} ({group.count} {noun}) ", back)]
+        if not is_cursor:
+            segments[0] = Segment(segments[0].text, back + styles.group)
+        for state, n in group.counts:
+            style = back if is_cursor else back + styles.states[state]
+            segments.append(Segment(f" {STATE_SYMBOL[state]}{n}", style))
+        strip = Strip(segments)
+        return strip.crop_extend(0, layout.width, back)
+
+
+_BASE = attrgetter("base")
+
+
+def _longest_id(bases: list[str]) -> int:
+    """The longest job id of rows with these base names, or a little more (cheap at 100k rows).
+
+    An id is its base name plus a 16-character ``_YYYYMMDD_HHMMSS`` suffix, or just the base name,
+    so the distinct base names bound it without touching 100k id strings.
+    """
+    return max(map(len, set(bases))) + 16 if bases else 0
+
+
+def _format_created(created: datetime | None, tz: tzinfo | None) -> str:
+    """``11-22 08:30`` in ``tz`` (the viewer's zone: the tzinfo of ``now``)."""
+    if created is None:
+        return ""
+    return created.astimezone(tz).strftime("%m-%d %H:%M")
