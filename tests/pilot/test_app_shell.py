@@ -1,0 +1,119 @@
+"""The shell around the list: help, palette, themes remembered, NO_COLOR, describe/YAML keys."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.widgets import Static
+
+from tests.support.fixed_jobs import FixedSource
+from tui_app.app import JobsApp
+from tui_app.screens.describe import DescribeScreen
+from tui_app.screens.help import HelpScreen
+from tui_app.settings import Settings, load_settings
+
+NOW = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)
+
+
+def text_of(app: JobsApp, selector: str) -> str:
+    """What a Static shows, as plain text (its Rich renderable, printed 200 columns wide)."""
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(app.screen.query_one(selector, Static).content)
+    return console.export_text()
+
+
+def fixed_app(tmp_path: Path, **settings: object) -> JobsApp:
+    return JobsApp(
+        Settings(**settings),  # type: ignore[arg-type]
+        lambda: None,  # type: ignore[arg-type,return-value]
+        "demo-project",
+        "local",
+        settings_file=tmp_path / "settings.yaml",
+        clock=lambda: NOW,
+        source=FixedSource(),
+    )
+
+
+async def test_help_lists_every_key_of_the_list(tmp_path: Path) -> None:
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = text_of(app, "#help-content")
+        for words in (
+            "Filter",
+            "Faults",
+            "Cancel",
+            "Resubmit",
+            "Edit+submit",
+            "Mark",
+            "Sort",
+            "Describe",
+            "Command palette",
+            "Quit",
+        ):
+            assert words in text, words
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_palette_offers_the_screen_actions(tmp_path: Path) -> None:
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.2)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for title in ("Filter", "Cancel", "Resubmit", "Edit+submit", "Describe", "Theme"):
+            assert any(t.startswith(title) for t in titles), (title, titles)
+
+
+async def test_theme_change_is_remembered(tmp_path: Path) -> None:
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.1)
+        assert app.theme == "tui-dark"
+        app.theme = "tui-high-contrast"
+        await pilot.pause(0.1)
+    settings, problem = load_settings(tmp_path / "settings.yaml")
+    assert problem is None and settings.theme == "tui-high-contrast"
+    again = fixed_app(tmp_path, theme=settings.theme)
+    async with again.run_test(size=(80, 24)):
+        assert again.theme == "tui-high-contrast"
+
+
+async def test_describe_and_yaml_keys(tmp_path: Path) -> None:
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("slash", *"census_dist_20261122_07", "enter", "d")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, DescribeScreen)
+        text = text_of(app, "#describe-content")
+        assert "RuntimeError: loss is NaN at step 1200" in text  # the full errorMessage
+        await pilot.press("y")
+        await pilot.pause(0.1)
+        assert "errorMessage:" in text_of(app, "#describe-content")
+        await pilot.press("escape", "y")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, DescribeScreen) and app.screen.show_yaml
+
+
+async def test_no_color_is_honoured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        assert app.no_color
+        # States stay readable without colour: symbol and name on every row.
+        lines = [
+            s.text
+            for s in app.screen.query_one("JobTable").render_lines(
+                app.screen.query_one("JobTable").region.reset_offset
+            )
+        ]
+        joined = "\n".join(lines)
+        assert "✗ FAILED" in joined and "▶ RUNNING" in joined
