@@ -94,7 +94,9 @@ class JobsScreen(Screen[None]):
         yield Static("", id="banner")
         yield JobTable(id="jobs")
         with Horizontal(id="filter-bar"):
-            yield Input(placeholder="filter: regex, !invert, state:FAILED, label:k=v", id="filter")
+            yield Input(
+                placeholder="/ filter: regex, !invert, state:FAILED, label:k=v", id="filter"
+            )
             yield Static("", id="filter-info")
         yield Footer()
 
@@ -173,13 +175,6 @@ class JobsScreen(Screen[None]):
         if self._filter.error:
             parts.append(self._filter.error)
         info.update(" · ".join(parts))
-        self.query_one("#filter-bar").display = bool(
-            self.query_one("#filter", Input).has_focus or self._filter_text or self.faults_only
-        )
-
-    @property
-    def _filter_text(self) -> str:
-        return self.query_one("#filter", Input).value
 
     def watch_faults_only(self) -> None:
         if self.is_mounted:
@@ -188,8 +183,10 @@ class JobsScreen(Screen[None]):
     # -- filter ----------------------------------------------------------------------------------
 
     def action_filter(self) -> None:
-        self.query_one("#filter-bar").display = True
-        self.query_one("#filter", Input).focus()
+        # Focus now, not after a refresh: keys typed right after "/" belong to the filter.
+        # (The bar is always laid out: a box shown on demand drops keys typed before its
+        # first layout.)
+        self.set_focus(self.query_one("#filter", Input))
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
