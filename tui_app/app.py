@@ -46,7 +46,7 @@ class JobsApp(JobActions):
     def __init__(
         self,
         settings: Settings,
-        connect: Callable[[], Connection],
+        connect: Callable[..., Connection],
         project: str,
         profile_name: str,
         settings_file: Path | None = None,

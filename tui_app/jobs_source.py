@@ -18,8 +18,9 @@ from tui_app.api.jobs_client import JobsClient
 class JobsSource:
     """Thread-safe, lazily connected access to one project's jobs."""
 
-    def __init__(self, connect: Callable[[], Connection], project: str) -> None:
+    def __init__(self, connect: Callable[..., Connection], project: str) -> None:
         self._connect = connect
+        self._connected_once = False
         self.project = project
         self._lock = threading.Lock()
         self._client: JobsClient | None = None
@@ -34,7 +35,10 @@ class JobsSource:
         """
         with self._lock:
             if self._client is None:
-                conn = self._connect()
+                # Start the local service only for the first connection: one that went away
+                # mid-session (stopped by its owner, or crashed) is waited for, not replaced.
+                conn = self._connect(start=not self._connected_once)
+                self._connected_once = True
                 self.label = conn.label
                 self.endpoint = conn.endpoint
                 self._client = conn.jobs(self.project)

@@ -26,6 +26,7 @@ def resolve(args: argparse.Namespace, settings: Settings) -> tuple[Profile, str,
 
 
 def connector(profile: Profile, state_dir: Path | None) -> partial[Connection]:
+    """``connect`` bound to a profile; call it with ``start=`` to allow starting the service."""
     return partial(connect, profile, state_dir)
 
 
