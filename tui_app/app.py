@@ -6,12 +6,13 @@ to the screens only by posting messages, so a slow or dead service never freezes
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import SystemCommand
@@ -20,7 +21,6 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from themes import DEFAULT_THEME, register_themes
-from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError
 from tui_app.job_actions import JobActions
 from tui_app.jobs_source import JobsSource
@@ -28,7 +28,44 @@ from tui_app.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 from tui_app.model.job_view import JobRow, default_key
 from tui_app.settings import Settings, save_setting
 
+if TYPE_CHECKING:
+    from tui_app.api.connection import Connection
+    from tui_app.api.jobs_client import JobsClient
+
 RETRY_SECONDS = 2.0
+
+
+class RowCache:
+    """The last list, as rows; a row is rebuilt only when its job's etag changed.
+
+    The service gives every change a new etag, and building a row costs ~20 us (2 s for 100k
+    jobs). Rows are built page by page, so the whole list of job dicts is never held at once.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple[str, JobRow]] = {}
+        self._order: list[JobRow] = []
+
+    def collect(self, client: JobsClient) -> tuple[list[JobRow], bool]:
+        """Every job as a row, in the default order, and whether anything changed."""
+        fresh: dict[str, tuple[str, JobRow]] = {}
+        changed = False
+        for job in client.iter_jobs():
+            job_id, etag = str(job.get("jobId", "")), str(job.get("etag", ""))
+            hit = self._rows.get(job_id)
+            if hit is None or hit[0] != etag or not etag:
+                hit = (etag, JobRow.from_job(job))
+                changed = True
+            fresh[job_id] = hit
+        changed = changed or len(fresh) != len(self._rows)
+        self._rows = fresh
+        if changed:
+            self._order = sorted((row for _, row in fresh.values()), key=default_key)
+            # Long-lived rows need no cycle collection: keep full GC passes (300+ ms over 100k
+            # rows, measured) out of the user's keystrokes.
+            gc.collect(0)
+            gc.freeze()
+        return self._order, changed
 
 
 class JobsApp(JobActions):
@@ -101,30 +138,19 @@ class JobsApp(JobActions):
     def _poll(self) -> None:
         worker = get_current_worker()
         interval = self.settings.refresh_seconds
-        # Rows are rebuilt only for jobs whose etag changed: the service gives every change a
-        # new etag, and building a row costs ~20 us (2 s for 100k jobs).
-        cache: dict[str, tuple[str, JobRow]] = {}
+        cache = RowCache()
         while not worker.is_cancelled:
             started = time.monotonic()
             try:
-                jobs = self.source.call(lambda c: c.list_jobs())
+                rows, changed = self.source.call(cache.collect)
             except ApiCallError as exc:
                 self.post_message(ConnectionChanged(str(exc), self.source.label))
                 wait = RETRY_SECONDS
             else:
-                rows = []
-                for job in jobs:
-                    hit = cache.get(job.get("jobId", ""))
-                    etag = job.get("etag", "")
-                    if hit is None or hit[0] != etag or not etag:
-                        hit = (etag, JobRow.from_job(job))
-                    rows.append(hit[1])
-                cache = {r.job_id: (j.get("etag", ""), r) for j, r in zip(jobs, rows, strict=True)}
-                rows.sort(key=default_key)
                 seconds = time.monotonic() - started
                 if self.connection_error is not None or not self.last_rows:
                     self.post_message(ConnectionChanged(None, self.source.label))
-                self.post_message(JobsRefreshed(rows, self.clock(), seconds))
+                self.post_message(JobsRefreshed(rows, self.clock(), seconds, changed))
                 # Back off when listing is slow (huge lists): never spend more than half the time.
                 wait = max(interval, 2 * seconds)
             self._poll_now.wait(wait)
@@ -139,7 +165,9 @@ class JobsApp(JobActions):
         """Keep the newest list and hand it to every screen (messages only bubble up)."""
         self.last_rows = message.rows
         for screen in self.screen_stack:
-            screen.post_message(JobsRefreshed(message.rows, message.fetched_at, message.seconds))
+            screen.post_message(
+                JobsRefreshed(message.rows, message.fetched_at, message.seconds, message.changed)
+            )
 
     def on_jobs_submitted(self, message: JobsSubmitted) -> None:
         for screen in self.screen_stack:

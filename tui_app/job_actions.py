@@ -12,7 +12,7 @@ import shlex
 import subprocess
 import tempfile
 import time
-from functools import partial
+from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,9 +20,7 @@ from textual import work
 from textual.app import App, SuspendNotSupported
 
 from tui_app.api.errors import ApiCallError
-from tui_app.api.jobs_client import JobsClient
 from tui_app.messages import JobsSubmitted
-from tui_app.model.job_config import ConfigError, from_config_yaml, resubmission, to_config_yaml
 from tui_app.model.states import CANCELLABLE_STATES, JobState
 from tui_app.screens.confirm import ConfirmScreen
 from tui_app.screens.message import MessageScreen
@@ -65,7 +63,7 @@ class JobActions(App[None]):
         failed: list[str] = []
         for job_id in job_ids:
             try:
-                self.source.call(partial(JobsClient.cancel, job_id=job_id))
+                self.source.call(methodcaller("cancel", job_id))
             except ApiCallError as exc:
                 failed.append(f"{job_id}: {exc}")
         self.refresh_now()
@@ -83,6 +81,8 @@ class JobActions(App[None]):
     @work(thread=True, group="actions", exit_on_error=False, description="Resubmitting")
     def resubmit(self, job_id: str) -> None:
         """Submit the job's trainingInput and labels again under a fresh timestamped id."""
+        from tui_app.model.job_config import resubmission  # pydantic: not before first paint
+
         try:
             job = self.source.call(lambda c: c.get(job_id))
             created = self._create_with_fresh_id(resubmission(job))
@@ -95,11 +95,13 @@ class JobActions(App[None]):
         """Create; when the new id exists already (same second), take the next second's id."""
         for _ in range(3):
             try:
-                return str(self.source.call(partial(JobsClient.create, job=body))["jobId"])
+                return str(self.source.call(methodcaller("create", body))["jobId"])
             except ApiCallError as exc:
                 if exc.status_code != 409:
                     raise
                 time.sleep(1.0)
+                from tui_app.model.job_config import resubmission
+
                 body = resubmission(body)
         raise ApiCallError("A job with this id already exists.", 409, "ALREADY_EXISTS")
 
@@ -118,6 +120,8 @@ class JobActions(App[None]):
         except ApiCallError as exc:
             self.call_from_thread(self.notify, f"Cannot read {job_id}: {exc}", severity="error")
             return
+        from tui_app.model.job_config import resubmission, to_config_yaml
+
         body = resubmission(job)
         folder = Path(tempfile.mkdtemp(prefix="tui-app-edit-"))
         path = folder / f"{body['jobId']}.yaml"
@@ -134,6 +138,8 @@ class JobActions(App[None]):
         if text == before:
             self.notify("Config unchanged: nothing submitted.", severity="warning")
             return
+        from tui_app.model.job_config import ConfigError, from_config_yaml
+
         try:
             body = from_config_yaml(text)
         except ConfigError as exc:

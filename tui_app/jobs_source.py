@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError
-from tui_app.api.jobs_client import JobsClient
+
+if TYPE_CHECKING:  # googleapiclient loads in the poll thread, not before the first frame
+    from tui_app.api.connection import Connection
+    from tui_app.api.jobs_client import JobsClient
 
 
 class JobsSource:

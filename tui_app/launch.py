@@ -6,9 +6,12 @@ import argparse
 import sys
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from tui_app.api.connection import Connection, connect
 from tui_app.settings import Profile, Settings, SettingsError
+
+if TYPE_CHECKING:
+    from tui_app.api.connection import Connection
 
 
 def resolve(args: argparse.Namespace, settings: Settings) -> tuple[Profile, str, Path | None]:
@@ -25,9 +28,16 @@ def resolve(args: argparse.Namespace, settings: Settings) -> tuple[Profile, str,
     return profile, project, state_dir
 
 
+def _connect(profile: Profile, state_dir: Path | None, **kw: Any) -> Connection:
+    # Imported on first use: the client libraries load in the poll thread, after first paint.
+    from tui_app.api.connection import connect
+
+    return connect(profile, state_dir, **kw)
+
+
 def connector(profile: Profile, state_dir: Path | None) -> partial[Connection]:
     """``connect`` bound to a profile; call it with ``start=`` to allow starting the service."""
-    return partial(connect, profile, state_dir)
+    return partial(_connect, profile, state_dir)
 
 
 def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None) -> int:

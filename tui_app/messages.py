@@ -21,6 +21,8 @@ class JobsRefreshed(Message, bubble=False):
     fetched_at: datetime
     seconds: float
     """How long the fetch took (the poll interval backs off when it is slow)."""
+    changed: bool = True
+    """False when no job changed since the last list (the screens skip re-sorting)."""
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, JobsRefreshed)

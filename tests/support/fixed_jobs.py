@@ -6,7 +6,7 @@ a live service cannot give (createTime is now). Everything else is tested agains
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tui_app.api.connection import Connection
@@ -123,6 +123,9 @@ class FixedClient:
 
     def list_jobs(self, filter_text: str | None = None) -> list[dict[str, Any]]:
         return list(self.jobs.values())
+
+    def iter_jobs(self, filter_text: str | None = None) -> Iterator[dict[str, Any]]:
+        yield from self.jobs.values()
 
     def get(self, job_id: str) -> dict[str, Any]:
         if job_id not in self.jobs:

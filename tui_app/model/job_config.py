@@ -112,7 +112,9 @@ def to_config_yaml(job: Mapping[str, Any]) -> str:
     body = submitted_fields(job)
     if isinstance(body.get("trainingInput"), dict):
         body["trainingInput"] = _readable_training_input(body["trainingInput"])
-    text = yaml.safe_dump(body, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    text = yaml.dump(
+        body, Dumper=_ConfigDumper, sort_keys=False, allow_unicode=True, default_flow_style=False
+    )
     return CONFIG_HEADER + text
 
 
@@ -145,6 +147,24 @@ def from_config_yaml(text: str) -> dict[str, Any]:
     except JobSpecError as exc:
         message = "\n".join(f"{v.field}: {v.description}" for v in exc.violations)
         raise ConfigError(message, exc.violations) from None
+
+
+# YAML folds these inside quoted scalars (NEL, LS, PS, CR): such strings must be written
+# double-quoted with escapes, or an argument like "\x85" comes back as a space.
+_LINE_BREAKS = frozenset("\x85\u2028\u2029\r")
+
+
+class _ConfigDumper(yaml.SafeDumper):
+    """safe_dump, but strings YAML would alter on reading come out double-quoted and escaped."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if any(ch in _LINE_BREAKS or (not ch.isprintable() and ch != "\n") for ch in value):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    return dumper.represent_str(value)
+
+
+_ConfigDumper.add_representer(str, _represent_str)
 
 
 def _yaml_error(exc: yaml.YAMLError) -> ConfigError:

@@ -115,12 +115,14 @@ class JobsScreen(Screen[None]):
     # -- data ----------------------------------------------------------------------------------
 
     def on_jobs_refreshed(self, message: JobsRefreshed) -> None:
+        header = self.query_one(StatusHeader)
+        header.refreshed = message.fetched_at
+        if not message.changed and self._loaded:
+            return
         self.rows = message.rows
         self.table.loading = False
         self._loaded = True
-        header = self.query_one(StatusHeader)
         header.counts = count_by_state(self.rows)
-        header.refreshed = message.fetched_at
         self._resort()
 
     def on_connection_changed(self, message: ConnectionChanged) -> None:
