@@ -51,8 +51,10 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from bench_report import Figure, Results, print_table  # beside this script
 
 from tui_app.api.jobs_client import JobsClient, make_credentials
+from tui_app.demo import build_sdist
 from tui_app.local.paths import StateDir
 from tui_app.local.store import JobStore
 from tui_app.model.job_spec import parse_job
@@ -114,32 +116,6 @@ class Config:
         return cls(False, 10, 200, 5, 3, 10_000, 1_000_000, 100, 200)
 
 
-@dataclass
-class Figure:
-    """One row of the result table."""
-
-    section: str
-    name: str
-    n: int
-    value: str
-    goal: str = ""
-    verdict: str = ""
-
-
-@dataclass
-class Results:
-    figures: list[Figure] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def add(self, fig: Figure) -> None:
-        self.figures.append(fig)
-        print(
-            f"  {fig.name}: {fig.value}"
-            + (f"  [goal {fig.goal}: {fig.verdict}]" if fig.goal else ""),
-            flush=True,
-        )
-
-
 def percentile(values: list[float], q: float) -> float:
     """Nearest-rank percentile (q in 0..100) of a non-empty list."""
     ordered = sorted(values)
@@ -161,21 +137,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def build_sdist(src: Path, work: Path) -> Path:
-    """``python setup.py -q sdist`` of a COPY of ``src`` (nothing is written into ``src``)."""
-    copy = work / src.name
-    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("*.egg-info", "dist", "build"))
-    out = work / "dist"
-    subprocess.run(
-        [sys.executable, "setup.py", "-q", "sdist", "-d", str(out)],
-        cwd=copy,
-        check=True,
-        capture_output=True,
-    )
-    (sdist,) = out.glob("*.tar.gz")
-    return sdist
 
 
 def write_probe_package(root: Path) -> Path:
@@ -992,31 +953,6 @@ def machine_header(cfg: Config) -> str:
             "figures are noisy (±20-30 %).",
         ]
     )
-
-
-def print_table(res: Results) -> None:
-    headers = ("metric", "n", "result", "goal", "verdict")
-    rows: list[tuple[str, str, str, str, str]] = []
-    section = ""
-    for f in res.figures:
-        if f.section != section:
-            section = f.section
-            rows.append((f"[{section}]", "", "", "", ""))
-        rows.append(("  " + f.name, str(f.n), f.value, f.goal, f.verdict))
-    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-
-    def fmt(r: tuple[str, ...]) -> str:
-        return "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-
-    print()
-    print(fmt(headers))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print(fmt(r))
-    if res.notes:
-        print()
-        for note in res.notes:
-            print(f"note: {note}")
 
 
 def _raise_interrupt(signum: int, frame: types.FrameType | None) -> None:

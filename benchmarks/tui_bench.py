@@ -54,9 +54,11 @@ import tempfile
 import time
 import types
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from bench_report import Figure, Results, print_table  # beside this script
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -97,29 +99,6 @@ class Config:
         if quick:
             return cls(True, 3, 2, False)
         return cls(False, 5, 5, True)
-
-
-@dataclass
-class Figure:
-    """One row of the result table."""
-
-    section: str
-    name: str
-    n: int
-    value: str
-    goal: str = ""
-    verdict: str = ""
-
-
-@dataclass
-class Results:
-    figures: list[Figure] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def add(self, fig: Figure) -> None:
-        self.figures.append(fig)
-        goal = f"  [goal {fig.goal}: {fig.verdict}]" if fig.goal else ""
-        print(f"  {fig.name}: {fig.value}{goal}", flush=True)
 
 
 def med_range(values: Sequence[float], scale: float = 1e3, digits: int = 0, unit: str = "") -> str:
@@ -836,31 +815,6 @@ def machine_header(cfg: Config) -> str:
     )
 
 
-def print_table(res: Results) -> None:
-    headers = ("metric", "n", "median (min-max)", "goal", "verdict")
-    rows: list[tuple[str, str, str, str, str]] = []
-    section = ""
-    for f in res.figures:
-        if f.section != section:
-            section = f.section
-            rows.append((f"[{section}]", "", "", "", ""))
-        rows.append(("  " + f.name, str(f.n), f.value, f.goal, f.verdict))
-    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-
-    def fmt(r: tuple[str, ...]) -> str:
-        return "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-
-    print()
-    print(fmt(headers))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print(fmt(r))
-    if res.notes:
-        print()
-        for note in res.notes:
-            print(f"note: {note}")
-
-
 def report_cold(res: Results, cold: dict[str, list[float]]) -> None:
     section = f"1 cold start, {SMALL_JOBS:,} jobs (rounds interleaved)"
     tui, gcloud = cold["tui"], cold["gcloud"]
@@ -1137,7 +1091,7 @@ def run(cfg: Config, keep: bool) -> int:
             if killed:
                 print(f"killed {killed} straggling process(es)", file=sys.stderr)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-    print_table(res)
+    print_table(res, "median (min-max)")
     return 0
 
 

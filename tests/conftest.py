@@ -7,7 +7,6 @@ and XDG dirs point into the test's tmp dir too.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.live_service import LiveService, free_port
+from tui_app.demo import build_trainer_sdist
 
 REPO = Path(__file__).resolve().parent.parent
 TRAINER_SRC = REPO / "examples" / "trainer"
@@ -39,18 +39,7 @@ def _isolated_home(
 @pytest.fixture(scope="session")
 def trainer_sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """examples/trainer built once into an sdist, as gcloud's --package-path would."""
-    work = tmp_path_factory.mktemp("trainer-build")
-    src = work / "trainer"
-    shutil.copytree(TRAINER_SRC, src, ignore=shutil.ignore_patterns("*.egg-info", "dist", "build"))
-    out = work / "dist"
-    subprocess.run(
-        [sys.executable, "setup.py", "-q", "sdist", "-d", str(out)],
-        cwd=src,
-        check=True,
-        capture_output=True,
-    )
-    (sdist,) = out.glob("*.tar.gz")
-    return sdist
+    return build_trainer_sdist(tmp_path_factory.mktemp("trainer-build"))
 
 
 def _start(state_dir: Path, *extra: str, port: int | None = None) -> LiveService:

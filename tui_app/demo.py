@@ -22,20 +22,18 @@ TRAINER_DIR = Path(__file__).resolve().parent.parent / "examples" / "trainer"
 DEMO_BUCKET = "tui-app-demo"
 
 
-def build_trainer_sdist(dest_dir: Path) -> Path:
-    """Build examples/trainer into an sdist in ``dest_dir`` (from a copy: the repo stays clean)."""
-    if not (TRAINER_DIR / "setup.py").exists():
-        raise FileNotFoundError(
-            f"The sample trainer is not at {TRAINER_DIR}; run tui-app --demo from a checkout."
-        )
+def build_sdist(src: Path, dest_dir: Path) -> Path:
+    """``python setup.py sdist`` of a package folder, as gcloud's --package-path does.
+
+    Built from a copy, so nothing (egg-info, dist) is written into ``src``.
+    """
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "trainer"
-        skip = shutil.ignore_patterns("*.egg-info", "build", "dist")
-        shutil.copytree(TRAINER_DIR, src, ignore=skip)
+        copy = Path(tmp) / src.name
+        shutil.copytree(src, copy, ignore=shutil.ignore_patterns("*.egg-info", "build", "dist"))
         out = Path(tmp) / "dist"
         subprocess.run(
             [sys.executable, "setup.py", "-q", "sdist", "-d", str(out)],
-            cwd=src,
+            cwd=copy,
             check=True,
             capture_output=True,
         )
@@ -44,6 +42,15 @@ def build_trainer_sdist(dest_dir: Path) -> Path:
         target = dest_dir / sdist.name
         shutil.copy(sdist, target)
         return target
+
+
+def build_trainer_sdist(dest_dir: Path) -> Path:
+    """The sample trainer (examples/trainer) as an sdist in ``dest_dir``."""
+    if not (TRAINER_DIR / "setup.py").exists():
+        raise FileNotFoundError(
+            f"The sample trainer is not at {TRAINER_DIR}; run tui-app --demo from a checkout."
+        )
+    return build_sdist(TRAINER_DIR, dest_dir)
 
 
 def sample_jobs(package: str) -> list[dict[str, Any]]:

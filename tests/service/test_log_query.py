@@ -19,23 +19,10 @@ from tui_app.local.log_query import (
     compile_log_filter,
     severity_name,
 )
+from tui_app.local.store import LOGS_SCHEMA
 from tui_app.model.filter_expr import FilterSyntaxError, parse_timestamp
 
-SCHEMA = """
-CREATE TABLE log_entries (
-  id INTEGER PRIMARY KEY,
-  project TEXT NOT NULL,
-  job_id TEXT NOT NULL,
-  task_name TEXT NOT NULL,
-  trial_id TEXT,
-  log_name TEXT NOT NULL,
-  ts_us INTEGER NOT NULL,
-  receive_us INTEGER NOT NULL,
-  severity INTEGER NOT NULL,
-  message TEXT NOT NULL
-);
-CREATE INDEX log_entries_ts ON log_entries (job_id, ts_us, id);
-"""
+SCHEMA = LOGS_SCHEMA  # the store's own table and indexes
 
 P = "demo-project"
 # id: (project, job, task, trial, timestamp, severity, message)

@@ -27,7 +27,7 @@ CREATE INDEX IF NOT EXISTS jobs_project_seq ON jobs (project, seq);
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state);
 """
 
-_LOGS_SCHEMA = """
+LOGS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS log_entries (
     id INTEGER PRIMARY KEY,
     project TEXT NOT NULL,
@@ -167,7 +167,7 @@ class LogStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         conn = connect(path)
-        conn.executescript(_LOGS_SCHEMA)
+        conn.executescript(LOGS_SCHEMA)
         conn.close()
         self._local = threading.local()
 
