@@ -59,6 +59,9 @@ ELAPSED_W = 8
 TIER_W = 13
 ML_W = 8
 MIN_ID_W = 20
+# Below this, ML UNITS (also in the detail) gives its room to JOB ID: at 80 columns that fits a
+# stamped id such as census_dist_20261122_175721 whole instead of cutting its middle.
+COMFORT_ID_W = 28
 MIN_ERROR_W = 10
 # A long id grows past this only while it takes at most half of the JOB ID + ERROR room.
 ID_SHARE_W = 36
@@ -104,6 +107,8 @@ class _Layout:
     id_w: int
     error_w: int
     width: int
+    ml_w: int = ML_W
+    """0 when the ML UNITS column gives its room to JOB ID (narrow terminals; it is in the detail)."""
     """The row width in cells (at least the widget's width)."""
 
 
@@ -576,12 +581,15 @@ class JobTable(ScrollView, can_focus=True):
         total = max(width, MIN_WIDTH)
         rest = total - _FIXED  # JOB ID, plus " " + ERROR when it gets room
         # The id comes first, up to its longest; past ID_SHARE_W it shares the room with ERROR.
+        ml_w = ML_W
+        if rest < min(self._longest_id, COMFORT_ID_W):
+            rest, ml_w = rest + ML_W, 0
         cap = min(rest - 1 - MIN_ERROR_W, max(ID_SHARE_W, (rest - 1) // 2))
         id_w = max(MIN_ID_W, min(self._longest_id, cap))
         error_w = rest - id_w - 1
         if error_w < MIN_ERROR_W:
             id_w, error_w = rest, 0
-        layout = _Layout(id_w=id_w, error_w=error_w, width=total)
+        layout = _Layout(id_w=id_w, error_w=error_w, width=total, ml_w=ml_w)
         self._column_layout = (key, layout)
         return layout
 
@@ -626,7 +634,9 @@ class JobTable(ScrollView, can_focus=True):
                 " ",
                 title("TIER", TIER_W, SortColumn.TIER),
                 # "▼ML UNITS" is one cell wider than the column: it borrows the gap before it.
-                title("ML UNITS", ML_W + 1, SortColumn.ML_UNITS, right=True),
+                title("ML UNITS", ML_W + 1, SortColumn.ML_UNITS, right=True)
+                if layout.ml_w
+                else " ",
                 " " + _fit("ERROR", layout.error_w) if layout.error_w else "",
             )
         )
@@ -679,8 +689,9 @@ class JobTable(ScrollView, can_focus=True):
             (_fit(_format_created(row.created, now.tzinfo), CREATED_W) + " ", styles.dim),
             (_fit(format_elapsed(row.elapsed(now)), ELAPSED_W, right=True) + " ", plain),
             (_fit(row.tier_label, TIER_W) + " ", plain),
-            (_fit(ml, ML_W, right=True), styles.dim),
         ]
+        if layout.ml_w:
+            cells.append((_fit(ml, ML_W, right=True), styles.dim))
         if layout.error_w:
             cells.append((" " + _fit(row.error, layout.error_w), styles.states[JobState.FAILED]))
         used = sum(cell_len(text) for text, _ in cells)
