@@ -36,6 +36,16 @@ def _add_connection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", help="backend profile from settings.yaml (default: local)")
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds: {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from tui_app.local.service_cli import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PROJECT
 
@@ -69,6 +79,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = jsub.add_parser("resubmit", help="submit a job again under a new timestamped id")
     _add_connection(p)
     p.add_argument("job_id")
+    p = jsub.add_parser(
+        "logs", help="a job's logs, as gcloud ai-platform jobs stream-logs prints them"
+    )
+    _add_connection(p)
+    p.add_argument("job_id")
+    p.add_argument("--task-name", help="only this replica's lines, e.g. master-replica-0")
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep printing new lines until the job has ended and its logs are drained",
+    )
+    p.add_argument(
+        "--polling-interval",
+        type=_positive_seconds,
+        default=1.0,
+        metavar="S",
+        help="with --follow: seconds between polls (default 1)",
+    )
 
     svc = sub.add_parser("service", help="manage the local jobs service")
     ssub = svc.add_subparsers(dest="action", required=True)

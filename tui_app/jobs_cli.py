@@ -1,11 +1,14 @@
-"""``tui-app jobs list|describe|cancel|resubmit``: the TUI's views and actions for scripts."""
+"""``tui-app jobs list|describe|cancel|resubmit|logs``: the TUI's views and actions for scripts."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import threading
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import JobsClient
@@ -16,6 +19,10 @@ from tui_app.model.job_view import JobRow, SortColumn, sort_rows
 from tui_app.model.list_filter import filter_rows, parse_list_filter
 from tui_app.model.states import STATE_SYMBOL
 from tui_app.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from tui_app.api.connection import Connection
+    from tui_app.model.log_line import LogLine
 
 
 def _table(rows: list[JobRow], now: datetime) -> str:
@@ -44,8 +51,13 @@ def _table(rows: list[JobRow], now: datetime) -> str:
 def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
     try:
         profile, project, state_dir = resolve(args, settings)
-        client: JobsClient = connector(profile, state_dir)().jobs(project)
+        connection: Connection = connector(profile, state_dir)()
+        client = connection.jobs(project)
+        if args.action == "logs":
+            return _logs(args, connection, client, local=profile.kind == "local")
         return _run(args, client)
+    except KeyboardInterrupt:
+        return 130
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -98,3 +110,68 @@ def _run(args: argparse.Namespace, client: JobsClient) -> int:
         print(f"Resubmitted {args.job_id} as {created['jobId']}.", file=sys.stderr)
         return 0
     return 2
+
+
+def _transient(exc: ApiCallError) -> bool:
+    """Worth retrying while following: nothing answered, or the server was busy or failing."""
+    return exc.status_code in (0, 408, 429) or exc.status_code >= 500
+
+
+def _print_lines(lines: list[LogLine]) -> None:
+    from tui_app.api.log_stream import format_line
+
+    out = [text for line in lines for text in format_line(line)]
+    if out:
+        sys.stdout.write("\n".join(out) + "\n")
+        sys.stdout.flush()
+
+
+def _logs(args: argparse.Namespace, connection: Connection, client: JobsClient, local: bool) -> int:
+    """``jobs logs``: gcloud stream-logs' lines; with ``--follow``, until the job has ended.
+
+    Without ``--follow`` it prints what there is and exits. With it, lost contact and server
+    errors are retried (the stream resumes where it stopped); other errors end it with rc 1.
+    """
+    from tui_app.api.log_stream import LogStream, cloud_settle
+
+    job = client.get(args.job_id)  # an unknown job is the server's NOT_FOUND, not an empty log
+    stream = LogStream(
+        connection,
+        client.project,
+        args.job_id,
+        task_name=args.task_name,
+        # A single read has no cursor to protect, so it need not leave the newest 5 s out.
+        settle_seconds=cloud_settle(local) if args.follow else 0.0,
+    )
+    try:
+        if not args.follow:
+            _print_lines(stream.poll())
+            return 0
+        stream.note_job(job)
+        stop = threading.Event()
+        fatal: list[ApiCallError] = []
+
+        def on_error(exc: ApiCallError | None) -> None:
+            if exc is None:
+                print("Resumed.", file=sys.stderr)
+            elif _transient(exc):
+                print(f"warning: {exc} (retrying)", file=sys.stderr)
+            else:
+                fatal.append(exc)
+                stop.set()
+
+        stream.follow(
+            stop,
+            _print_lines,
+            lambda: client.get(args.job_id),
+            lambda: float(args.polling_interval),
+            on_error,
+        )
+        if fatal:
+            raise fatal[0]
+        return 0
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, and keep Python's final flush quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

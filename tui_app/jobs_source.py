@@ -23,6 +23,7 @@ class JobsSource:
     def __init__(self, connect: Callable[..., Connection], project: str) -> None:
         self._connect = connect
         self._connected_once = False
+        self._connection: Connection | None = None
         self.project = project
         self._lock = threading.Lock()
         self._client: JobsClient | None = None
@@ -43,11 +44,18 @@ class JobsSource:
                 self._connected_once = True
                 self.label = conn.label
                 self.endpoint = conn.endpoint
+                self._connection = conn
                 self._client = conn.jobs(self.project)
             return self._client
 
+    def connection(self) -> Connection:
+        """The current connection (connecting first if needed): the log stream uses it too."""
+        self.client()
+        assert self._connection is not None
+        return self._connection
+
     def reset(self) -> None:
-        """Forget the connection: the next call reconnects (and may restart the local service)."""
+        """Forget the connection: the next call reconnects."""
         with self._lock:
             self._client = None
 

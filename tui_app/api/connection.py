@@ -32,6 +32,8 @@ class Connection:
     credentials: Credentials
     label: str
     """What the header shows, e.g. ``local (127.0.0.1:8470)``."""
+    local: bool = False
+    """The embedded local service (its log entries arrive in order; no settling delay)."""
 
     def jobs(self, project: str) -> JobsClient:
         return JobsClient(self.endpoint, project, self.credentials)
@@ -103,7 +105,7 @@ def connect(profile: Profile, state_dir: Path | None = None, start: bool = True)
         root = root or default_state_dir()
         url, token = local_service(root, start=start)
         host = url.split("://", 1)[-1]
-        return Connection(url, make_credentials(token), f"{profile.name} ({host})")
+        return Connection(url, make_credentials(token), f"{profile.name} ({host})", local=True)
     assert profile.endpoint is not None
     if profile.token or profile.token_file:
         token = profile.token

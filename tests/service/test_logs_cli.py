@@ -1,0 +1,189 @@
+"""``tui-app jobs logs``: gcloud stream-logs' output, from a real service.
+
+The expected lines are built here from the service's raw ``entries:list`` answer the way gcloud's
+``log_utils`` does (severity name or DEFAULT, ``%Y-%m-%d %H:%M:%S %z`` in UTC, task name, trial id,
+one line per message line), so the comparison is with gcloud's format, not with our own code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from tests.conftest import unique_id
+from tests.support.live_service import PROJECT, LiveService, basic_job
+from tui_app.api.log_stream import format_line
+from tui_app.model.log_line import LogLine
+
+LINE = re.compile(
+    r"(DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY)\t"
+    r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \+0000\t[^\t]+\t[^\t]*\t.*"
+)
+
+
+def _argv(service: LiveService, *args: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "tui_app.cli",
+        "jobs",
+        "logs",
+        *args,
+        "--state-dir",
+        str(service.state_dir),
+        "--project",
+        PROJECT,
+    ]
+
+
+def logs(service: LiveService, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        _argv(service, *args), capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def _entries(service: LiveService, job_id: str) -> list[dict[str, Any]]:
+    body: dict[str, Any] = {
+        "resourceNames": [f"projects/{PROJECT}"],
+        "filter": f'resource.labels.job_id="{job_id}" AND timestamp>="1970-01-01T00:00:00Z"',
+        "pageSize": 1000,
+    }
+    out: list[dict[str, Any]] = []
+    while True:
+        status, resp = service.request(
+            "POST",
+            "/v2/entries:list",
+            json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        assert status == 200, resp
+        out += resp.get("entries", [])
+        if not resp.get("nextPageToken"):
+            return out
+        body["pageToken"] = resp["nextPageToken"]
+
+
+def gcloud_lines(entries: list[dict[str, Any]]) -> list[str]:
+    """What ``gcloud ai-platform jobs stream-logs`` prints for these entries (TZ=UTC)."""
+    out = []
+    for e in entries:
+        when = datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00"))
+        labels = e.get("labels", {})
+        task = (
+            e["resource"]["labels"].get("task_name")
+            or labels.get("task_name")
+            or labels.get("ml.googleapis.com/task_name")
+            or "unknown_task"
+        )
+        trial = labels.get("trial_id") or labels.get("ml.googleapis.com/trial_id") or ""
+        head = "\t".join(
+            (e.get("severity") or "DEFAULT", when.strftime("%Y-%m-%d %H:%M:%S %z"), task, trial)
+        )
+        for part in e["jsonPayload"]["message"].splitlines() or [""]:
+            out.append(f"{head}\t{part}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def finished(service: LiveService, trainer_sdist: Any) -> str:
+    """A finished BASIC job that logged steps and every severity."""
+    uri = service.stage(trainer_sdist)
+    job_id = unique_id("logs_done")
+    service.client().create(
+        basic_job(job_id, uri, "--steps", "5", "--log-every", "1", "--log-level-demo")
+    )
+    service.wait_state(job_id)
+    return job_id
+
+
+def test_prints_gcloud_stream_logs_lines(service: LiveService, finished: str) -> None:
+    r = logs(service, finished)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    lines = r.stdout.splitlines()
+    assert lines == gcloud_lines(_entries(service, finished))
+    assert all(LINE.fullmatch(x) for x in lines)
+    fields = [x.split("\t", 4) for x in lines]
+    assert {f[3] for f in fields} == {""}  # no trial id outside tuning jobs
+    assert {f[2] for f in fields} == {"service", "master-replica-0"}
+    assert {f[0] for f in fields} >= {"INFO", "WARNING", "ERROR"}
+    steps = [f[4] for f in fields if f[4].startswith("step ")]
+    assert [s.split()[1] for s in steps] == ["1", "2", "3", "4", "5"]
+    assert fields[-1][4] == "Job completed successfully."
+
+
+def test_task_name_filters_one_replica(service: LiveService, finished: str) -> None:
+    r = logs(service, finished, "--task-name", "master-replica-0")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    everything = logs(service, finished).stdout.splitlines()
+    assert lines and lines == [x for x in everything if x.split("\t")[2] == "master-replica-0"]
+    none = logs(service, finished, "--task-name", "worker-replica-7")
+    assert none.returncode == 0 and none.stdout == ""
+
+
+def test_follow_ends_by_itself_when_the_job_ends(service: LiveService, package_uri: str) -> None:
+    job_id = unique_id("logs_follow")
+    service.client().create(
+        basic_job(job_id, package_uri, "--steps", "30", "--log-every", "1", "--sleep", "0.1")
+    )
+    started = time.monotonic()
+    r = logs(service, job_id, "--follow", "--polling-interval", "0.2", timeout=120)
+    assert r.returncode == 0, r.stderr
+    job = service.client().get(job_id)
+    assert job["state"] == "SUCCEEDED"
+    assert time.monotonic() - started < 60
+    assert r.stdout.splitlines() == gcloud_lines(_entries(service, job_id))
+
+
+def test_ctrl_c_exits_130_quietly(service: LiveService, package_uri: str) -> None:
+    job_id = unique_id("logs_sigint")
+    client = service.client()
+    client.create(basic_job(job_id, package_uri, "--steps", "100000", "--sleep", "0.1"))
+    try:
+        service.wait_state(job_id, ("RUNNING",))
+        proc = subprocess.Popen(
+            _argv(service, job_id, "--follow", "--polling-interval", "0.2"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        proc.stdout.readline()  # streaming
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130
+        assert "Traceback" not in err and err == ""
+    finally:
+        client.cancel(job_id)
+
+
+def test_unknown_job_is_the_servers_not_found(service: LiveService) -> None:
+    status, body = service.request("GET", f"/v1/projects/{PROJECT}/jobs/no_such_job")
+    assert status == 404
+    r = logs(service, "no_such_job")
+    assert r.returncode == 1
+    assert r.stdout == ""
+    assert r.stderr.splitlines()[0] == f"error: NOT_FOUND: {body['error']['message']}"
+    assert "Traceback" not in r.stderr
+    r = logs(service, "no_such_job", "--follow")
+    assert r.returncode == 1 and r.stderr.startswith("error: NOT_FOUND: ")
+
+
+def test_multiline_messages_print_one_line_each() -> None:
+    line = LogLine("2024-02-01T00:02:00.123456789Z", "1", "master-replica-0", 500, "a\nb\r\nc", "3")
+    assert format_line(line) == [
+        "ERROR\t2024-02-01 00:02:00 +0000\tmaster-replica-0\t3\ta",
+        "ERROR\t2024-02-01 00:02:00 +0000\tmaster-replica-0\t3\tb",
+        "ERROR\t2024-02-01 00:02:00 +0000\tmaster-replica-0\t3\tc",
+    ]
+    empty = LogLine("2024-02-01T00:02:00.000000000Z", "2", "service", 0, "")
+    assert format_line(empty) == ["DEFAULT\t2024-02-01 00:02:00 +0000\tservice\t\t"]
