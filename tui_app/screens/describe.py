@@ -34,6 +34,7 @@ class DescribeScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "back", "Back", id="describe.back"),
         Binding("y", "toggle_yaml", "Summary/YAML", id="describe.yaml"),
+        Binding("l", "logs", "Logs", id="describe.logs"),
         Binding("x,ctrl+d", "cancel_job", "Cancel", id="describe.cancel"),
         Binding("R", "resubmit", "Resubmit", id="describe.resubmit"),
         Binding("E", "edit", "Edit+submit", id="describe.edit"),
@@ -129,6 +130,11 @@ class DescribeScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def action_logs(self) -> None:
+        from tui_app.screens.logs import LogsScreen
+
+        self.app.push_screen(LogsScreen(self.job_id))
 
     def action_toggle_yaml(self) -> None:
         self.show_yaml = not self.show_yaml

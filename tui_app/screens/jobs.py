@@ -55,6 +55,7 @@ class JobsScreen(Screen[None]):
         Binding("z", "faults", "Faults", id="jobs.faults", tooltip="Only FAILED and CANCELLED"),
         Binding("enter,d", "describe", "Describe", id="jobs.describe"),
         Binding("y", "yaml", "YAML", id="jobs.yaml"),
+        Binding("l", "logs", "Logs", id="jobs.logs", tooltip="Live logs of every replica"),
         Binding("x,ctrl+d", "cancel_jobs", "Cancel", id="jobs.cancel"),
         Binding("R", "resubmit", "Resubmit", id="jobs.resubmit"),
         Binding("E", "edit", "Edit+submit", id="jobs.edit"),
@@ -282,6 +283,14 @@ class JobsScreen(Screen[None]):
         from tui_app.screens.describe import DescribeScreen
 
         self.app.push_screen(DescribeScreen(job_id, yaml=yaml))
+
+    def action_logs(self) -> None:
+        job_id = self._current()
+        if job_id is None:
+            return
+        from tui_app.screens.logs import LogsScreen
+
+        self.app.push_screen(LogsScreen(job_id))
 
     def action_yaml(self) -> None:
         self.action_describe(yaml=True)

@@ -1,0 +1,475 @@
+"""Live per-replica logs of one job: one view per replica, a merged view, search and filters.
+
+One stream per job (a thread worker running ``LogStream.follow``) feeds every view: each line
+goes to its replica's view and to the merged ``all`` view. Views are created when a replica
+first shows up, so a job's real cluster decides the tabs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import subprocess
+import tempfile
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from textual import getters, on, work
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Input, Static
+
+from tui_app.api.errors import ApiCallError
+from tui_app.app import JobsApp
+from tui_app.model.cluster import replicas
+from tui_app.model.log_line import LogLine, task_tag
+from tui_app.model.severity import SEVERITIES, severity_name
+from widgets.log_view import FilterMode, LogView, TimestampMode
+
+ALL = "all"
+SEVERITY_FLOORS = ("DEFAULT", "INFO", "WARNING", "ERROR")
+TIMESTAMP_MODES: tuple[TimestampMode, ...] = ("off", "utc", "local", "relative")
+CONTEXT_STEPS = (0, 2, 5, 10)
+VISIBLE_POLL_SECONDS = 0.25
+HIDDEN_POLL_SECONDS = 5.0
+
+
+class LinesArrived(Message, bubble=False):
+    """A batch of new lines from the stream (never one message per line)."""
+
+    def __init__(self, lines: list[LogLine]) -> None:
+        super().__init__()
+        self.lines = lines
+
+
+class StreamStatus(Message, bubble=False):
+    """The stream failed (``error``), recovered (None), or ended (``ended``)."""
+
+    def __init__(self, error: str | None, ended: bool = False) -> None:
+        super().__init__()
+        self.error = error
+        self.ended = ended
+
+
+def _view_id(task: str) -> str:
+    return "view-" + "".join(c if c.isalnum() else "-" for c in task)
+
+
+class LogsScreen(Screen[None]):
+    """``l`` from the job list."""
+
+    app = getters.app(JobsApp)
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "back", "Back", id="logs.back"),
+        Binding("left_square_bracket", "switch(-1)", "Prev replica", id="logs.prev"),
+        Binding("right_square_bracket", "switch(1)", "Next replica", id="logs.next"),
+        Binding("a", "show_all", "All", id="logs.all", tooltip="All replicas merged by time"),
+        Binding("p", "pick", "Replicas", show=False, id="logs.pick"),
+        Binding("s", "toggle_follow", "Follow", id="logs.follow"),
+        Binding("G,end", "resume", "Resume", show=False, id="logs.resume"),
+        Binding("w", "toggle_wrap", "Wrap", id="logs.wrap"),
+        Binding("t", "cycle_timestamps", "Time", id="logs.timestamps"),
+        Binding("L", "cycle_severity", "Level", id="logs.severity", tooltip="Minimum severity"),
+        Binding("slash", "prompt('search')", "Search", id="logs.search"),
+        Binding("n", "next_match", "Next", show=False, id="logs.next-match"),
+        Binding("N", "previous_match", "Prev match", show=False, id="logs.prev-match"),
+        Binding("ampersand", "prompt('keep')", "Keep", show=False, id="logs.keep"),
+        Binding("exclamation_mark", "prompt('drop')", "Drop", show=False, id="logs.drop"),
+        Binding("C", "cycle_context", "Context", show=False, id="logs.context"),
+        Binding("e", "first_error", "First error", id="logs.first-error"),
+        Binding("ctrl+s", "save", "Save", id="logs.save"),
+        Binding("c", "copy_line", "Copy line", show=False, id="logs.copy"),
+        Binding("v", "pager", "Pager", show=False, id="logs.pager"),
+        Binding("m", "marker", "Mark time", show=False, id="logs.marker"),
+        Binding("f", "fullscreen", "Full", show=False, id="logs.fullscreen"),
+    ]
+
+    current: reactive[str] = reactive(ALL)
+    """The view shown: a task name or ``all``."""
+
+    def __init__(self, job_id: str, task: str | None = None, trial: str | None = None) -> None:
+        super().__init__()
+        self.job_id = job_id
+        self.trial = trial
+        self.set_reactive(LogsScreen.current, task or ALL)
+        self.tasks: list[str] = []
+        self.job: dict[str, Any] | None = None
+        self._stop = threading.Event()
+        self._prompt_mode: Literal["search"] | FilterMode = "search"
+        self._ctx_lines = 0
+        self._floor = 0
+        self._ts_mode = 0
+        self._filter: tuple[FilterMode, str] | None = None
+        self._search = ""
+        self.status = ""
+        self.error: str | None = None
+
+    # -- layout --------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="logs-title")
+        yield Static("", id="logs-tabs")
+        with ContentSwitcher(initial=_view_id(ALL), id="logs-views"):
+            yield LogView(id=_view_id(ALL), classes="log-view")
+        with Horizontal(id="logs-bar"):
+            yield Input(placeholder="", id="logs-prompt")
+            yield Static("", id="logs-info")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.view(ALL).show_tags = True
+        self._render_title()
+        self._fetch_job_then_stream()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+
+    def view(self, task: str) -> LogView:
+        return self.query_one(f"#{_view_id(task)}", LogView)
+
+    @property
+    def active(self) -> LogView:
+        return self.view(self.current)
+
+    def _ensure_view(self, task: str) -> None:
+        if task in self.tasks:
+            return
+        self.tasks.append(task)
+        order = {t: i for i, t in enumerate(self._expected_tasks())}
+        self.tasks.sort(key=lambda t: (order.get(t, 999), t))
+        view = LogView(id=_view_id(task), classes="log-view")
+        view.display = False  # the switcher shows only the current view
+        self.query_one(ContentSwitcher).mount(view)
+        self._apply_settings(view)
+        self._render_tabs()
+
+    def _expected_tasks(self) -> list[str]:
+        ti = (self.job or {}).get("trainingInput") or {}
+        try:
+            names = [r.task_name for r in replicas(ti)]
+        except (KeyError, ValueError, TypeError):
+            names = []
+        return [*names, "service"]
+
+    def _render_title(self) -> None:
+        state = (self.job or {}).get("state", "…")
+        parts = [f" Logs of {self.job_id}", state]
+        if self.trial:
+            parts.append(f"trial {self.trial}")
+        if self.error:
+            parts.append(f"reconnecting: {self.error}")
+        elif self.status:
+            parts.append(self.status)
+        self.query_one("#logs-title", Static).update(" │ ".join(parts))
+
+    def _render_tabs(self) -> None:
+        names = [ALL, *self.tasks]
+        shown = []
+        for name in names:
+            label = "all" if name == ALL else task_tag(name)
+            shown.append(f"[reverse] {label} [/]" if name == self.current else f" {label} ")
+        current = "all replicas" if self.current == ALL else self.current
+        self.query_one("#logs-tabs", Static).update(" ".join(shown) + f"   {current}")
+
+    def watch_current(self, task: str) -> None:
+        if not self.is_mounted:
+            return
+        self.query_one(ContentSwitcher).current = _view_id(task)
+        self._render_tabs()
+        self._render_info()
+        self.active.focus()
+
+    # -- streaming -------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="logs", exit_on_error=False, description="Log stream")
+    def _fetch_job_then_stream(self) -> None:
+        from tui_app.api.log_stream import LogStream
+
+        try:
+            self.job = self.app.source.call(lambda c: c.get(self.job_id))
+            connection = self.app.source.connection()
+        except ApiCallError as exc:
+            self.post_message(StreamStatus(str(exc)))
+            return
+        self.app.call_from_thread(self._job_known)
+        settle = 0.0 if connection.local else 5.0
+        stream = LogStream(
+            connection, self.app.project, self.job_id, trial_id=self.trial, settle_seconds=settle
+        )
+
+        def job() -> dict[str, Any]:
+            fresh: dict[str, Any] = self.app.source.call(lambda c: c.get(self.job_id))
+            self.job = fresh
+            return fresh
+
+        def interval() -> float:
+            return VISIBLE_POLL_SECONDS if self.app.screen is self else HIDDEN_POLL_SECONDS
+
+        def on_error(exc: ApiCallError | None) -> None:
+            self.post_message(StreamStatus(str(exc) if exc else None))
+
+        try:
+            initial = stream.tail(self.active.max_lines)
+        except ApiCallError as exc:
+            on_error(exc)
+            initial = []
+        if initial:
+            self.post_message(LinesArrived(initial))
+        stream.follow(
+            self._stop,
+            lambda lines: self.post_message(LinesArrived(lines)),
+            job,
+            interval,
+            on_error,
+        )
+        if not self._stop.is_set():
+            self.post_message(StreamStatus(None, ended=True))
+
+    def _job_known(self) -> None:
+        for task in self._expected_tasks():
+            self._ensure_view(task)
+        start = (self.job or {}).get("startTime") or (self.job or {}).get("createTime")
+        if start:
+            with contextlib.suppress(ValueError):
+                when = datetime.fromisoformat(start.replace("Z", "+00:00"))
+                for v in self.query(LogView):
+                    v.job_start = when
+        self._render_title()
+
+    def on_lines_arrived(self, message: LinesArrived) -> None:
+        by_task: dict[str, list[LogLine]] = {}
+        for line in message.lines:
+            by_task.setdefault(line.task_name, []).append(line)
+        for task, lines in by_task.items():
+            self._ensure_view(task)
+            self.view(task).append(lines)
+        self.view(ALL).append(message.lines)
+        self._render_info()
+
+    def on_stream_status(self, message: StreamStatus) -> None:
+        self.error = message.error
+        if message.ended:
+            self.status = "stream ended (job finished)"
+        self._render_title()
+
+    # -- info bar ----------------------------------------------------------------------------------
+
+    def _render_info(self) -> None:
+        view = self.active
+        parts = [f"{view.line_count:,} lines"]
+        if not view.follow and view.pending:
+            parts.append(f"{view.pending:,} new ↓ (G)")
+        if self._search:
+            parts.append(f"/{self._search}: {view.match_count} matches")
+        if self._filter:
+            mode, pattern = self._filter
+            ctx = f" ±{self._ctx_lines}" if self._ctx_lines else ""
+            parts.append(f"{'&' if mode == 'keep' else '!'}{pattern}{ctx}")
+        if self._floor:
+            parts.append(f"≥{severity_name(self._floor)}")
+        parts.append(f"time: {TIMESTAMP_MODES[self._ts_mode]}")
+        if not view.follow:
+            parts.append("paused")
+        self.query_one("#logs-info", Static).update(" · ".join(p for p in parts if p))
+
+    def on_log_view_pending_changed(self, message: LogView.PendingChanged) -> None:
+        self._render_info()
+
+    # -- settings applied to every view ------------------------------------------------------------
+
+    def _apply_settings(self, view: LogView) -> None:
+        main = self.view(ALL) if view is not self.view(ALL) else None
+        if main is not None:
+            view.wrap = main.wrap
+            view.job_start = main.job_start
+        view.timestamps = TIMESTAMP_MODES[self._ts_mode]
+        view.min_severity = self._floor
+        if self._filter:
+            view.set_filter(self._filter[1], self._filter[0], self._ctx_lines)
+        if self._search:
+            view.search(self._search)
+
+    def _each_view(self) -> list[LogView]:
+        return list(self.query(LogView))
+
+    def action_toggle_wrap(self) -> None:
+        wrap = not self.active.wrap
+        for v in self._each_view():
+            v.wrap = wrap
+        self.notify(f"Wrap {'on' if wrap else 'off'}.", timeout=1)
+
+    def action_cycle_timestamps(self) -> None:
+        self._ts_mode = (self._ts_mode + 1) % len(TIMESTAMP_MODES)
+        for v in self._each_view():
+            v.timestamps = TIMESTAMP_MODES[self._ts_mode]
+        self._render_info()
+
+    def action_cycle_severity(self) -> None:
+        names = list(SEVERITY_FLOORS)
+        current = severity_name(self._floor)
+        nxt = names[(names.index(current) + 1) % len(names)] if current in names else "INFO"
+        self._floor = SEVERITIES[nxt]
+        for v in self._each_view():
+            v.min_severity = self._floor
+        self._render_info()
+
+    def action_cycle_context(self) -> None:
+        i = CONTEXT_STEPS.index(self._ctx_lines) if self._ctx_lines in CONTEXT_STEPS else 0
+        self._ctx_lines = CONTEXT_STEPS[(i + 1) % len(CONTEXT_STEPS)]
+        if self._filter:
+            for v in self._each_view():
+                v.set_filter(self._filter[1], self._filter[0], self._ctx_lines)
+        self._render_info()
+
+    # -- the prompt: search, keep, drop ----------------------------------------------------------
+
+    def action_prompt(self, mode: str) -> None:
+        self._prompt_mode = "keep" if mode == "keep" else "drop" if mode == "drop" else "search"
+        box = self.query_one("#logs-prompt", Input)
+        box.placeholder = {
+            "search": "search (regex): highlights every match; n/N jump",
+            "keep": "keep only lines matching (regex); C sets context lines",
+            "drop": "drop lines matching (regex)",
+        }[mode]
+        box.value = self._search if mode == "search" else (self._filter or ("", ""))[1]
+        self.set_focus(box)
+
+    @on(Input.Submitted, "#logs-prompt")
+    def _prompt_done(self, event: Input.Submitted) -> None:
+        text = event.value
+        if self._prompt_mode == "search":
+            self._search = text
+            for v in self._each_view():
+                v.search(text)
+            if text:
+                self.active.next_match()
+        else:
+            mode: FilterMode = self._prompt_mode
+            self._filter = (mode, text) if text else None
+            for v in self._each_view():
+                v.set_filter(text or None, mode, self._ctx_lines)
+        event.input.value = ""
+        self.active.focus()
+        self._render_info()
+
+    def action_next_match(self) -> None:
+        self.active.next_match()
+
+    def action_previous_match(self) -> None:
+        self.active.previous_match()
+
+    # -- navigation --------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        box = self.query_one("#logs-prompt", Input)
+        if box.has_focus:
+            box.value = ""
+            self.active.focus()
+            return
+        if self._search or self._filter:
+            self._search, self._filter = "", None
+            for v in self._each_view():
+                v.search("")
+                v.set_filter(None, "keep", 0)
+            self._render_info()
+            return
+        self._stop.set()
+        self.app.pop_screen()
+
+    def action_switch(self, step: int) -> None:
+        names = [ALL, *self.tasks]
+        i = names.index(self.current) if self.current in names else 0
+        self.current = names[(i + step) % len(names)]
+
+    def action_show_all(self) -> None:
+        self.current = ALL
+
+    def action_pick(self) -> None:
+        from tui_app.screens.picker import PickerScreen
+
+        def chosen(task: str | None) -> None:
+            if task:
+                self.current = task
+
+        self.app.push_screen(PickerScreen("Show the logs of", [ALL, *self.tasks]), chosen)
+
+    def action_toggle_follow(self) -> None:
+        view = self.active
+        if view.follow:
+            view.follow = False
+        else:
+            view.resume()
+        self._render_info()
+
+    def action_resume(self) -> None:
+        self.active.resume()
+        self._render_info()
+
+    def action_first_error(self) -> None:
+        """The first ERROR (or worse) line or Traceback, across every replica."""
+        self.current = ALL
+        view = self.view(ALL)
+        index = view.first_matching(
+            lambda line: line.severity >= SEVERITIES["ERROR"] or "Traceback" in line.text
+        )
+        if index is None:
+            self.notify("No ERROR line or Traceback in these logs.")
+            return
+        view.follow = False
+        view.move_to(index)
+        self._render_info()
+
+    def action_marker(self) -> None:
+        for v in self._each_view():
+            v.insert_marker()
+
+    def action_fullscreen(self) -> None:
+        for selector in ("#logs-title", "#logs-tabs"):
+            widget = self.query_one(selector)
+            widget.display = not widget.display
+
+    # -- out of the view ---------------------------------------------------------------------------
+
+    def action_copy_line(self) -> None:
+        text = self.active.current_line_text()
+        if text:
+            self.app.copy_to_clipboard(text)
+            self.notify("Copied the line (OSC 52).", timeout=1.5)
+
+    def _export_name(self) -> str:
+        view = "all" if self.current == ALL else self.current
+        stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+        return f"{self.job_id}-{view}-{stamp}.log"
+
+    def action_save(self) -> None:
+        path = Path.cwd() / self._export_name()
+        try:
+            path.write_text(self.active.visible_text())
+        except OSError as exc:
+            self.notify(f"Cannot save {path}: {exc.strerror}", severity="error")
+            return
+        self.notify(f"Saved the view to {path}.")
+
+    def action_pager(self) -> None:
+        fd, name = tempfile.mkstemp(prefix="tui-app-", suffix=".log")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(self.active.visible_text())
+        pager = os.environ.get("PAGER") or "less -R"
+        try:
+            with self.app.suspend():
+                subprocess.run([*shlex.split(pager), name], check=False)
+        except SuspendNotSupported:
+            subprocess.run([*shlex.split(pager), name], check=False)
+        except OSError as exc:
+            self.notify(f"Cannot run the pager {pager!r}: {exc.strerror}", severity="error")
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
