@@ -107,9 +107,9 @@ class _Layout:
     id_w: int
     error_w: int
     width: int
-    ml_w: int = ML_W
-    """0 when the ML UNITS column gives its room to JOB ID (narrow terminals; it is in the detail)."""
     """The row width in cells (at least the widget's width)."""
+    ml_w: int = ML_W
+    """0 when ML UNITS gives its room to JOB ID (narrow terminals; the detail shows it)."""
 
 
 @dataclass(frozen=True, slots=True)
