@@ -149,6 +149,9 @@ class LogsScreen(Screen[None]):
         view.display = False  # the switcher shows only the current view
         self.query_one(ContentSwitcher).mount(view)
         self._apply_settings(view)
+        if task == self.current:  # opened on this replica (a trial's or a task's logs)
+            self.query_one(ContentSwitcher).current = _view_id(task)
+            view.focus()
         self._render_tabs()
 
     def _expected_tasks(self) -> list[str]:

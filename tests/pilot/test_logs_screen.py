@@ -1,0 +1,186 @@
+"""The log pane against a real service and real replicas (issue 4, done-when 1).
+
+Replicas print known sequences; the test reads what the views hold and what the screen shows.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import unique_id
+from tests.pilot.conftest import live_app, wait_for
+from tests.support.live_service import LiveService, basic_job
+from tui_app.screens.logs import ALL, LogsScreen
+from tui_app.model.log_line import LogLine
+from widgets.log_view import LogView
+
+CLUSTER = {
+    "scaleTier": "CUSTOM",
+    "masterType": "standard",
+    "workerType": "standard",
+    "workerCount": "2",
+    "parameterServerType": "standard",
+    "parameterServerCount": "1",
+}
+STEP = re.compile(r"step (\d+) loss=")
+
+
+def log_lines(view: LogView) -> list[LogLine]:
+    """The service's lines a view holds (markers left out)."""
+    return [entry for entry, _ in view.lines if isinstance(entry, LogLine)]
+
+
+def screen(app: object) -> LogsScreen:
+    s = app.screen  # type: ignore[attr-defined]
+    assert isinstance(s, LogsScreen)
+    return s
+
+
+async def test_replica_views_every_line_once_in_order(
+    service: LiveService, package_uri: str, tmp_path: Path
+) -> None:
+    project = "logs-project"
+    job_id = unique_id("logs")
+    service.client(project).create(
+        basic_job(
+            job_id, package_uri, "--steps", "40", "--log-every", "1", "--sleep", "0.02", **CLUSTER
+        )
+    )
+    app = live_app(service, tmp_path, project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(LogsScreen(job_id))
+        logs = screen(app)
+        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=60)
+        assert logs.tasks[:4] == [
+            "master-replica-0",
+            "worker-replica-0",
+            "worker-replica-1",
+            "ps-replica-0",
+        ]
+        merged = log_lines(logs.view(ALL))
+        keys = [line.key for line in merged]
+        assert keys == sorted(keys) and len(set(keys)) == len(keys)
+        total = 0
+        for task in ("master-replica-0", "worker-replica-0", "worker-replica-1"):
+            lines = log_lines(logs.view(task))
+            assert {line.task_name for line in lines} == {task}
+            steps = [int(m.group(1)) for line in lines if (m := STEP.match(line.text))]
+            assert steps and steps == sorted(steps) and len(set(steps)) == len(steps)
+            total += len(lines)
+        assert total + len(logs.view("ps-replica-0").lines) + len(
+            logs.view("service").lines
+        ) == len(merged)
+        # Switching views with the keys.
+        assert logs.current == ALL
+        await pilot.press("right_square_bracket")
+        assert logs.current == "master-replica-0"
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        assert logs.current == "service"
+        await pilot.press("a")
+        assert logs.current == ALL
+
+
+NOISY = textwrap.dedent(
+    r"""
+    import sys, time
+    out = sys.stdout
+    out.write("\x1b[31mred words\x1b[0m and \x1b[2J\x1b[H\x1b]0;evil title\x07 plain\n")
+    out.write("  5%|#    | 1/20\r 50%|#####| 10/20\r100%|##########| 20/20\n")
+    out.write("bell\x07 and nul\x00 and del\x7f\n")
+    out.write("x" * (1024 * 1024) + "\n")
+    out.flush()
+    sys.stderr.write("Traceback (most recent call last):\n  File \"t.py\", line 1\nValueError: boom\n")
+    sys.stderr.flush()
+    time.sleep(0.2)
+    sys.exit(3)
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def noisy_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = tmp_path_factory.mktemp("noisy_logs")
+    (src / "noisy2").mkdir()
+    (src / "noisy2" / "__init__.py").write_text("")
+    (src / "noisy2" / "task.py").write_text(NOISY)
+    (src / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='noisy2', version='1.0', packages=['noisy2'])\n"
+    )
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "sdist", "-d", str(src / "dist")],
+        cwd=src,
+        check=True,
+        capture_output=True,
+    )
+    return next((src / "dist").glob("*.tar.gz"))
+
+
+async def test_hostile_text_is_neutralised_on_screen(
+    service: LiveService, noisy_package: Path, tmp_path: Path
+) -> None:
+    project = "noisy-logs"
+    job_id = unique_id("noisy")
+    body = basic_job(job_id, service.stage(noisy_package))
+    body["trainingInput"]["pythonModule"] = "noisy2.task"
+    service.client(project).create(body)
+    service.wait_state(job_id, project=project)
+    app = live_app(service, tmp_path, project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(LogsScreen(job_id, task="master-replica-0"))
+        logs = screen(app)
+        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=30)
+        view = logs.view("master-replica-0")
+        await pilot.pause(0.2)
+        shown = "\n".join(
+            view.render_line(y).text for y in range(view.scrollable_content_region.height)
+        )
+        assert "\x1b" not in shown and "\x07" not in shown and "\x00" not in shown
+        assert "evil title" not in shown
+        assert "red words" in shown and "plain" in shown
+        assert "100%|##########| 20/20" in shown and "50%|#####|" not in shown
+        assert "^G" in shown  # BEL shown escaped, not rung
+        assert any(len(line.text) == 1024 * 1024 for line in log_lines(view))  # stored whole
+        # The 1 MiB line renders (cut for display), with wrap on too.
+        await pilot.press("w")
+        await pilot.pause(0.2)
+        assert view.wrap
+        # e jumps to the first error across replicas: the traceback on stderr.
+        await pilot.press("e")
+        assert logs.current == ALL
+        assert "Traceback" in logs.view(ALL).current_line_text()
+
+
+async def test_search_and_filters_from_the_prompt(
+    service: LiveService, package_uri: str, tmp_path: Path
+) -> None:
+    project = "search-logs"
+    job_id = unique_id("search")
+    service.client(project).create(
+        basic_job(job_id, package_uri, "--steps", "30", "--log-every", "1")
+    )
+    service.wait_state(job_id, project=project)
+    app = live_app(service, tmp_path, project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(LogsScreen(job_id, task="master-replica-0"))
+        logs = screen(app)
+        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=30)
+        view = logs.view("master-replica-0")
+        await pilot.press("slash", *r"step \d+ ", "enter")
+        assert view.match_count == 30
+        await pilot.press("ampersand", *"step 1[0-9] ", "enter")
+        kept = [ln for ln in view.visible_text().splitlines() if ln.startswith("step")]
+        assert kept == [f"step {n} " + ln.split(" ", 2)[2] for n, ln in zip(range(10, 20), kept)]
+        await pilot.press("C")  # two lines of context around each kept line
+        with_context = view.visible_text().splitlines()
+        assert "step 8 " in "\n".join(with_context) and "step 21 " in "\n".join(with_context)
+        await pilot.press("escape")  # clears search and filter
+        assert view.match_count == 0
+        assert len(view.visible_text().splitlines()) == view.line_count
+        await pilot.press("L", "L", "L")  # floor: ERROR; the trainer logged none
+        assert view.visible_text() == ""
