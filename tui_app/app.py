@@ -61,10 +61,6 @@ class RowCache:
         self._rows = fresh
         if changed:
             self._order = sorted((row for _, row in fresh.values()), key=default_key)
-            # Long-lived rows need no cycle collection: keep full GC passes (300+ ms over 100k
-            # rows, measured) out of the user's keystrokes.
-            gc.collect(0)
-            gc.freeze()
         return self._order, changed
 
 
@@ -105,6 +101,10 @@ class JobsApp(JobActions):
         self.last_rows: list[JobRow] = []
         self.startup_warning: str | None = None
         """Shown once the screen is up (e.g. a broken settings file)."""
+        # Fewer, cheaper cycle collections: with 100k rows or log lines alive, the default
+        # thresholds ran 300-800 ms full passes in the middle of keystrokes (perf-notes §3,
+        # tui_bench, log_bench). gc.freeze() would also do it, but it kept closed screens alive.
+        gc.set_threshold(50_000, 50, 1000)
         register_themes(self)
         self.theme = settings.theme if settings.theme in self.available_themes else DEFAULT_THEME
         if settings.keymap:

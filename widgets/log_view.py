@@ -95,6 +95,8 @@ class Marker:
         return f"── {self.when:%H:%M:%S} ──"
 
 
+HISTORY_FACTOR = 2
+"""History fetched on demand may take a view to this many times max_lines."""
 Entry = tuple[LogLine | Marker, CleanLine]
 _CLEAN_TEXT = itemgetter(0)
 _TASK_NAME = attrgetter("task_name")
@@ -384,8 +386,9 @@ class LogView(ScrollView, can_focus=True):
     def prepend(self, lines: Sequence[LogLine]) -> int:
         """Add older lines before the oldest one, keeping the view where it is.
 
-        The store never grows past :attr:`max_lines` for history: only as many of the newest
-        of ``lines`` as there is room for are added.
+        History may take the store up to twice :attr:`max_lines`, so a full view can still page
+        back; the next append trims it to :attr:`max_lines` again. Only as many of the newest of
+        ``lines`` as fit are added.
 
         Args:
             lines: Older lines, oldest first.
@@ -393,7 +396,7 @@ class LogView(ScrollView, can_focus=True):
         Returns:
             How many lines were added.
         """
-        room = self.max_lines - len(self._entries)
+        room = HISTORY_FACTOR * self.max_lines - len(self._entries)
         if room <= 0 or not lines:
             return 0
         lines = lines[-room:]

@@ -135,7 +135,7 @@ async def test_hostile_text_is_neutralised_on_screen(
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id, task="master-replica-0"))
         logs = screen(app)
-        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=30)
+        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=60)
         view = logs.view("master-replica-0")
         await pilot.pause(0.2)
         shown = "\n".join(
@@ -170,7 +170,7 @@ async def test_search_and_filters_from_the_prompt(
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id, task="master-replica-0"))
         logs = screen(app)
-        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=30)
+        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=60)
         view = logs.view("master-replica-0")
         await pilot.press("slash", *r"step \d+ ", "enter")
         assert view.match_count == 30
@@ -186,3 +186,40 @@ async def test_search_and_filters_from_the_prompt(
         assert len(view.visible_text().splitlines()) == view.line_count
         await pilot.press("L", "L", "L")  # floor: ERROR; the trainer logged none
         assert view.visible_text() == ""
+
+
+FLOOD = re.compile(r"flood (\d+) ")
+
+
+def flood_numbers(view: LogView) -> list[int]:
+    return [int(m.group(1)) for ln in log_lines(view) if (m := FLOOD.match(ln.text))]
+
+
+async def test_bounded_views_fetch_older_lines_at_the_top(
+    service: LiveService, package_uri: str, tmp_path: Path
+) -> None:
+    """Each view keeps max_lines; scrolling to the top fetches the lines before the first."""
+    project = "history-logs"
+    job_id = unique_id("history")
+    service.client(project).create(
+        basic_job(job_id, package_uri, "--flood", "3000", "--steps", "1")
+    )
+    service.wait_state(job_id, project=project)
+    app = live_app(service, tmp_path, project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(LogsScreen(job_id, task="master-replica-0", max_lines=1000))
+        logs = screen(app)
+        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=60)
+        view = logs.view("master-replica-0")
+        # Only the job's last 1000 lines were loaded (a few of them are the service's).
+        assert 900 < view.line_count <= 1000
+        flood = flood_numbers(view)
+        first_before = flood[0]
+        assert flood == list(range(first_before, first_before + len(flood)))
+        before = view.line_count
+        await pilot.press("home")  # to the top: the view asks for older lines
+        await wait_for(pilot, lambda: view.line_count > before, timeout=20)
+        flood = flood_numbers(view)
+        assert flood[0] < first_before
+        assert flood == list(range(flood[0], flood[0] + len(flood)))  # contiguous: none lost
+        assert view.line_count <= 2 * 1000  # still bounded

@@ -438,6 +438,14 @@ class LogStream:
             self._finished = True
         return fresh
 
+    def start_before(self, key: tuple[str, str]) -> None:
+        """Put the history cursor at ``key``: the next :meth:`older` returns the lines before it.
+
+        For a view that already holds lines another stream fetched.
+        """
+        with self._lock:
+            self._oldest = key
+
     def older(self, limit: int) -> list[LogLine]:
         """The ``limit`` lines just before the oldest line taken, in ascending order.
 

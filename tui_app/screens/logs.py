@@ -39,6 +39,9 @@ TIMESTAMP_MODES: tuple[TimestampMode, ...] = ("off", "utc", "local", "relative")
 CONTEXT_STEPS = (0, 2, 5, 10)
 VISIBLE_POLL_SECONDS = 0.25
 HIDDEN_POLL_SECONDS = 5.0
+SCREEN_BATCH = 5_000
+HISTORY_BATCH = 5_000
+"""Lines per screen update: a 100k-line tail is shown over several frames, not in one 0.8 s."""
 
 
 class LinesArrived(Message, bubble=False):
@@ -95,9 +98,17 @@ class LogsScreen(Screen[None]):
     current: reactive[str] = reactive(ALL)
     """The view shown: a task name or ``all``."""
 
-    def __init__(self, job_id: str, task: str | None = None, trial: str | None = None) -> None:
+    def __init__(
+        self,
+        job_id: str,
+        task: str | None = None,
+        trial: str | None = None,
+        max_lines: int = 100_000,
+    ) -> None:
         super().__init__()
         self.job_id = job_id
+        self.max_lines = max_lines
+        """Lines each view keeps (history fetched at the top may take it to twice that)."""
         self.trial = trial
         self.set_reactive(LogsScreen.current, task or ALL)
         self.tasks: list[str] = []
@@ -118,7 +129,7 @@ class LogsScreen(Screen[None]):
         yield Static("", id="logs-title")
         yield Static("", id="logs-tabs")
         with ContentSwitcher(initial=_view_id(ALL), id="logs-views"):
-            yield LogView(id=_view_id(ALL), classes="log-view")
+            yield LogView(id=_view_id(ALL), classes="log-view", max_lines=self.max_lines)
         with Horizontal(id="logs-bar"):
             yield Input(placeholder="", id="logs-prompt")
             yield Static("", id="logs-info")
@@ -131,6 +142,8 @@ class LogsScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         self._stop.set()
+        for view in self.query(LogView):  # let the lines go even if something holds the screen
+            view.clear()
 
     def view(self, task: str) -> LogView:
         return self.query_one(f"#{_view_id(task)}", LogView)
@@ -145,7 +158,7 @@ class LogsScreen(Screen[None]):
         self.tasks.append(task)
         order = {t: i for i, t in enumerate(self._expected_tasks())}
         self.tasks.sort(key=lambda t: (order.get(t, 999), t))
-        view = LogView(id=_view_id(task), classes="log-view")
+        view = LogView(id=_view_id(task), classes="log-view", max_lines=self.max_lines)
         view.display = False  # the switcher shows only the current view
         self.query_one(ContentSwitcher).mount(view)
         self._apply_settings(view)
@@ -248,13 +261,17 @@ class LogsScreen(Screen[None]):
         self._render_title()
 
     def on_lines_arrived(self, message: LinesArrived) -> None:
+        batch = message.lines
+        if len(batch) > SCREEN_BATCH:  # e.g. the initial tail: show it a batch per message
+            self.post_message(LinesArrived(batch[SCREEN_BATCH:]))
+            batch = batch[:SCREEN_BATCH]
         by_task: dict[str, list[LogLine]] = {}
-        for line in message.lines:
+        for line in batch:
             by_task.setdefault(line.task_name, []).append(line)
         for task, lines in by_task.items():
             self._ensure_view(task)
             self.view(task).append(lines)
-        self.view(ALL).append(message.lines)
+        self.view(ALL).append(batch)
         self._render_info()
 
     def on_stream_status(self, message: StreamStatus) -> None:
@@ -282,6 +299,39 @@ class LogsScreen(Screen[None]):
         if not view.follow:
             parts.append("paused")
         self.query_one("#logs-info", Static).update(" · ".join(p for p in parts if p))
+
+    def on_log_view_top_reached(self, message: LogView.TopReached) -> None:
+        """The user scrolled to the top of a view: fetch the lines before its first one."""
+        view = message.log_view
+        first = next((e for e, _ in view.lines if isinstance(e, LogLine)), None)
+        task = next((t for t in [ALL, *self.tasks] if _view_id(t) == view.id), None)
+        if first is not None and task is not None:
+            self._fetch_older(task, first.key)
+
+    @work(thread=True, group="history", exit_on_error=False, description="Older log lines")
+    def _fetch_older(self, task: str, before: tuple[str, str]) -> None:
+        from tui_app.api.log_stream import LogStream
+
+        try:
+            stream = LogStream(
+                self.app.source.connection(),
+                self.app.project,
+                self.job_id,
+                task_name=None if task == ALL else task,
+                trial_id=self.trial,
+            )
+            stream.start_before(before)
+            lines = stream.older(HISTORY_BATCH)
+        except ApiCallError as exc:
+            self.app.call_from_thread(self.notify, f"Cannot fetch older lines: {exc}")
+            return
+        if lines:
+            self.app.call_from_thread(self._prepend, task, lines)
+
+    def _prepend(self, task: str, lines: list[LogLine]) -> None:
+        added = self.view(task).prepend(lines)
+        if added:
+            self.notify(f"{added:,} older lines loaded.", timeout=1.5)
 
     def on_log_view_pending_changed(self, message: LogView.PendingChanged) -> None:
         self._render_info()
