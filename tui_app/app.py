@@ -65,7 +65,7 @@ class RowCache:
 
 
 class JobsApp(JobActions):
-    """tui-app: the job list, details, actions; later logs and the builder."""
+    """tui-app: the job list, details, actions and logs; the builder comes later."""
 
     CSS_PATH = "app.tcss"
     TITLE = "tui-app"
