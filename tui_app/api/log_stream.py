@@ -529,6 +529,8 @@ class LogStream:
             # After an empty poll, read the job before the next one: if it has ended, that
             # next poll decides (it sees every line written before the end).
             refresh = not lines
+            if self.batch_limit and len(lines) >= self.batch_limit:
+                continue  # a backlog: take the next batch at once while the view shows this one
             stop.wait(max(0.0, interval()))
 
 

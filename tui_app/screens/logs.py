@@ -217,8 +217,15 @@ class LogsScreen(Screen[None]):
             return
         self.app.call_from_thread(self._job_known)
         settle = 0.0 if connection.local else 5.0
+        # Batches keep a flood moving on screen: one poll that read a whole backlog held ~1M
+        # parsed entries (2 GB) and showed nothing for 40 s (log_bench).
         stream = LogStream(
-            connection, self.app.project, self.job_id, trial_id=self.trial, settle_seconds=settle
+            connection,
+            self.app.project,
+            self.job_id,
+            trial_id=self.trial,
+            settle_seconds=settle,
+            batch_limit=SCREEN_BATCH,
         )
 
         def job() -> dict[str, Any]:
