@@ -77,22 +77,7 @@ def _list(service: LiveService, **body: object) -> dict[str, Any]:
 def _all(
     service: LiveService, flt: str, order: str = "timestamp asc", size: int = 1000
 ) -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = []
-    token = None
-    while True:
-        body: dict[str, object] = {
-            "resourceNames": [f"projects/{PROJECT}"],
-            "filter": flt,
-            "orderBy": order,
-            "pageSize": size,
-        }
-        if token:
-            body["pageToken"] = token
-        resp = _list(service, **body)
-        entries += resp.get("entries", [])
-        token = resp.get("nextPageToken")
-        if not token:
-            return entries
+    return service.entries(flt, order, size)
 
 
 def test_nothing_a_replica_writes_is_lost(service: LiveService, noisy_package: Path) -> None:

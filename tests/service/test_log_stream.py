@@ -6,7 +6,6 @@ the job ended: the stream must deliver exactly those entries, once each, in the 
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -39,21 +38,7 @@ def _truth(service: LiveService, job_id: str, task: str | None = None) -> list[d
     flt = f'resource.labels.job_id="{job_id}" AND timestamp>="1970-01-01T00:00:00Z"'
     if task:
         flt += f' AND resource.labels.task_name="{task}"'
-    body: dict[str, Any] = {"resourceNames": [f"projects/{PROJECT}"], "filter": flt}
-    body["pageSize"] = 1000
-    out: list[dict[str, Any]] = []
-    while True:
-        status, resp = service.request(
-            "POST",
-            "/v2/entries:list",
-            json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        assert status == 200, resp
-        out += resp.get("entries", [])
-        if not resp.get("nextPageToken"):
-            return out
-        body["pageToken"] = resp["nextPageToken"]
+    return service.entries(flt)
 
 
 def _ids(lines: list[LogLine]) -> list[str]:

@@ -7,7 +7,6 @@ one line per message line), so the comparison is with gcloud's format, not with 
 
 from __future__ import annotations
 
-import json
 import re
 import signal
 import subprocess
@@ -51,24 +50,9 @@ def logs(service: LiveService, *args: str, timeout: float = 60) -> subprocess.Co
 
 
 def _entries(service: LiveService, job_id: str) -> list[dict[str, Any]]:
-    body: dict[str, Any] = {
-        "resourceNames": [f"projects/{PROJECT}"],
-        "filter": f'resource.labels.job_id="{job_id}" AND timestamp>="1970-01-01T00:00:00Z"',
-        "pageSize": 1000,
-    }
-    out: list[dict[str, Any]] = []
-    while True:
-        status, resp = service.request(
-            "POST",
-            "/v2/entries:list",
-            json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        assert status == 200, resp
-        out += resp.get("entries", [])
-        if not resp.get("nextPageToken"):
-            return out
-        body["pageToken"] = resp["nextPageToken"]
+    return service.entries(
+        f'resource.labels.job_id="{job_id}" AND timestamp>="1970-01-01T00:00:00Z"'
+    )
 
 
 def gcloud_lines(entries: list[dict[str, Any]]) -> list[str]:

@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.conftest import unique_id
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.live_service import LiveService, basic_job
 
 
 def _service_lines(service: LiveService, job_id: str) -> list[str]:
-    body = {
-        "resourceNames": [f"projects/{PROJECT}"],
-        "filter": f'resource.labels.job_id="{job_id}" AND resource.labels.task_name="service"',
-        "pageSize": 1000,
-    }
-    status, resp = service.request(
-        "POST",
-        "/v2/entries:list",
-        json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    assert status == 200
-    return [e["jsonPayload"]["message"] for e in resp.get("entries", [])]
+    flt = f'resource.labels.job_id="{job_id}" AND resource.labels.task_name="service"'
+    return [e["jsonPayload"]["message"] for e in service.entries(flt)]
 
 
 def test_sdist_by_file_uri_and_path_then_cache(

@@ -82,6 +82,34 @@ class LiveService:
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read() or b"null")
 
+    def entries(
+        self,
+        flt: str,
+        order: str = "timestamp asc",
+        page_size: int = 1000,
+        project: str = PROJECT,
+    ) -> list[dict[str, Any]]:
+        """Every LogEntry matching ``flt``, as the service pages them out (raw entries:list)."""
+        body: dict[str, Any] = {
+            "resourceNames": [f"projects/{project}"],
+            "filter": flt,
+            "orderBy": order,
+            "pageSize": page_size,
+        }
+        out: list[dict[str, Any]] = []
+        while True:
+            status, resp = self.request(
+                "POST",
+                "/v2/entries:list",
+                json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            assert status == 200, resp
+            out += resp.get("entries", [])
+            if not resp.get("nextPageToken"):
+                return out
+            body["pageToken"] = resp["nextPageToken"]
+
     def wait_state(
         self,
         job_id: str,
