@@ -1,8 +1,16 @@
-"""The result table both benchmark scripts print: rows as they are measured, a table at the end."""
+"""What the benchmark scripts share: the result table, the machine line, the workspace, Ctrl-C."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import platform
+import shutil
+import tempfile
+import types
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass
@@ -53,3 +61,39 @@ def print_table(res: Results, value_header: str = "result") -> None:
         print()
         for note in res.notes:
             print(f"note: {note}")
+
+
+def machine_line() -> str:
+    """``machine: 2 cores (CPU), 24 GiB RAM, Linux 6.x; load average at start: …``."""
+    cpu = platform.processor() or "?"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = "?"
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        mem = f"{int(Path('/proc/meminfo').read_text().split()[1]) / 2**20:.0f}"
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"machine: {os.cpu_count()} cores ({cpu}), {mem} GiB RAM, "
+        f"{platform.system()} {platform.release()}; load average at start: {load}"
+    )
+
+
+def raise_interrupt(signum: int, frame: types.FrameType | None) -> None:
+    """A signal handler that turns SIGTERM/SIGHUP into the clean-up path of Ctrl-C."""
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def workspace(prefix: str, keep: bool) -> Iterator[Path]:
+    """A temporary folder for one run, removed afterwards unless ``keep``."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield root
+    finally:
+        if keep:
+            print(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)

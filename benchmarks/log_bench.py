@@ -44,23 +44,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import datetime as dt
 import gc
 import itertools
 import json
 import os
 import platform
-import shutil
 import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import version
@@ -68,13 +65,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psutil
-from bench_report import Figure, Results, print_table  # beside this script
+from bench_report import (  # beside this script
+    Figure,
+    Results,
+    machine_line,
+    print_table,
+    raise_interrupt,
+    workspace,
+)
 from service_bench import (
     PROJECT,
     TERMINAL,
     TRAINER_SRC,
     Service,
-    _raise_interrupt,
     basic_job,
     kill_stragglers,
     percentile,
@@ -1027,36 +1030,15 @@ def _short(task: str) -> str:
 
 
 def machine_header(cfg: Config) -> str:
-    cpu = platform.processor() or "?"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    mem = psutil.virtual_memory().total / 2**30
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     return "\n".join(
         [
             f"log_bench ({'quick' if cfg.quick else 'full'} run) — {now}",
-            f"machine: {os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, "
-            f"{platform.system()} {platform.release()}; load average at start: {load}",
+            machine_line(),
             f"python {platform.python_version()} ({sys.executable}); textual "
             f"{version('textual')}, rich {version('rich')}",
         ]
     )
-
-
-@contextlib.contextmanager
-def workspace(keep: bool) -> Iterator[Path]:
-    root = Path(tempfile.mkdtemp(prefix="tui-log-bench-"))
-    try:
-        yield root
-    finally:
-        if keep:
-            print(f"kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
 
 
 def warm_up(svc: Service, trainer_uri: str, probe_uri: str) -> float:
@@ -1077,7 +1059,7 @@ def run(cfg: Config, keep: bool) -> int:
 
     print(machine_header(cfg), flush=True)
     res = Results()
-    with workspace(keep) as root:
+    with workspace("tui-log-bench-", keep) as root:
         svc = Service(root)
         env = dict(os.environ)
         env["TUI_APP_CONFIG_DIR"] = str(root / "config")  # no user settings
@@ -1149,8 +1131,8 @@ def main(argv: list[str] | None = None) -> int:
         child_flood(state, work, uri, int(per), int(second), int(pid), tag)
         return 0
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with &
-    signal.signal(signal.SIGTERM, _raise_interrupt)
-    signal.signal(signal.SIGHUP, _raise_interrupt)
+    signal.signal(signal.SIGTERM, raise_interrupt)
+    signal.signal(signal.SIGHUP, raise_interrupt)
     return run(Config.make(args.quick), args.keep)
 
 

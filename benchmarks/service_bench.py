@@ -40,18 +40,23 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import types
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psutil
-from bench_report import Figure, Results, print_table  # beside this script
+from bench_report import (  # beside this script
+    Figure,
+    Results,
+    machine_line,
+    print_table,
+    raise_interrupt,
+    workspace,
+)
 
 from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.demo import build_sdist
@@ -934,47 +939,22 @@ def bench_latency(
 
 
 def machine_header(cfg: Config) -> str:
-    cpu = platform.processor() or "?"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    mem = psutil.virtual_memory().total / 2**30
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     return "\n".join(
         [
             f"service_bench ({'quick' if cfg.quick else 'full'} run) — {now}",
-            f"machine: {os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, "
-            f"{platform.system()} {platform.release()}",
-            f"python {platform.python_version()} ({sys.executable}); load average at start: {load}",
+            machine_line(),
+            f"python {platform.python_version()} ({sys.executable})",
             "note: a shared 2-core box where other work may run at the same time; absolute "
             "figures are noisy (±20-30 %).",
         ]
     )
 
 
-def _raise_interrupt(signum: int, frame: types.FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-@contextlib.contextmanager
-def workspace(keep: bool) -> Iterator[Path]:
-    root = Path(tempfile.mkdtemp(prefix="tui-service-bench-"))
-    try:
-        yield root
-    finally:
-        if keep:
-            print(f"kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
-
-
 def run(cfg: Config, keep: bool) -> int:
     print(machine_header(cfg), flush=True)
     res = Results()
-    with workspace(keep) as root:
+    with workspace("tui-service-bench-", keep) as root:
         svc = Service(root)
         try:
             print("building the trainer and probe sdists...", flush=True)
@@ -1016,8 +996,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary state dir")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with &
-    signal.signal(signal.SIGTERM, _raise_interrupt)
-    signal.signal(signal.SIGHUP, _raise_interrupt)
+    signal.signal(signal.SIGTERM, raise_interrupt)
+    signal.signal(signal.SIGHUP, raise_interrupt)
     return run(Config.make(args.quick), args.keep)
 
 

@@ -50,15 +50,20 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench_report import Figure, Results, print_table  # beside this script
+from bench_report import (  # beside this script
+    Figure,
+    Results,
+    machine_line,
+    print_table,
+    raise_interrupt,
+    workspace,
+)
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -789,17 +794,6 @@ def real_big(tmux: Tmux, state_root: Path) -> dict[str, float]:
 
 
 def machine_header(cfg: Config) -> str:
-    cpu = platform.processor() or "?"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    mem = "?"
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        kib = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f"{kib / 2**20:.0f}"
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     from importlib.metadata import version
 
@@ -807,8 +801,7 @@ def machine_header(cfg: Config) -> str:
     return "\n".join(
         [
             f"tui_bench ({'quick' if cfg.quick else 'full'} run) — {now}",
-            f"machine: {os.cpu_count()} cores ({cpu}), {mem} GiB RAM, "
-            f"{platform.system()} {platform.release()}; load average at start: {load}",
+            machine_line(),
             f"python {platform.python_version()} ({sys.executable}); textual "
             f"{version('textual')}, rich {version('rich')}; {tmux_v}",
         ]
@@ -1028,29 +1021,13 @@ def report_rss(res: Results, data: dict[str, Any], big: dict[str, float] | None)
 # -- the run -----------------------------------------------------------------------------------
 
 
-def _raise_interrupt(signum: int, frame: types.FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-@contextlib.contextmanager
-def workspace(keep: bool) -> Iterator[Path]:
-    root = Path(tempfile.mkdtemp(prefix="tui-bench-"))
-    try:
-        yield root
-    finally:
-        if keep:
-            print(f"kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
-
-
 def run(cfg: Config, keep: bool) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from service_bench import Service, kill_stragglers
 
     print(machine_header(cfg), flush=True)
     res = Results()
-    with workspace(keep) as root:
+    with workspace("tui-bench-", keep) as root:
         svc = Service(root)
         env = dict(os.environ)
         env["TUI_APP_CONFIG_DIR"] = str(root / "config")  # no user settings
@@ -1111,8 +1088,8 @@ def main(argv: list[str] | None = None) -> int:
         child_filter(int(args.child_filter[0]), int(args.child_filter[1]))
         return 0
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with &
-    signal.signal(signal.SIGTERM, _raise_interrupt)
-    signal.signal(signal.SIGHUP, _raise_interrupt)
+    signal.signal(signal.SIGTERM, raise_interrupt)
+    signal.signal(signal.SIGHUP, raise_interrupt)
     return run(Config.make(args.quick), args.keep)
 
 
