@@ -35,14 +35,19 @@ def live_app(service: LiveService, tmp_path: Path, project: str = PROJECT, **kw:
     )
 
 
-async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 20.0) -> None:
+async def wait_for(
+    pilot: Any,
+    condition: Callable[[], bool],
+    timeout: float = 20.0,
+    describe: Callable[[], str] = lambda: "",
+) -> None:
     """Let the app run until ``condition`` holds (polling, not sleeping blindly)."""
     import time
 
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
+            raise AssertionError(f"condition not met in time {describe()}")
         await pilot.pause(0.05)
 
 

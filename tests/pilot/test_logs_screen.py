@@ -36,6 +36,13 @@ def log_lines(view: LogView) -> list[LogLine]:
     return [entry for entry, _ in view.lines if isinstance(entry, LogLine)]
 
 
+def stream_state(logs: LogsScreen) -> str:
+    """For a failed wait: what the pane says about its stream."""
+    views = {t: logs.view(t).line_count for t in [ALL, *logs.tasks]}
+    state = logs.job and logs.job.get("state")
+    return f"(status {logs.status!r}, error {logs.error!r}, job {state}, {views})"
+
+
 def screen(app: object) -> LogsScreen:
     s = app.screen  # type: ignore[attr-defined]
     assert isinstance(s, LogsScreen)
@@ -56,7 +63,12 @@ async def test_replica_views_every_line_once_in_order(
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id))
         logs = screen(app)
-        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=60)
+        await wait_for(
+            pilot,
+            lambda: "stream ended" in logs.status,
+            timeout=60,
+            describe=lambda: stream_state(logs),
+        )
         assert logs.tasks[:4] == [
             "master-replica-0",
             "worker-replica-0",
@@ -135,7 +147,12 @@ async def test_hostile_text_is_neutralised_on_screen(
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id, task="master-replica-0"))
         logs = screen(app)
-        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=60)
+        await wait_for(
+            pilot,
+            lambda: "stream ended" in logs.status,
+            timeout=60,
+            describe=lambda: stream_state(logs),
+        )
         view = logs.view("master-replica-0")
         await pilot.pause(0.2)
         shown = "\n".join(
@@ -170,7 +187,12 @@ async def test_search_and_filters_from_the_prompt(
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id, task="master-replica-0"))
         logs = screen(app)
-        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=60)
+        await wait_for(
+            pilot,
+            lambda: "stream ended" in logs.status,
+            timeout=60,
+            describe=lambda: stream_state(logs),
+        )
         view = logs.view("master-replica-0")
         await pilot.press("slash", *r"step \d+ ", "enter")
         assert view.match_count == 30
@@ -209,7 +231,12 @@ async def test_bounded_views_fetch_older_lines_at_the_top(
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id, task="master-replica-0", max_lines=1000))
         logs = screen(app)
-        await wait_for(pilot, lambda: "stream ended" in logs.status, timeout=60)
+        await wait_for(
+            pilot,
+            lambda: "stream ended" in logs.status,
+            timeout=60,
+            describe=lambda: stream_state(logs),
+        )
         view = logs.view("master-replica-0")
         # Only the job's last 1000 lines were loaded (a few of them are the service's).
         assert 900 < view.line_count <= 1000

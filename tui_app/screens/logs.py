@@ -207,14 +207,25 @@ class LogsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="logs", exit_on_error=False, description="Log stream")
     def _fetch_job_then_stream(self) -> None:
-        from tui_app.api.log_stream import LogStream
+        from tui_app.api.log_stream import BACKOFF_SECONDS, LogStream
 
-        try:
-            self.job = self.app.source.call(lambda c: c.get(self.job_id))
-            connection = self.app.source.connection()
-        except ApiCallError as exc:
-            self.post_message(StreamStatus(str(exc)))
-            return
+        # The first read retries like the stream does: a dropped keep-alive connection or a
+        # service that is restarting must not leave the pane empty for good.
+        failures = 0
+        while True:
+            try:
+                self.job = self.app.source.call(lambda c: c.get(self.job_id))
+                connection = self.app.source.connection()
+                break
+            except ApiCallError as exc:
+                self.post_message(StreamStatus(str(exc)))
+                if exc.status_code and exc.status_code not in (408, 429) and exc.status_code < 500:
+                    return  # the server said no (e.g. NOT_FOUND): retrying will not change it
+                if self._stop.wait(BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)]):
+                    return
+                failures += 1
+        if failures:
+            self.post_message(StreamStatus(None))
         self.app.call_from_thread(self._job_known)
         settle = 0.0 if connection.local else 5.0
         # Batches keep a flood moving on screen: one poll that read a whole backlog held ~1M
