@@ -355,7 +355,7 @@ class LogView(ScrollView, can_focus=True):
             return 0
         return min(self._index_of(self._cursor), self.row_count - 1)
 
-    def append(self, lines: Sequence[LogLine]) -> None:
+    def append(self, lines: Sequence[LogLine], cleaned: Sequence[CleanLine] | None = None) -> None:
         """Add a batch of new lines at the end (they are cleaned here, once).
 
         Call it with batches (hundreds to thousands of lines, e.g. every ~50 ms), never per
@@ -363,16 +363,23 @@ class LogView(ScrollView, can_focus=True):
 
         Args:
             lines: New lines, oldest first.
+            cleaned: ``clean_lines(lines)`` when the caller already has it (a line shown in
+                two views is cleaned once); it must match this view's ``max_chars``.
         """
         if not lines:
             return
-        max_chars = self.max_chars
-        cleaned = [clean(line.text, max_chars) for line in lines]
+        if cleaned is None:
+            cleaned = self.clean_lines(lines)
         longest = max(map(len, map(_CLEAN_TEXT, cleaned)))
         self._note_tags(lines)
         if self._first_when is None:
             self._first_when = _when(lines[0])
         self._add(list(zip(lines, cleaned, strict=True)), longest)
+
+    def clean_lines(self, lines: Sequence[LogLine]) -> list[CleanLine]:
+        """``lines`` cleaned as this view shows them (for :meth:`append`/:meth:`prepend`)."""
+        max_chars = self.max_chars
+        return [clean(line.text, max_chars) for line in lines]
 
     def insert_marker(self, when: datetime | None = None) -> None:
         """Add a "── HH:MM:SS ──" rule after the newest line (k9s ``m``).
@@ -383,7 +390,7 @@ class LogView(ScrollView, can_focus=True):
         marker = Marker(when or datetime.now().astimezone())
         self._add([(marker, CleanLine(marker.label, (), 0))], 0, arrivals=False)
 
-    def prepend(self, lines: Sequence[LogLine]) -> int:
+    def prepend(self, lines: Sequence[LogLine], cleaned: Sequence[CleanLine] | None = None) -> int:
         """Add older lines before the oldest one, keeping the view where it is.
 
         History may take the store up to twice :attr:`max_lines`, so a full view can still page
@@ -392,6 +399,7 @@ class LogView(ScrollView, can_focus=True):
 
         Args:
             lines: Older lines, oldest first.
+            cleaned: ``clean_lines(lines)``, when the caller already has it.
 
         Returns:
             How many lines were added.
@@ -401,7 +409,7 @@ class LogView(ScrollView, can_focus=True):
             return 0
         lines = lines[-room:]
         anchor = self._anchor()
-        cleaned = [clean(line.text, self.max_chars) for line in lines]
+        cleaned = self.clean_lines(lines) if cleaned is None else cleaned[-len(lines) :]
         self._longest = max(self._longest, max(map(len, map(_CLEAN_TEXT, cleaned))))
         self._note_tags(lines)
         self._entries[:0] = zip(lines, cleaned, strict=True)

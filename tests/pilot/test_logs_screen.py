@@ -17,7 +17,7 @@ from tests.conftest import unique_id
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.model.log_line import LogLine
-from tui_app.screens.logs import ALL, LogsScreen
+from tui_app.screens.logs import ALL, SCREEN_BATCH, LogsScreen
 from widgets.log_view import LogView
 
 CLUSTER = {
@@ -250,3 +250,35 @@ async def test_bounded_views_fetch_older_lines_at_the_top(
         assert flood[0] < first_before
         assert flood == list(range(flood[0], flood[0] + len(flood)))  # contiguous: none lost
         assert view.line_count <= 2 * 1000  # still bounded
+
+
+async def test_a_long_tail_paints_its_newest_batch_then_fills_in_history(
+    service: LiveService, package_uri: str, tmp_path: Path
+) -> None:
+    """Over SCREEN_BATCH lines: the newest batch first, the rest prepended, none lost or twice."""
+    project = "tail-logs"
+    job_id = unique_id("longtail")
+    service.client(project).create(
+        basic_job(job_id, package_uri, "--flood", "12000", "--steps", "1")
+    )
+    service.wait_state(job_id, project=project)
+    entries = service.entries(f'resource.labels.job_id="{job_id}"', project=project)
+    truth = [e["insertId"] for e in entries]
+    assert len(truth) > 2 * SCREEN_BATCH
+    app = live_app(service, tmp_path, project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(LogsScreen(job_id))
+        logs = screen(app)
+        await pilot.pause()
+        merged = logs.view(ALL)
+        await wait_for(
+            pilot,
+            lambda: merged.line_count >= len(truth),
+            timeout=60,
+            describe=lambda: stream_state(logs),
+        )
+        assert [line.insert_id for line in log_lines(merged)] == truth
+        master = flood_numbers(logs.view("master-replica-0"))
+        assert master == list(range(12000))
+        assert merged.follow  # history arrived above: the view still shows the newest line
+        assert merged.cursor_index == merged.row_count - 1

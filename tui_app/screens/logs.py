@@ -30,6 +30,7 @@ from tui_app.api.errors import ApiCallError
 from tui_app.app import JobsApp
 from tui_app.model.cluster import replicas
 from tui_app.model.log_line import LogLine, task_tag
+from tui_app.model.log_text import CleanLine
 from tui_app.model.severity import SEVERITIES, severity_name
 from widgets.log_view import FilterMode, LogView, TimestampMode
 
@@ -250,13 +251,18 @@ class LogsScreen(Screen[None]):
         def on_error(exc: ApiCallError | None) -> None:
             self.post_message(StreamStatus(str(exc) if exc else None))
 
+        # The newest batch first, so the pane paints at once; the rest of the tail (up to the
+        # views' max_lines) comes in the background while the stream already follows. Reading
+        # a 100k-line tail before following kept a flooding job's pane blank for 2.7 s.
         try:
-            initial = stream.tail(self.active.max_lines)
+            initial = stream.tail(SCREEN_BATCH)
         except ApiCallError as exc:
             on_error(exc)
             initial = []
         if initial:
             self.post_message(LinesArrived(initial))
+            if len(initial) == SCREEN_BATCH:
+                self._load_history(initial[0].key, self.max_lines - len(initial))
         stream.follow(
             self._stop,
             lambda lines: self.post_message(LinesArrived(lines)),
@@ -266,6 +272,48 @@ class LogsScreen(Screen[None]):
         )
         if not self._stop.is_set():
             self.post_message(StreamStatus(None, ended=True))
+
+    @work(thread=True, group="history", exit_on_error=False, description="Log history")
+    def _load_history(self, before: tuple[str, str], wanted: int) -> None:
+        """Fill the views with up to ``wanted`` lines before ``before``, newest batch first."""
+        from tui_app.api.log_stream import LogStream
+
+        stream = LogStream(
+            self.app.source.connection(), self.app.project, self.job_id, trial_id=self.trial
+        )
+        stream.start_before(before)
+        while wanted > 0 and not self._stop.is_set():
+            try:
+                lines = stream.older(min(HISTORY_BATCH, wanted))
+            except ApiCallError as exc:
+                self.app.call_from_thread(self.notify, f"Cannot fetch older lines: {exc}")
+                return
+            if not lines:
+                return
+            wanted -= len(lines)
+            if not self.app.call_from_thread(self._prepend_everywhere, lines):
+                return
+
+    def _prepend_everywhere(self, lines: list[LogLine]) -> bool:
+        """Older lines of every replica: into the merged view and each replica's own.
+
+        Returns whether more history is still wanted: not once live lines filled the merged
+        view (under a flood they would push the history out again at once).
+        """
+        if self._stop.is_set() or self.view(ALL).line_count >= self.max_lines:
+            return False
+        merged = self.view(ALL)
+        cleaned = merged.clean_lines(lines)
+        by_task: dict[str, tuple[list[LogLine], list[CleanLine]]] = {}
+        for line, text in zip(lines, cleaned, strict=True):
+            own = by_task.setdefault(line.task_name, ([], []))
+            own[0].append(line)
+            own[1].append(text)
+        for task, (older, texts) in by_task.items():
+            self._ensure_view(task)
+            self.view(task).prepend(older, texts)
+        merged.prepend(lines, cleaned)
+        return True
 
     def _job_known(self) -> None:
         for task in self._expected_tasks():
@@ -283,13 +331,17 @@ class LogsScreen(Screen[None]):
         if len(batch) > SCREEN_BATCH:  # e.g. the initial tail: show it a batch per message
             self.post_message(LinesArrived(batch[SCREEN_BATCH:]))
             batch = batch[:SCREEN_BATCH]
-        by_task: dict[str, list[LogLine]] = {}
-        for line in batch:
-            by_task.setdefault(line.task_name, []).append(line)
-        for task, lines in by_task.items():
+        merged = self.view(ALL)
+        cleaned = merged.clean_lines(batch)  # once, for both views a line lands in
+        by_task: dict[str, tuple[list[LogLine], list[CleanLine]]] = {}
+        for line, text in zip(batch, cleaned, strict=True):
+            own = by_task.setdefault(line.task_name, ([], []))
+            own[0].append(line)
+            own[1].append(text)
+        for task, (lines, texts) in by_task.items():
             self._ensure_view(task)
-            self.view(task).append(lines)
-        self.view(ALL).append(batch)
+            self.view(task).append(lines, texts)
+        merged.append(batch, cleaned)
         self._render_info()
 
     def on_stream_status(self, message: StreamStatus) -> None:
