@@ -262,3 +262,13 @@ def test_yaml_syntax_errors_say_where() -> None:
 def test_a_config_must_be_a_mapping(text: str, words: str) -> None:
     with pytest.raises(ConfigError, match=words):
         from_config_yaml(text)
+
+
+def test_the_job_id_argument_replaces_the_files() -> None:
+    """gcloud's JOB argument names the job; most hand-written configs have no jobId at all."""
+    text = "trainingInput:\n  region: us-central1\n  pythonModule: t\n  packageUris: [/p.tgz]\n"
+    assert from_config_yaml(text, job_id="j2")["jobId"] == "j2"
+    assert from_config_yaml(f"jobId: j1\n{text}", job_id="j2")["jobId"] == "j2"
+    with pytest.raises(ConfigError) as err:
+        from_config_yaml(text)
+    assert [v.field for v in err.value.violations] == ["jobId"]

@@ -116,6 +116,184 @@ def test_gcloud_body_normalises() -> None:
             "trainingInput.masterConfig.acceleratorConfig.count",
             "1 or more",
         ),
+        (
+            {
+                "scaleTier": "CUSTOM",
+                "masterType": "n1-standard-8",
+                "masterConfig": {"acceleratorConfig": {"count": "8", "type": "TPU_V2"}},
+            },
+            "trainingInput.masterConfig.acceleratorConfig.type",
+            "cannot be attached to n1-standard-8",
+        ),
+        (
+            {
+                "scaleTier": "CUSTOM",
+                "masterType": "n1-standard-8",
+                "masterConfig": {"acceleratorConfig": {"count": "1", "type": "NVIDIA_TESLA_A100"}},
+            },
+            "trainingInput.masterConfig.acceleratorConfig.type",
+            "allowed are NVIDIA_TESLA_K80",
+        ),
+        (
+            {
+                "scaleTier": "CUSTOM",
+                "masterType": "a2-highgpu-2g",
+                "masterConfig": {"acceleratorConfig": {"count": "1", "type": "NVIDIA_TESLA_A100"}},
+            },
+            "trainingInput.masterConfig.acceleratorConfig.count",
+            "the count must be 2",
+        ),
+        (
+            {
+                "scaleTier": "CUSTOM",
+                "masterType": "n1-standard-8",
+                "workerType": "cloud_tpu",
+                "workerCount": "1",
+                "workerConfig": {"acceleratorConfig": {"count": "8", "type": "NVIDIA_TESLA_T4"}},
+            },
+            "trainingInput.workerConfig.acceleratorConfig.type",
+            "allowed are TPU_V2",
+        ),
+        (
+            {
+                "scaleTier": "CUSTOM",
+                "masterType": "n1-standard-8",
+                "evaluatorConfig": {"acceleratorConfig": {"count": "1", "type": "NVIDIA_TESLA_T4"}},
+            },
+            "trainingInput.evaluatorConfig.acceleratorConfig",
+            "needs a machine type in evaluatorType",
+        ),
+        (
+            {"masterConfig": {"acceleratorConfig": {"count": "1", "type": "NVIDIA_TESLA_T4"}}},
+            "trainingInput.masterConfig.acceleratorConfig",
+            "only allowed with scaleTier CUSTOM",
+        ),
+        (
+            {"workerConfig": {"imageUri": "gcr.io/p/worker:1"}},
+            "trainingInput.workerConfig.imageUri",
+            "needs masterConfig.imageUri too",
+        ),
+        (
+            {"masterConfig": {"containerCommand": ["python", "-m", "x"]}},
+            "trainingInput.masterConfig.containerCommand",
+            "only to a custom container",
+        ),
+        (
+            {
+                "masterConfig": {"imageUri": "gcr.io/p/img:1", "containerArgs": ["--x"]},
+                "args": ["--y"],
+            },
+            "trainingInput.args",
+            "not both",
+        ),
+        (
+            {"masterConfig": {"imageUri": "gcr.io/p/img:1", "tpuTfVersion": "2.11"}},
+            "trainingInput.masterConfig.tpuTfVersion",
+            "only to a cloud_tpu masterType",
+        ),
+        (
+            {"useChiefInTfConfig": True},
+            "trainingInput.useChiefInTfConfig",
+            "only to custom containers",
+        ),
+        ({"scaleTier": "BASIC", "workerCount": "2"}, "trainingInput.workerCount", "CUSTOM"),
+        (
+            {"scaleTier": "CUSTOM", "masterType": "standard", "evaluatorCount": "-1"},
+            "trainingInput.evaluatorCount",
+            "0 or more",
+        ),
+        ({"pythonVersion": "3.9"}, "trainingInput.pythonVersion", "allowed are 2.7, 3.5, 3.7"),
+        (
+            {"runtimeVersion": "2.1", "pythonVersion": "2.7"},
+            "trainingInput.pythonVersion",
+            "supports Python 3.7",
+        ),
+        (
+            {"scheduling": {"maxRunningTime": "0s"}},
+            "trainingInput.scheduling.maxRunningTime",
+            "more than 0s",
+        ),
+        ({"serviceAccount": "robot"}, "trainingInput.serviceAccount", "email"),
+        ({"jobDir": "relative/out"}, "trainingInput.jobDir", "gs:// URI"),
+        (
+            {
+                "hyperparameters": {
+                    "params": [
+                        {
+                            "parameterName": "lr",
+                            "type": "DOUBLE",
+                            "minValue": 0,
+                            "maxValue": 1,
+                            "scaleType": "UNIT_LOG_SCALE",
+                        }
+                    ]
+                }
+            },
+            "trainingInput.hyperparameters.params[0].minValue",
+            "greater than 0",
+        ),
+        (
+            {
+                "hyperparameters": {
+                    "params": [
+                        {
+                            "parameterName": "opt",
+                            "type": "CATEGORICAL",
+                            "categoricalValues": ["a"],
+                            "scaleType": "UNIT_LINEAR_SCALE",
+                        }
+                    ]
+                }
+            },
+            "trainingInput.hyperparameters.params[0].type",
+            "no range/scale",
+        ),
+        (
+            {
+                "hyperparameters": {
+                    "params": [{"parameterName": "d", "type": "DISCRETE", "minValue": 1}]
+                }
+            },
+            "trainingInput.hyperparameters.params[0].discreteValues",
+            "need discreteValues",
+        ),
+        (
+            {"hyperparameters": {"params": [{"parameterName": "x", "minValue": 1}]}},
+            "trainingInput.hyperparameters.params[0].type",
+            "A type is required",
+        ),
+        (
+            {
+                "hyperparameters": {
+                    "params": [{"parameterName": "x", "type": "DOUBLE", "minValue": 1}]
+                }
+            },
+            "trainingInput.hyperparameters.params[0].minValue",
+            "need minValue and maxValue",
+        ),
+        (
+            {
+                "hyperparameters": {
+                    "params": [
+                        {"parameterName": "x", "type": "DOUBLE", "minValue": 2, "maxValue": 1}
+                    ]
+                }
+            },
+            "trainingInput.hyperparameters.params[0].maxValue",
+            "not be less than minValue",
+        ),
+        (
+            {
+                "hyperparameters": {
+                    "algorithm": "BAYES",
+                    "params": [
+                        {"parameterName": "x", "type": "DOUBLE", "minValue": 0, "maxValue": 1}
+                    ],
+                }
+            },
+            "trainingInput.hyperparameters.algorithm",
+            "GRID_SEARCH",
+        ),
         ({"region": None}, "trainingInput.region", "required"),
         ({"packageUris": None}, "trainingInput.packageUris", "required unless"),
         ({"pythonModule": "trainer/task.py"}, "trainingInput.pythonModule", "not a Python module"),
@@ -248,3 +426,41 @@ def test_every_violation_is_reported_at_once() -> None:
         "trainingInput.packageUris",
         "trainingInput.pythonModule",
     } <= set(found)
+
+
+@pytest.mark.parametrize(
+    "ti",
+    [
+        # A TPU worker beside an n1 master: cloud_tpu belongs to neither machine family.
+        {
+            "scaleTier": "CUSTOM",
+            "masterType": "n1-highcpu-16",
+            "workerType": "cloud_tpu",
+            "workerCount": "1",
+            "workerConfig": {"acceleratorConfig": {"count": "8", "type": "TPU_V3"}},
+            "runtimeVersion": "2.11",
+        },
+        {
+            "scaleTier": "CUSTOM",
+            "masterType": "a2-highgpu-2g",
+            "masterConfig": {"acceleratorConfig": {"count": "2", "type": "NVIDIA_TESLA_A100"}},
+        },
+        # Custom containers: images per role, command and args on the container.
+        {
+            "packageUris": None,
+            "pythonModule": None,
+            "scaleTier": "CUSTOM",
+            "masterType": "n1-standard-8",
+            "masterConfig": {"imageUri": "gcr.io/p/img:1", "containerArgs": ["--epochs", "3"]},
+            "workerType": "n1-standard-8",
+            "workerCount": "2",
+            "workerConfig": {"imageUri": "gcr.io/p/worker:1"},
+            "useChiefInTfConfig": True,
+        },
+        {"scaleTier": "BASIC", "workerCount": "0", "useChiefInTfConfig": False},
+    ],
+)
+def test_valid_clusters(ti: dict[str, Any]) -> None:
+    body = job(**ti)
+    body["trainingInput"] = {k: v for k, v in body["trainingInput"].items() if v is not None}
+    assert parse_job(body)["trainingInput"]["scaleTier"] == ti["scaleTier"]

@@ -118,11 +118,13 @@ def to_config_yaml(job: Mapping[str, Any]) -> str:
     return CONFIG_HEADER + text
 
 
-def from_config_yaml(text: str) -> dict[str, Any]:
+def from_config_yaml(text: str, *, job_id: str | None = None) -> dict[str, Any]:
     """Read a ``--config`` file and validate it as a jobs.create body.
 
     Args:
         text: The YAML text.
+        job_id: The id to submit under, replacing the file's ``jobId`` the way gcloud's ``JOB``
+            argument does; most hand-written configs have none, since gcloud takes it there.
 
     Returns:
         The normalised body, as ``parse_job`` returns it (int64 fields as strings).
@@ -142,6 +144,8 @@ def from_config_yaml(text: str) -> dict[str, Any]:
             f"The file holds a {_yaml_kind(data)}; it must be a mapping with jobId, labels "
             "and trainingInput."
         )
+    if job_id is not None:
+        data = {**data, "jobId": job_id}
     try:
         return parse_job(data)
     except JobSpecError as exc:

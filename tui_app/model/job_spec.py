@@ -26,6 +26,7 @@ from tui_app.model.tiers import (
     LEGACY_MACHINE_TYPES,
     MACHINE_TYPES,
     SCALE_TIERS,
+    MachineType,
 )
 
 # int64 fields travel as strings on the wire (gcloud sends "workerCount": "9"); accept both.
@@ -343,12 +344,22 @@ def label_violations(
     return found
 
 
+@dataclass(frozen=True)
+class _Role:
+    """One replica role's fields in TrainingInput."""
+
+    type_field: str
+    count_field: str | None
+    config_field: str
+
+
 _ROLES = (
-    ("master", "masterType", None, "masterConfig"),
-    ("worker", "workerType", "workerCount", "workerConfig"),
-    ("parameter server", "parameterServerType", "parameterServerCount", "parameterServerConfig"),
-    ("evaluator", "evaluatorType", "evaluatorCount", "evaluatorConfig"),
+    _Role("masterType", None, "masterConfig"),
+    _Role("workerType", "workerCount", "workerConfig"),
+    _Role("parameterServerType", "parameterServerCount", "parameterServerConfig"),
+    _Role("evaluatorType", "evaluatorCount", "evaluatorConfig"),
 )
+_PYTHON_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 def _snake(name: str) -> str:
@@ -359,61 +370,50 @@ def training_input_violations(ti: TrainingInput) -> list[FieldViolation]:
     """The platform's cross-field rules for a TrainingInput (api-notes §2.2, §5.1)."""
     p = "trainingInput"
     found: list[FieldViolation] = []
-    tier = ti.scale_tier or DEFAULT_SCALE_TIER
-    custom = tier == "CUSTOM"
     if not ti.region:
         found.append(FieldViolation(f"{p}.region", "A region is required, e.g. us-central1."))
+    found += _cluster_violations(ti, p)
+    found += _code_violations(ti, p)
+    found += _version_violations(ti, p)
+    if ti.scheduling is not None:
+        found += _scheduling_violations(ti.scheduling, f"{p}.scheduling")
+    if ti.hyperparameters is not None:
+        found += hyperparameter_violations(ti.hyperparameters, f"{p}.hyperparameters")
+    if ti.network is not None and not NETWORK.match(ti.network):
+        found.append(
+            FieldViolation(
+                f"{p}.network", "network must look like projects/<number>/global/networks/<name>."
+            )
+        )
+    if ti.service_account is not None and not SERVICE_ACCOUNT.match(ti.service_account):
+        found.append(
+            FieldViolation(f"{p}.serviceAccount", "serviceAccount must be an email address.")
+        )
+    return found
 
-    machine_kinds: set[bool] = set()
-    for _label, type_field, count_field, config_field in _ROLES:
-        mtype = getattr(ti, _snake(type_field))
-        count = getattr(ti, _snake(count_field)) if count_field else None
-        config: ReplicaConfig | None = getattr(ti, _snake(config_field))
-        if not custom:
-            if mtype is not None:
-                found.append(
-                    FieldViolation(
-                        f"{p}.{type_field}",
-                        f"{type_field} is only allowed with scaleTier CUSTOM (not {tier}).",
-                    )
-                )
-            if count:
-                found.append(
-                    FieldViolation(
-                        f"{p}.{count_field}",
-                        f"{count_field} is only allowed with scaleTier CUSTOM (not {tier}).",
-                    )
-                )
-        if count is not None and count < 0:
-            found.append(FieldViolation(f"{p}.{count_field}", f"{count_field} must be 0 or more."))
-        if count and count > 0 and not mtype:
-            found.append(
-                FieldViolation(
-                    f"{p}.{type_field}",
-                    f"{type_field} is required when {count_field} is {count}.",
-                )
-            )
-        if mtype is not None:
-            if mtype not in MACHINE_TYPES:
-                found.append(
-                    FieldViolation(
-                        f"{p}.{type_field}",
-                        f"Unknown machine type {_show(mtype)}; use a legacy type "
-                        f"({', '.join(LEGACY_MACHINE_TYPES[:5])}, ...) or a Compute Engine type "
-                        f"({', '.join(COMPUTE_ENGINE_MACHINE_TYPES[:3])}, ...).",
-                    )
-                )
-            else:
-                machine_kinds.add(MACHINE_TYPES[mtype].legacy)
+
+def _cluster_violations(ti: TrainingInput, p: str) -> list[FieldViolation]:
+    """Machine types, counts and replica configs: what each scale tier lets a job set."""
+    tier = ti.scale_tier or DEFAULT_SCALE_TIER
+    custom = tier == "CUSTOM"
+    found: list[FieldViolation] = []
+    families: set[bool] = set()
+    for role in _ROLES:
+        mtype: str | None = getattr(ti, _snake(role.type_field))
+        count: int | None = getattr(ti, _snake(role.count_field)) if role.count_field else None
+        found += _machine_violations(role, mtype, count, tier, p)
+        machine = MACHINE_TYPES.get(mtype or "")
+        # cloud_tpu sits beside either family (a TPU worker of an n1 or a legacy master).
+        if machine is not None and not machine.is_tpu:
+            families.add(machine.legacy)
+        config: ReplicaConfig | None = getattr(ti, _snake(role.config_field))
         if config is not None:
-            found += _replica_config_violations(
-                config, f"{p}.{config_field}", mtype, type_field, custom
-            )
+            found += _replica_config_violations(ti, role, config, custom, p)
     if custom and not ti.master_type:
         found.append(
             FieldViolation(f"{p}.masterType", "masterType is required when scaleTier is CUSTOM.")
         )
-    if len(machine_kinds) > 1:
+    if len(families) > 1:
         found.append(
             FieldViolation(
                 f"{p}.masterType",
@@ -421,23 +421,62 @@ def training_input_violations(ti: TrainingInput) -> list[FieldViolation]:
                 "Compute Engine types (n1-standard-8, ...) for every role, not a mix.",
             )
         )
+    return found
 
+
+def _machine_violations(
+    role: _Role, mtype: str | None, count: int | None, tier: str, p: str
+) -> list[FieldViolation]:
+    """One role's machine type and count: CUSTOM only, a known type, a count needs its type."""
+    found: list[FieldViolation] = []
+    type_field, count_field = role.type_field, role.count_field
+    if tier != "CUSTOM" and mtype is not None:
+        found.append(
+            FieldViolation(
+                f"{p}.{type_field}",
+                f"{type_field} is only allowed with scaleTier CUSTOM (not {tier}).",
+            )
+        )
+    if tier != "CUSTOM" and count:
+        found.append(
+            FieldViolation(
+                f"{p}.{count_field}",
+                f"{count_field} is only allowed with scaleTier CUSTOM (not {tier}).",
+            )
+        )
+    if count is not None and count < 0:
+        found.append(FieldViolation(f"{p}.{count_field}", f"{count_field} must be 0 or more."))
+    if tier == "CUSTOM" and count and count > 0 and not mtype:
+        found.append(
+            FieldViolation(
+                f"{p}.{type_field}", f"{type_field} is required when {count_field} is {count}."
+            )
+        )
+    if mtype is not None and mtype not in MACHINE_TYPES:
+        found.append(
+            FieldViolation(
+                f"{p}.{type_field}",
+                f"Unknown machine type {_show(mtype)}; use a legacy type "
+                f"({', '.join(LEGACY_MACHINE_TYPES[:5])}, ...), a Compute Engine type "
+                f"({', '.join(COMPUTE_ENGINE_MACHINE_TYPES[:3])}, ...) or cloud_tpu.",
+            )
+        )
+    return found
+
+
+def _code_violations(ti: TrainingInput, p: str) -> list[FieldViolation]:
+    """What runs: a Python package and module, or a custom container, and where it writes."""
+    found: list[FieldViolation] = []
     image = ti.master_config.image_uri if ti.master_config else None
     if not image:
-        if not ti.package_uris:
-            found.append(
-                FieldViolation(
-                    f"{p}.packageUris",
-                    "packageUris is required unless masterConfig.imageUri names a container.",
+        for field, value in (("packageUris", ti.package_uris), ("pythonModule", ti.python_module)):
+            if not value:
+                found.append(
+                    FieldViolation(
+                        f"{p}.{field}",
+                        f"{field} is required unless masterConfig.imageUri names a container.",
+                    )
                 )
-            )
-        if not ti.python_module:
-            found.append(
-                FieldViolation(
-                    f"{p}.pythonModule",
-                    "pythonModule is required unless masterConfig.imageUri names a container.",
-                )
-            )
     elif ti.runtime_version:
         found.append(
             FieldViolation(
@@ -455,9 +494,7 @@ def training_input_violations(ti: TrainingInput) -> list[FieldViolation]:
                 f"{p}.packageUris", f"At most {MAX_PACKAGE_URIS} package URIs are allowed."
             )
         )
-    if ti.python_module is not None and not re.match(
-        r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$", ti.python_module
-    ):
+    if ti.python_module is not None and not _PYTHON_MODULE.match(ti.python_module):
         found.append(
             FieldViolation(
                 f"{p}.pythonModule",
@@ -468,21 +505,6 @@ def training_input_violations(ti: TrainingInput) -> list[FieldViolation]:
         why = storage_path_error(ti.job_dir)
         if why:
             found.append(FieldViolation(f"{p}.jobDir", why))
-    found += _version_violations(ti, p)
-    if ti.scheduling is not None:
-        found += _scheduling_violations(ti.scheduling, f"{p}.scheduling")
-    if ti.hyperparameters is not None:
-        found += hyperparameter_violations(ti.hyperparameters, f"{p}.hyperparameters")
-    if ti.network is not None and not NETWORK.match(ti.network):
-        found.append(
-            FieldViolation(
-                f"{p}.network", "network must look like projects/<number>/global/networks/<name>."
-            )
-        )
-    if ti.service_account is not None and not SERVICE_ACCOUNT.match(ti.service_account):
-        found.append(
-            FieldViolation(f"{p}.serviceAccount", "serviceAccount must be an email address.")
-        )
     if ti.use_chief_in_tf_config and not image:
         found.append(
             FieldViolation(
@@ -494,35 +516,17 @@ def training_input_violations(ti: TrainingInput) -> list[FieldViolation]:
 
 
 def _replica_config_violations(
-    config: ReplicaConfig, path: str, mtype: str | None, type_field: str, custom: bool
+    ti: TrainingInput, role: _Role, config: ReplicaConfig, custom: bool, p: str
 ) -> list[FieldViolation]:
+    """One role's ReplicaConfig: its accelerator, its container and its disk."""
+    path = f"{p}.{role.config_field}"
+    mtype: str | None = getattr(ti, _snake(role.type_field))
     found: list[FieldViolation] = []
-    acc = config.accelerator_config
-    if acc is not None:
-        apath = f"{path}.acceleratorConfig"
-        if not custom:
-            found.append(
-                FieldViolation(apath, "acceleratorConfig is only allowed with scaleTier CUSTOM.")
-            )
-        elif mtype in MACHINE_TYPES and not MACHINE_TYPES[mtype].accepts_accelerators:
-            found.append(
-                FieldViolation(
-                    apath,
-                    f"acceleratorConfig needs a Compute Engine machine type in {type_field} "
-                    f"(such as n1-standard-8); {mtype} is a legacy type.",
-                )
-            )
-        if acc.type in (None, "ACCELERATOR_TYPE_UNSPECIFIED"):
-            found.append(
-                FieldViolation(
-                    f"{apath}.type",
-                    f"An accelerator type is required; one of {', '.join(ACCELERATORS)}.",
-                )
-            )
-        if acc.count is None or acc.count < 1:
-            found.append(
-                FieldViolation(f"{apath}.count", "The accelerator count must be 1 or more.")
-            )
+    if config.accelerator_config is not None:
+        found += _accelerator_violations(
+            config.accelerator_config, f"{path}.acceleratorConfig", role, mtype, custom
+        )
+    found += _container_violations(ti, role, config, path)
     if config.disk_config is not None and config.disk_config.boot_disk_size_gb is not None:
         size = config.disk_config.boot_disk_size_gb
         if not 10 <= size <= 64000:
@@ -532,6 +536,109 @@ def _replica_config_violations(
                     "bootDiskSizeGb must be between 10 and 64000.",
                 )
             )
+    return found
+
+
+def _accelerator_violations(
+    acc: AcceleratorConfig, apath: str, role: _Role, mtype: str | None, custom: bool
+) -> list[FieldViolation]:
+    """An acceleratorConfig needs CUSTOM and a machine type that takes that accelerator."""
+    found: list[FieldViolation] = []
+    machine = MACHINE_TYPES.get(mtype or "")
+    if not custom:
+        found.append(
+            FieldViolation(apath, "acceleratorConfig is only allowed with scaleTier CUSTOM.")
+        )
+    elif not mtype:
+        found.append(
+            FieldViolation(apath, f"acceleratorConfig needs a machine type in {role.type_field}.")
+        )
+    elif machine is not None and not machine.accepts_accelerators:
+        found.append(
+            FieldViolation(
+                apath,
+                f"acceleratorConfig needs a Compute Engine machine type in {role.type_field} "
+                f"(such as n1-standard-8) or cloud_tpu; {mtype} is a legacy type.",
+            )
+        )
+    elif machine is not None and acc.type in ACCELERATORS:
+        found += _accelerator_fit_violations(acc, apath, mtype or "", machine)
+    if acc.type in (None, "ACCELERATOR_TYPE_UNSPECIFIED"):
+        found.append(
+            FieldViolation(
+                f"{apath}.type",
+                f"An accelerator type is required; one of {', '.join(ACCELERATORS)}.",
+            )
+        )
+    if acc.count is None or acc.count < 1:
+        found.append(FieldViolation(f"{apath}.count", "The accelerator count must be 1 or more."))
+    return found
+
+
+def _accelerator_fit_violations(
+    acc: AcceleratorConfig, apath: str, mtype: str, machine: MachineType
+) -> list[FieldViolation]:
+    """The accelerator type suits the machine; an A2 machine's count is its built-in GPUs."""
+    kind = acc.type or ""
+    if not machine.accepts_accelerator(kind):
+        allowed = sorted(a for a in ACCELERATORS if machine.accepts_accelerator(a))
+        return [
+            FieldViolation(
+                f"{apath}.type",
+                f"{kind} cannot be attached to {mtype}; allowed are {', '.join(allowed)}.",
+            )
+        ]
+    if machine.gpus and acc.count is not None and acc.count != machine.gpus:
+        return [
+            FieldViolation(
+                f"{apath}.count",
+                f"{mtype} has {machine.gpus} built-in {kind}; the count must be {machine.gpus}.",
+            )
+        ]
+    return []
+
+
+def _container_violations(
+    ti: TrainingInput, role: _Role, config: ReplicaConfig, path: str
+) -> list[FieldViolation]:
+    """Container fields need an image, on the role itself or inherited from the master."""
+    found: list[FieldViolation] = []
+    master_image = ti.master_config.image_uri if ti.master_config else None
+    if config.image_uri and not master_image:
+        found.append(
+            FieldViolation(
+                f"{path}.imageUri",
+                f"{role.config_field}.imageUri needs masterConfig.imageUri too: the master "
+                "runs a container whenever another role does.",
+            )
+        )
+    image = config.image_uri or master_image
+    for field, value in (
+        ("containerCommand", config.container_command),
+        ("containerArgs", config.container_args),
+        ("tpuTfVersion", config.tpu_tf_version),
+    ):
+        if value and not image:
+            found.append(
+                FieldViolation(
+                    f"{path}.{field}", f"{field} applies only to a custom container (imageUri)."
+                )
+            )
+    if (config.container_command or config.container_args) and ti.args:
+        found.append(
+            FieldViolation(
+                "trainingInput.args",
+                "Set either args or containerCommand/containerArgs, not both.",
+            )
+        )
+    machine = MACHINE_TYPES.get(getattr(ti, _snake(role.type_field)) or "")
+    if config.tpu_tf_version and image and not (machine and machine.is_tpu):
+        found.append(
+            FieldViolation(
+                f"{path}.tpuTfVersion",
+                f"tpuTfVersion applies only to a cloud_tpu {role.type_field}.",
+            )
+        )
     return found
 
 

@@ -49,6 +49,10 @@ ACCELERATORS: dict[str, Accelerator] = {
 }
 
 
+A2_ACCELERATOR = "NVIDIA_TESLA_A100"
+"""The GPU of the A2 machine family; it attaches to no other machine."""
+
+
 @dataclass(frozen=True)
 class MachineType:
     """A machine type as ``masterType``/``workerType``/... accept it."""
@@ -66,8 +70,29 @@ class MachineType:
 
     @property
     def accepts_accelerators(self) -> bool:
-        """Only Compute Engine machine types may carry an ``acceleratorConfig``."""
-        return not self.legacy
+        """Compute Engine machine types may carry an ``acceleratorConfig``, and so may
+        ``cloud_tpu`` (a TPU type and core count); the other legacy types may not."""
+        return not self.legacy or self.is_tpu
+
+    @property
+    def is_tpu(self) -> bool:
+        """``cloud_tpu``: a Cloud TPU, which sits beside either machine family in a cluster."""
+        return self.tpu_cores > 0
+
+    def accepts_accelerator(self, accelerator: str) -> bool:
+        """Whether ``acceleratorConfig.type`` may be ``accelerator`` on this machine.
+
+        GPUs attach to N1 machines, A100s only to A2 machines (which have them built in), TPU
+        types only to ``cloud_tpu``.
+        """
+        kind = ACCELERATORS.get(accelerator)
+        if kind is None or not self.accepts_accelerators:
+            return False
+        if self.is_tpu or kind.is_tpu:
+            return self.is_tpu and kind.is_tpu
+        if self.gpu_type is not None or accelerator == A2_ACCELERATOR:
+            return accelerator == self.gpu_type
+        return True
 
     def summary(self) -> str:
         """One line a person can read: ``8 vCPU, 30 GB, 1x NVIDIA Tesla K80``."""
@@ -106,11 +131,11 @@ _COMPUTE_ENGINE: tuple[MachineType, ...] = (
             f"a2-highgpu-{g}g",
             12 * g,
             85.0 * g,
-            round(g * (12 * 0.5661 / 4 + ACCELERATORS["NVIDIA_TESLA_A100"].ml_units_per_hour), 4),
+            round(g * (12 * 0.5661 / 4 + ACCELERATORS[A2_ACCELERATOR].ml_units_per_hour), 4),
             False,
             f"a2-highgpu-{g}g",
             gpus=g,
-            gpu_type="NVIDIA_TESLA_A100",
+            gpu_type=A2_ACCELERATOR,
         )
         for g in (1, 2, 4, 8)
     ),
