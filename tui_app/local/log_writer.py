@@ -51,7 +51,7 @@ class LogWriter(threading.Thread):
         self._poll = poll_seconds
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._stop = threading.Event()
+        self._stopping = threading.Event()
         self._sources: dict[str, LogSource] = {}
         self._pending: list[ServiceEntry] = []
         self._drains: list[tuple[list[LogSource], concurrent.futures.Future[None]]] = []
@@ -89,7 +89,7 @@ class LogWriter(threading.Thread):
         return fut
 
     def stop(self) -> None:
-        self._stop.set()
+        self._stopping.set()
         self._wake.set()
 
     def run(self) -> None:
@@ -99,7 +99,7 @@ class LogWriter(threading.Thread):
         try:
             while True:
                 busy = self._cycle(conn)
-                if self._stop.is_set():
+                if self._stopping.is_set():
                     deadline = time.monotonic() + 30  # take what is already written, then stop
                     while self._cycle(conn) and time.monotonic() < deadline:
                         pass
