@@ -7,8 +7,8 @@ replaces the file's packageUris with the flag's list, empty when absent), and as
 ``submit_command`` line. Both must create the file's job. The jobs wait behind a job holding
 the service's two slots and are cancelled; one builder-made CUSTOM job runs to the end.
 
-Not covered here: ``--package-path`` with ``--staging-bucket``; the service has no storage
-upload API yet (issue 6), so gcloud cannot upload the sdist it builds.
+``--package-path`` with ``--staging-bucket`` (gcloud builds and uploads the sdist) is covered by
+``test_gcloud_upload.py``.
 """
 
 from __future__ import annotations

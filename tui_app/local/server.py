@@ -20,6 +20,7 @@ from tui_app.local.entries import list_entries
 from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.jobs import JobService
 from tui_app.local.paths import project_error
+from tui_app.local.storage_api import add_routes as add_storage_routes
 
 log = logging.getLogger(__name__)
 
@@ -210,4 +211,5 @@ def make_app(service: JobService, token: str | None) -> web.Application:
     r.add_post("/v1/projects/{project}/jobs/{name}", post_job)
     r.add_patch("/v1/projects/{project}/jobs/{name}", patch_job)
     r.add_post("/v2/entries:list", entries_list)
+    add_storage_routes(app, service.state)
     return app
