@@ -887,6 +887,17 @@ def report_flood(res: Results, data: dict[str, Any]) -> None:
             f"handlers' {sum(h[1] for h in handled):.1f} s)",
         )
     )
+    by_gen = {g: [p[1] - p[0] for p in gcs if p[2] == g] for g in (0, 1, 2)}
+    res.add(
+        Figure(
+            section,
+            "↳ GC passes by generation 0 / 1 / 2: count, longest",
+            len(gcs),
+            " / ".join(
+                f"{len(v)}, {ms(max(v, default=0.0))} ms" for _g, v in sorted(by_gen.items())
+            ),
+        )
+    )
     slow = [(t, x) for t, x in data["lag_beats"] if x > LAG_GOAL_S]
     if slow:
 

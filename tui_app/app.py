@@ -104,9 +104,12 @@ class JobsApp(JobActions):
         # Fewer, cheaper cycle collections: with 100k rows or log lines alive, the default
         # thresholds ran 300-800 ms full passes in the middle of keystrokes (perf-notes §3,
         # tui_bench, log_bench). gc.freeze() would also do it, but it kept closed screens alive.
-        # The middle generation is collected every 5 young passes, not 50: under a log flood
-        # every young pass promotes ~50k lines, and 50 of them made 330 ms pauses (log_bench).
-        gc.set_threshold(50_000, 5, 1000)
+        # Under a log flood every line survives its young pass, so a pass of the middle
+        # generation costs as much as the lines promoted since the last one: 50 young passes'
+        # worth made 330-490 ms pauses (log_bench). Small young passes, each followed by a
+        # middle one, keep every pause under ~10 ms for the same total; full passes stay rare
+        # (every 10,000 middle ones, ~200M allocations).
+        gc.set_threshold(20_000, 1, 10_000)
         register_themes(self)
         self.theme = settings.theme if settings.theme in self.available_themes else DEFAULT_THEME
         if settings.keymap:
