@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import SystemCommand
@@ -31,6 +31,7 @@ from tui_app.settings import Settings, save_setting
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
     from tui_app.api.jobs_client import JobsClient
+    from tui_app.screens.builder import BuilderScreen
 
 RETRY_SECONDS = 2.0
 
@@ -65,7 +66,7 @@ class RowCache:
 
 
 class JobsApp(JobActions):
-    """tui-app: the job list, details, actions and logs; the builder comes later."""
+    """tui-app: the job list, details, actions, logs and the config builder."""
 
     CSS_PATH = "app.tcss"
     TITLE = "tui-app"
@@ -74,6 +75,8 @@ class JobsApp(JobActions):
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+r", "refresh", "Refresh", show=False, id="refresh"),
         Binding("1", "home", "Jobs", show=False, id="show-jobs"),
+        Binding("3", "builder", "Builder", show=False, id="show-builder", tooltip="Config builder"),
+        Binding("colon", "command", "Command", show=False, id="command", tooltip=":jobs :logs ..."),
     ]
 
     def __init__(
@@ -101,6 +104,8 @@ class JobsApp(JobActions):
         self.last_rows: list[JobRow] = []
         self.startup_warning: str | None = None
         """Shown once the screen is up (e.g. a broken settings file)."""
+        self.builder_screen: BuilderScreen | None = None
+        """The builder, kept (installed) between visits: ``3`` comes back to the form as left."""
         # Fewer, cheaper cycle collections: with 100k rows or log lines alive, the default
         # thresholds ran 300-800 ms full passes in the middle of keystrokes (perf-notes §3,
         # tui_bench, log_bench). gc.freeze() would also do it, but it kept closed screens alive.
@@ -188,6 +193,82 @@ class JobsApp(JobActions):
 
         while len(self.screen_stack) > 2 and not isinstance(self.screen, JobsScreen):
             self.pop_screen()
+
+    def action_builder(self) -> None:
+        self.open_builder()
+
+    def open_builder(
+        self, job: dict[str, Any] | None = None, *, new: bool = False, note: str = ""
+    ) -> None:
+        """Show the builder: on ``job`` (a copy to edit), a new form, or the last draft.
+
+        Args:
+            job: A jobs.create body to fill the form with (``E``: a resubmission copy).
+            new: Start from an empty form even when there is a draft (``n``).
+            note: What the form is, for its status line.
+        """
+        from tui_app.screens.builder import BuilderScreen, form_for_job, fresh_form
+
+        screen = self.builder_screen
+        if job is None and not new and screen is not None and self.screen is screen:
+            return
+        if job is not None:
+            form, problems = form_for_job(job)
+            note = note or "Copy"
+            if problems:
+                self.notify(
+                    "Left out of the form: " + "; ".join(problems), severity="warning", timeout=8
+                )
+        elif new or screen is None:
+            form, note = fresh_form(self), note or "New job"
+        if screen is None:
+            screen = self.builder_screen = BuilderScreen(form, note=note)
+            self.install_screen(screen, "builder")
+        elif job is not None or new:
+            screen.start(form, note)
+        self.action_home()
+        self.push_screen(screen)
+
+    def action_command(self) -> None:
+        from tui_app.screens.command import CommandScreen
+
+        if not isinstance(self.screen, CommandScreen):
+            self.push_screen(CommandScreen(), self.run_command)
+
+    def run_command(self, command: str | None) -> None:
+        """Do what a ``:`` command names (see ``tui_app.screens.command.COMMANDS``)."""
+        if command == "q":
+            self.exit()
+        elif command == "jobs":
+            self.action_home()
+        elif command == "builder":
+            self.open_builder()
+        elif command == "new":
+            self.open_builder(new=True)
+        elif command == "help":
+            self.action_help()
+        elif command == "logs":
+            job_id = self.selected_job_id()
+            if job_id is None:
+                self.notify("Select a job in the list first.", severity="warning")
+                return
+            from tui_app.screens.logs import LogsScreen
+
+            if not isinstance(self.screen, LogsScreen):
+                self.action_home()
+                self.push_screen(LogsScreen(job_id))
+
+    def selected_job_id(self) -> str | None:
+        """The job the user is on: the open detail's or logs', else the list's cursor row."""
+        from tui_app.screens.jobs import JobsScreen
+
+        for screen in reversed(self.screen_stack):
+            job_id = getattr(screen, "job_id", None)
+            if isinstance(job_id, str):
+                return job_id
+            if isinstance(screen, JobsScreen):
+                return screen.current_job_id()
+        return None
 
     def action_help(self) -> None:
         from tui_app.screens.help import HelpScreen

@@ -6,10 +6,6 @@ URI of the service and submits sample jobs; then the TUI opens on them.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,31 +13,12 @@ from tui_app.api.connection import local_service
 from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.locations import default_state_dir
 from tui_app.model.job_id import new_job_id
+from tui_app.package_build import build_sdist
 
 TRAINER_DIR = Path(__file__).resolve().parent.parent / "examples" / "trainer"
 DEMO_BUCKET = "tui-app-demo"
 
-
-def build_sdist(src: Path, dest_dir: Path) -> Path:
-    """``python setup.py sdist`` of a package folder, as gcloud's --package-path does.
-
-    Built from a copy, so nothing (egg-info, dist) is written into ``src``.
-    """
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / src.name
-        shutil.copytree(src, copy, ignore=shutil.ignore_patterns("*.egg-info", "build", "dist"))
-        out = Path(tmp) / "dist"
-        subprocess.run(
-            [sys.executable, "setup.py", "-q", "sdist", "-d", str(out)],
-            cwd=copy,
-            check=True,
-            capture_output=True,
-        )
-        (sdist,) = out.glob("*.tar.gz")
-        dest_dir.mkdir(parents=True, exist_ok=True)
-        target = dest_dir / sdist.name
-        shutil.copy(sdist, target)
-        return target
+__all__ = ["build_sdist", "build_trainer_sdist", "sample_jobs", "submit_demo_jobs"]
 
 
 def build_trainer_sdist(dest_dir: Path) -> Path:

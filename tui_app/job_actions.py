@@ -1,4 +1,4 @@
-"""Cancel, resubmit and edit-and-resubmit: the actions every screen offers on a job.
+"""Cancel, resubmit and edit a copy: the actions every screen offers on a job.
 
 Each asks (when it must), then does the blocking API work in a thread worker and reports back
 with a notification; a server's error message is shown as the server wrote it, never a traceback.
@@ -10,7 +10,6 @@ import contextlib
 import os
 import shlex
 import subprocess
-import tempfile
 import time
 from operator import methodcaller
 from pathlib import Path
@@ -110,56 +109,28 @@ class JobActions(App[None]):
         self.refresh_now()
         self.call_from_thread(self.notify, note)
 
-    # -- edit and resubmit -------------------------------------------------------------------
+    # -- edit a copy in the builder ---------------------------------------------------------
 
-    @work(thread=True, group="actions", exit_on_error=False, description="Editing a config")
+    def open_builder(
+        self, job: dict[str, Any] | None = None, *, new: bool = False, note: str = ""
+    ) -> None:
+        """Show the builder (the App implements it)."""
+        raise NotImplementedError
+
+    @work(thread=True, group="actions", exit_on_error=False, description="Reading a job")
     def edit_and_resubmit(self, job_id: str) -> None:
-        """Open the job's config.yaml in $EDITOR; submit it when it validates, else say why."""
+        """Open the builder on a copy of the job under a fresh timestamped id (``E``)."""
         try:
             job = self.source.call(lambda c: c.get(job_id))
         except ApiCallError as exc:
             self.call_from_thread(self.notify, f"Cannot read {job_id}: {exc}", severity="error")
             return
-        from tui_app.model.job_config import resubmission, to_config_yaml
+        from tui_app.model.job_config import resubmission
 
-        body = resubmission(job)
-        folder = Path(tempfile.mkdtemp(prefix="tui-app-edit-"))
-        path = folder / f"{body['jobId']}.yaml"
-        path.write_text(to_config_yaml(body))
-        self.call_from_thread(self._edit_loop, path)
+        self.call_from_thread(self.open_builder, resubmission(job), note=f"Copy of {job_id}")
 
-    def _edit_loop(self, path: Path) -> None:
-        """Run the editor (suspending the TUI), then validate; on errors offer to edit again."""
-        before = path.read_text()
-        ok = self._run_editor(path)
-        text = path.read_text()
-        if not ok:
-            return
-        if text == before:
-            self.notify("Config unchanged: nothing submitted.", severity="warning")
-            return
-        from tui_app.model.job_config import ConfigError, from_config_yaml
-
-        try:
-            body = from_config_yaml(text)
-        except ConfigError as exc:
-
-            def again(choice: str | None) -> None:
-                if choice == "edit":
-                    self._edit_loop(path)
-
-            self.push_screen(
-                MessageScreen(
-                    "The config is not valid; your text is kept",
-                    f"{exc}\n\nFile: {path}",
-                    (("edit", "Edit again"), ("close", "Discard")),
-                ),
-                again,
-            )
-            return
-        self._submit_edited(body)
-
-    def _run_editor(self, path: Path) -> bool:
+    def run_editor(self, path: Path) -> bool:
+        """Edit ``path`` in $VISUAL/$EDITOR (vi), the TUI suspended; True when it exited 0."""
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         cmd = [*shlex.split(editor), str(path)]
         try:
@@ -175,22 +146,12 @@ class JobActions(App[None]):
             return False
         ctx.__exit__(None, None, None)
         if result.returncode != 0:
-            self.notify(f"The editor exited with status {result.returncode}: nothing submitted.")
+            self.notify(f"The editor exited with status {result.returncode}: nothing changed.")
             return False
         return True
 
-    @work(thread=True, group="actions", exit_on_error=False, description="Submitting")
-    def _submit_edited(self, body: dict[str, Any]) -> None:
-        try:
-            created = str(self.source.call(lambda c: c.create(body))["jobId"])
-        except ApiCallError as exc:
-            text = str(exc)
-            if exc.violations:
-                text += "\n\n" + "\n".join(
-                    f"{v.get('field')}: {v.get('description')}" for v in exc.violations
-                )
-            self.call_from_thread(
-                self.push_screen, MessageScreen("The service refused the job", text)
-            )
-            return
-        self._submitted(created, f"Submitted {created}.")
+    def job_submitted(self, job_id: str, note: str) -> None:
+        """A job was created from the UI thread: select it in the list and say so."""
+        self.post_message(JobsSubmitted([job_id]))
+        self.refresh_now()
+        self.notify(note)

@@ -10,11 +10,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from textual.widgets import Select, TextArea
 
 from tests.conftest import _start, _stop
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.model.job_view import JobRow
+from tui_app.screens.builder import BuilderScreen
 from tui_app.screens.confirm import ConfirmScreen
 from tui_app.screens.jobs import JobsScreen
 from tui_app.screens.message import MessageScreen
@@ -221,6 +223,7 @@ async def test_edit_and_resubmit_valid_and_invalid(
     editor: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """``E`` opens a copy in the builder; F4 edits its YAML in $EDITOR and the form reloads."""
     project = "edit-project"
     old = "edit_20260101_000000"
     service.client(project).create(basic_job(old, package_uri, "--steps", "1"))
@@ -230,6 +233,13 @@ async def test_edit_and_resubmit_valid_and_invalid(
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: keys(app) == [old])
         await pilot.press("E")
+        await wait_for(pilot, lambda: isinstance(app.screen, BuilderScreen))
+        await pilot.press("f4")
+        await wait_for(
+            pilot, lambda: app.screen.query_one("#f-args", TextArea).text == "--steps\n3"
+        )
+        await pilot.press("ctrl+j")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen))
         await wait_for(pilot, lambda: len(keys(app)) == 2)
         new = next(k for k in keys(app) if k != old)
         assert service.client(project).get(new)["trainingInput"]["args"] == ["--steps", "3"]
@@ -242,12 +252,16 @@ async def test_edit_and_resubmit_valid_and_invalid(
         )
         monkeypatch.setenv("EDITOR", f"{sys.executable} {bad}")
         await pilot.press("E")
+        await wait_for(pilot, lambda: isinstance(app.screen, BuilderScreen))
+        await pilot.press("f4")
         await wait_for(pilot, lambda: isinstance(app.screen, MessageScreen))
         assert isinstance(app.screen, MessageScreen)
         assert "trainingInput.scaleTier" in app.screen.text
         await pilot.press("escape")
         await pilot.pause(0.5)
-        assert len(keys(app)) == 2
+        assert isinstance(app.screen, BuilderScreen)
+        assert app.screen.query_one("#f-scale_tier", Select).value == "BASIC"
+        assert len(service.client(project).list_jobs()) == 2
 
 
 async def test_disconnected_banner_and_recovery(

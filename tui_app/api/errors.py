@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+# The message ml v1 writes for a field error ("Field: job.job_id Error: ..."), which names the
+# field even when a server sends no google.rpc.BadRequest details.
+_FIELD_MESSAGE = re.compile(r"^Field: (?P<field>\S+) Error: (?P<description>.+)$", re.DOTALL)
 
 
 class ApiCallError(Exception):
@@ -32,7 +37,11 @@ class ApiCallError(Exception):
 
     @classmethod
     def from_http_error(cls, exc: Any) -> ApiCallError:
-        """From googleapiclient's HttpError, keeping the google.rpc status and field violations."""
+        """From googleapiclient's HttpError, keeping the google.rpc status and field violations.
+
+        The violations come from the BadRequest details; without details, a message of the
+        platform's ``Field: <path> Error: <why>`` form still names its field.
+        """
         code = int(getattr(exc.resp, "status", 0) or 0)
         status, message = "UNKNOWN", str(getattr(exc, "reason", "") or exc)
         violations: list[dict[str, str]] = []
@@ -44,4 +53,8 @@ class ApiCallError(Exception):
                 violations += detail.get("fieldViolations") or []
         except (ValueError, KeyError, TypeError, AttributeError):
             pass
+        if not violations:
+            m = _FIELD_MESSAGE.match(message)
+            if m:
+                violations = [{"field": m["field"], "description": m["description"]}]
         return cls(message, code, status, violations)

@@ -58,7 +58,13 @@ class HelpScreen(Screen[None]):
         seen: set[type[Widget]] = set()
         for widget in origin.query("*"):
             kind = type(widget)
-            if kind in seen or not getattr(kind, "BINDINGS", None) or not widget.can_focus:
+            # Only the bindings a class declares itself: a scrolling container's inherited
+            # arrow keys are not worth a row per container.
+            if kind in seen or not vars(kind).get("BINDINGS") or not widget.can_focus:
+                continue
+            if kind.__module__.startswith("textual."):
+                # Textual's own widgets (Input's cursor keys, Select's menu...) are not ours
+                # to list: the builder alone has a dozen of them.
                 continue
             seen.add(kind)
             rows += _rows(kind.__name__, list(kind.BINDINGS), origin)
@@ -72,6 +78,7 @@ class HelpScreen(Screen[None]):
         )
         rows += _rows("Global", list(self.app.BINDINGS), origin)
         rows.append(("Global", "ctrl+p", "Command palette: every action and the themes"))
+        rows.append(("Global", "tab / shift+tab", "Next / previous field or pane"))
         table = Table(title="Keys", expand=True, show_edge=False, pad_edge=False)
         table.add_column("Where", style="dim", no_wrap=True)
         table.add_column("Key", style="bold", no_wrap=True)

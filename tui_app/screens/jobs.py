@@ -58,7 +58,8 @@ class JobsScreen(Screen[None]):
         Binding("l", "logs", "Logs", id="jobs.logs", tooltip="Live logs of every replica"),
         Binding("x,ctrl+d", "cancel_jobs", "Cancel", id="jobs.cancel"),
         Binding("R", "resubmit", "Resubmit", id="jobs.resubmit"),
-        Binding("E", "edit", "Edit+submit", id="jobs.edit"),
+        Binding("E", "edit", "Edit+submit", id="jobs.edit", tooltip="A copy in the builder"),
+        Binding("n", "new", "New job", show=False, id="jobs.new", tooltip="The builder, empty"),
         Binding("o", "cycle_sort", "Sort", id="jobs.sort", tooltip="Next sort column"),
         Binding("O", "default_sort", "Default order", show=False, id="jobs.sort-default"),
         Binding("minus", "fold", "Fold", show=False, id="jobs.fold", tooltip="Fold this base name"),
@@ -268,6 +269,10 @@ class JobsScreen(Screen[None]):
             return [r.job_id for r in self._filtered if r.base == base]
         return [key]
 
+    def current_job_id(self) -> str | None:
+        """The job under the cursor (None on a folded group or an empty list)."""
+        return self._current()
+
     def _current(self) -> str | None:
         key = self.table.cursor_key
         if key is None or key.startswith("group:"):
@@ -314,6 +319,9 @@ class JobsScreen(Screen[None]):
         job_id = self._current()
         if job_id:
             self.app.edit_and_resubmit(job_id)
+
+    def action_new(self) -> None:
+        self.app.open_builder(new=True)
 
     def action_copy_id(self) -> None:
         job_id = self._current()

@@ -1,0 +1,65 @@
+"""ApiCallError keeps what the server said about which field is wrong (the builder shows it)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from tui_app.api.errors import ApiCallError
+
+
+@dataclass
+class _Resp:
+    status: int
+
+
+class _HttpError(Exception):
+    """The two attributes of googleapiclient's HttpError that from_http_error reads."""
+
+    def __init__(self, status: int, body: Any) -> None:
+        super().__init__("HttpError")
+        self.resp = _Resp(status)
+        self.content = body if isinstance(body, bytes) else json.dumps(body).encode()
+
+
+def test_bad_request_details_become_violations() -> None:
+    body = {
+        "error": {
+            "code": 409,
+            "status": "ALREADY_EXISTS",
+            "message": "Field: job.job_id Error: A job with this id already exists.",
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.BadRequest",
+                    "fieldViolations": [
+                        {"field": "job.job_id", "description": "A job with this id already exists."}
+                    ],
+                }
+            ],
+        }
+    }
+    exc = ApiCallError.from_http_error(_HttpError(409, body))
+    assert (exc.status_code, exc.status) == (409, "ALREADY_EXISTS")
+    assert exc.violations == [
+        {"field": "job.job_id", "description": "A job with this id already exists."}
+    ]
+
+
+def test_a_field_message_without_details_still_names_its_field() -> None:
+    body = {
+        "error": {
+            "code": 400,
+            "status": "INVALID_ARGUMENT",
+            "message": "Field: trainingInput.region Error: A region is required.",
+        }
+    }
+    exc = ApiCallError.from_http_error(_HttpError(400, body))
+    assert exc.violations == [
+        {"field": "trainingInput.region", "description": "A region is required."}
+    ]
+
+
+def test_other_errors_have_no_violations() -> None:
+    exc = ApiCallError.from_http_error(_HttpError(502, b"<html>bad gateway</html>"))
+    assert exc.violations == [] and exc.status_code == 502

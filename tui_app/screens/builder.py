@@ -1,0 +1,674 @@
+"""The config builder: a training job as a form, with its config.yaml and gcloud line beside it.
+
+Every change is validated (debounced) by the same rules the service applies (``job_spec``); each
+problem is shown under the field it names, and submit refuses while there are any. The YAML
+preview is exactly what ``ctrl+s`` saves and what ``gcloud ... --config`` reads; the gcloud line
+is the command that submits the same job from a shell.
+
+Submitting builds a local package folder into an sdist first (as ``gcloud --package-path``
+does); on the local service its absolute path goes into ``packageUris``. Everything blocking
+(the build, the API) runs in a thread worker; an error from the service lands on its field.
+"""
+
+from __future__ import annotations
+
+import copy
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import yaml
+from textual import getters, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static
+
+from tui_app.api.errors import ApiCallError
+from tui_app.app import JobsApp
+from tui_app.model.builder_form import (
+    FormValues,
+    field_key,
+    form_to_job,
+    job_to_form,
+    new_form,
+    param_index,
+)
+from tui_app.model.gcloud_command import format_command, submit_command
+from tui_app.model.job_config import (
+    CONFIG_HEADER,
+    ConfigError,
+    from_config_yaml,
+    to_config_yaml,
+)
+from tui_app.model.job_id import base_name, new_job_id
+from tui_app.model.job_spec import FieldViolation, JobSpecError, parse_job
+from tui_app.model.tier_summary import summarize_cluster
+from tui_app.package_build import PackageBuildError, cached_sdist, package_folder_error
+from tui_app.presets import (
+    PresetError,
+    delete_preset,
+    list_presets,
+    load_preset,
+    preset_exists,
+    save_preset,
+)
+from tui_app.screens.builder_form import BuilderForm
+from tui_app.screens.confirm import ConfirmScreen
+from tui_app.screens.message import MessageScreen
+from tui_app.screens.presets import PresetAction, PresetsScreen
+from tui_app.screens.prompt import PromptScreen
+from widgets.code_preview import CodePreview
+from widgets.status_header import StatusHeader
+from widgets.tier_panel import TierPanel
+
+VALIDATE_DELAY = 0.15
+"""Seconds of quiet after a keystroke before the form is validated again."""
+NARROW_WIDTH = 110
+"""Below this width the previews take the whole screen, toggled with F2."""
+PACKAGE_PLACEHOLDER = "/built-at-submit/package.tar.gz"
+"""Stands in for the sdist of a package folder while validating (it is built at submit)."""
+REMOTE_PACKAGE_FOLDER = (
+    "A package folder needs an upload to Cloud Storage, which tui-app cannot do yet for this "
+    "profile: build it (python setup.py sdist), upload it with gsutil and list its gs:// URI "
+    "under Package URIs instead."
+)
+DEFAULT_BASE = "job"
+STAGING_PLACEHOLDER = "gs://STAGING_BUCKET"
+"""The gcloud line's --staging-bucket for a package folder when no gs:// job dir says where."""
+
+
+@dataclass
+class Check:
+    """The form read and validated once: the job, and each problem by the field it names."""
+
+    job: dict[str, Any]
+    package_path: str
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    general: list[str] = field(default_factory=list)
+    problems: list[FieldViolation] = field(default_factory=list)
+
+
+def check_form(form: FormValues, server: list[FieldViolation]) -> Check:
+    """Read ``form`` into a job and validate it as jobs.create would.
+
+    A package folder stands in for ``packageUris`` (its sdist is built at submit); ``server``
+    holds what the service said about the last submit, until the fields it names change.
+    """
+    job, problems = form_to_job(form)
+    package_path = form.get("package_path").strip()
+    probe = copy.deepcopy(job)
+    if package_path:
+        ti = probe.setdefault("trainingInput", {})
+        ti["packageUris"] = [*ti.get("packageUris", []), PACKAGE_PLACEHOLDER]
+        why = package_folder_error(package_path)
+        if why:
+            problems.append(FieldViolation("packagePath", why))
+    try:
+        parse_job(probe)
+    except JobSpecError as exc:
+        problems += exc.violations
+    problems += server
+    result = Check(job, package_path, problems=problems)
+    for problem in problems:
+        key = field_key(problem.field)
+        message = problem.description
+        if key is None:
+            result.general.append(f"{problem.field}: {message}")
+            continue
+        index = param_index(problem.field)
+        if key == "params" and index is not None:
+            message = f"parameter {index + 1}: {problem.field.rsplit('.', 1)[-1]}: {message}"
+        if message not in result.errors.get(key, []):
+            result.errors.setdefault(key, []).append(message)
+    return result
+
+
+def fresh_form(app: JobsApp, base: str = DEFAULT_BASE) -> FormValues:
+    """An empty BASIC form with a new ``<base>_<timestamp>`` id."""
+    return new_form(new_job_id(base, app.clock()))
+
+
+def form_for_job(job: Mapping[str, Any]) -> tuple[FormValues, list[str]]:
+    """The form filled from ``job``, and what of the job it cannot show."""
+    form, problems = job_to_form(job)
+    if not form.get("region"):
+        form.values["region"] = new_form("x").get("region")
+    return form, [f"{p.field}: {p.description}" for p in problems]
+
+
+class BuilderScreen(Screen[None]):
+    """``3``, ``n`` or ``E`` from the list: the form, its config.yaml and its gcloud line."""
+
+    CSS_PATH = "builder.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "ctrl+j,alt+enter",
+            "submit",
+            "Submit",
+            id="builder.submit",
+            tooltip="Create the job on the service, then select it in the list",
+        ),
+        Binding("ctrl+s", "save", "Save", id="builder.save", tooltip="Save as config.yaml"),
+        Binding("ctrl+o", "open", "Open", id="builder.open", tooltip="Open a config.yaml"),
+        Binding(
+            "f2",
+            "toggle_preview",
+            "Preview",
+            id="builder.preview",
+            tooltip="Show the previews (narrow) / focus them",
+        ),
+        Binding(
+            "ctrl+t",
+            "presets",
+            "Presets",
+            id="builder.presets",
+            tooltip="Save, load or delete named forms",
+        ),
+        Binding(
+            "f4",
+            "edit_yaml",
+            "Editor",
+            id="builder.editor",
+            tooltip="Edit the YAML in $EDITOR; the form reloads from it",
+        ),
+        Binding(
+            "escape,q",
+            "back",
+            "Back",
+            show=False,
+            id="builder.back",
+            tooltip="Back to the list; the form is kept",
+        ),
+    ]
+
+    app = getters.app(JobsApp)
+
+    def __init__(self, form: FormValues, *, config_path: str | None = None, note: str = "") -> None:
+        super().__init__()
+        self._initial = form
+        self.config_path = config_path
+        """Where the config was last saved or opened (the gcloud line's --config)."""
+        self.note = note
+        """What this form is (``Copy of mnist_...``), for the status line."""
+        self.server_errors: list[FieldViolation] = []
+        """What the service said about the last submit, until the fields it names change."""
+        self.check: Check | None = None
+        """The last validation of the form."""
+        self.submitting = False
+        self.submitted = False
+        """The form's job was created: the next visit stamps a fresh id."""
+        self._timer: Timer | None = None
+        self._show_preview = False
+
+    # -- building the screen -------------------------------------------------------------------
+
+    def start(self, form: FormValues, note: str, config_path: str | None = None) -> None:
+        """Begin again on ``form`` (the screen is kept between visits: this replaces the form).
+
+        Args:
+            form: What to fill the form with.
+            note: What it is (``New job``, ``Copy of ...``), for the status line.
+            config_path: The config file it came from, if any.
+        """
+        self.note = note
+        self.config_path = config_path
+        self.server_errors = []
+        self.submitted = False
+        if self.is_mounted:
+            self.form.load(form)
+            self.form.scroll_home(animate=False)
+            self.query_one("#f-job_id").focus()
+        else:
+            self._initial = form
+
+    def on_screen_resume(self) -> None:
+        if self.submitted:
+            # Coming back after a submit: the same form again needs a new id.
+            self.submitted = False
+            box = self.query_one("#f-job_id", Input)
+            box.value = new_job_id(box.value or DEFAULT_BASE, self.app.clock())
+            self.note = f"Again: {self.note.removeprefix('Again: ')}"
+
+    @property
+    def form(self) -> BuilderForm:
+        return self.query_one(BuilderForm)
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader()
+        yield Static("", id="builder-status")
+        with Horizontal(id="builder-body"):
+            yield BuilderForm(self._initial, id="builder-form")
+            with Vertical(id="builder-preview"):
+                yield CodePreview(
+                    "yaml",
+                    "config.yaml",
+                    hidden_prefix=CONFIG_HEADER,
+                    what="the config.yaml",
+                    id="yaml-preview",
+                )
+                yield CodePreview("bash", "gcloud", what="the gcloud command", id="gcloud-preview")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        header = self.query_one(StatusHeader)
+        header.profile = self.app.source.label
+        header.project = self.app.project
+        self._apply_width(self.size.width)
+        self.query_one("#f-job_id").focus()
+
+    def on_resize(self) -> None:
+        self._apply_width(self.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        self.set_class(width < NARROW_WIDTH, "-narrow")
+        self.set_class(self._show_preview, "-show-preview")
+
+    # -- validation ------------------------------------------------------------------------------
+
+    @on(BuilderForm.Changed)
+    def _form_changed(self, event: BuilderForm.Changed) -> None:
+        if event.key is not None:
+            self.server_errors = [
+                v for v in self.server_errors if field_key(v.field) not in (event.key, None)
+            ]
+        if event.key is None:
+            self.validate_now()
+            return
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(VALIDATE_DELAY, self.validate_now)
+
+    def validate_now(self) -> Check:
+        """Read and validate the form now; update the errors, the previews, the panel, the draft."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        form = self.form.values()
+        check = check_form(form, self.server_errors)
+        self.check = check
+        self.form.show_errors(check.errors, check.general)
+        self.form.query_one(TierPanel).summary = summarize_cluster(
+            check.job.get("trainingInput") or {}
+        )
+        self.query_one("#yaml-preview", CodePreview).text = to_config_yaml(check.job)
+        job_dir = str((check.job.get("trainingInput") or {}).get("jobDir") or "")
+        argv = submit_command(
+            check.job,
+            config_path=self.config_path or "config.yaml",
+            package_path=check.package_path or None,
+            # gcloud uploads a package folder to --staging-bucket, or under a gs:// --job-dir.
+            staging_bucket=None if job_dir.startswith("gs://") else STAGING_PLACEHOLDER,
+        )
+        self.query_one("#gcloud-preview", CodePreview).text = format_command(argv)
+        self._show_status()
+        return check
+
+    def _show_status(self) -> None:
+        check = self.check
+        status = self.query_one("#builder-status", Static)
+        what = self.note or "Job"
+        if self.submitting:
+            status.update(f"{what} · submitting…")
+            status.set_classes("-busy")
+            return
+        if check is None:
+            return
+        n = len(check.problems)
+        if n:
+            first = check.problems[0]
+            status.update(
+                f"{what} · ✗ {n} problem{'s' if n > 1 else ''}: {first.field}: {first.description}"
+            )
+            status.set_classes("-invalid")
+        else:
+            status.update(f"{what} · ✓ valid: ctrl+j submits, ctrl+s saves config.yaml")
+            status.set_classes("-valid")
+
+    # -- submit ----------------------------------------------------------------------------------
+
+    def action_submit(self) -> None:
+        if self.submitting:
+            self.notify("Already submitting…", severity="warning")
+            return
+        check = self.validate_now()
+        if check.problems:
+            listed = "\n".join(f"• {p.field}: {p.description}" for p in check.problems[:4])
+            more = len(check.problems) - 4
+            self.notify(
+                listed + (f"\n… and {more} more" if more > 0 else ""),
+                title="Cannot submit: fix these first",
+                severity="error",
+                timeout=8,
+            )
+            key = field_key(check.problems[0].field)
+            if key:
+                self.form.focus_field(key)
+            return
+        self.submitting = True
+        self._show_status()
+        self._submit(copy.deepcopy(check.job), check.package_path)
+
+    @work(thread=True, exclusive=True, group="builder", exit_on_error=False, description="Submit")
+    def _submit(self, job: dict[str, Any], package_path: str) -> None:
+        app = self.app
+        try:
+            if package_path:
+                if not app.source.connection().local:
+                    raise PackageBuildError(REMOTE_PACKAGE_FOLDER)
+                sdist = cached_sdist(package_path)
+                ti = job.setdefault("trainingInput", {})
+                ti["packageUris"] = [*ti.get("packageUris", []), str(sdist)]
+            created = str(app.source.call(lambda c: c.create(job))["jobId"])
+        except PackageBuildError as exc:
+            app.call_from_thread(self._refused, [FieldViolation("packagePath", str(exc))], str(exc))
+        except ApiCallError as exc:
+            app.call_from_thread(self._refused_by_service, exc)
+        except Exception as exc:  # the form must survive anything: say it, keep the draft
+            app.call_from_thread(self._refused, [], f"Submit failed: {exc}")
+        else:
+            app.call_from_thread(self._created, created)
+
+    def _refused_by_service(self, exc: ApiCallError) -> None:
+        found = [
+            FieldViolation(str(v.get("field") or "job"), str(v.get("description") or exc.message))
+            for v in exc.violations
+        ]
+        if not found and not exc.unreachable:
+            found = [FieldViolation("job", str(exc))]
+        self._refused(found, f"The service refused the job: {exc}")
+
+    def _refused(self, found: list[FieldViolation], message: str) -> None:
+        self.submitting = False
+        self.server_errors = found
+        self.validate_now()
+        self.notify(message, title="Not submitted", severity="error", timeout=10)
+        key = next((k for k in map(field_key, (v.field for v in found)) if k), None)
+        if key:
+            self.form.focus_field(key)
+
+    def _created(self, job_id: str) -> None:
+        self.submitting = False
+        self.submitted = True
+        self.app.job_submitted(job_id, f"Submitted {job_id}.")
+        self.app.action_home()
+
+    # -- save, open, edit --------------------------------------------------------------------------
+
+    def action_save(self) -> None:
+        self.app.push_screen(
+            PromptScreen(
+                "Save config.yaml as",
+                self.config_path or "config.yaml",
+                hint=f"Relative to {Path.cwd()}",
+                paths=True,
+            ),
+            self._save_to,
+        )
+
+    def _save_to(self, text: str | None) -> None:
+        if not text:
+            return
+        path = Path(text).expanduser()
+        if path.is_dir():
+            path = path / "config.yaml"
+        if path.exists():
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._write(path)
+
+            self.app.push_screen(
+                ConfirmScreen(
+                    f"{path.name} exists. Overwrite it?", [str(path.resolve())], "Overwrite"
+                ),
+                answered,
+            )
+            return
+        self._write(path)
+
+    def _write(self, path: Path) -> None:
+        check = self.validate_now()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(to_config_yaml(check.job), encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"Cannot save {path}: {exc.strerror}", severity="error")
+            return
+        self.config_path = _shown_path(path)
+        notes = [f"Saved {self.config_path}."]
+        if check.problems:
+            notes.append(f"It has {len(check.problems)} problem(s) still.")
+        if check.package_path:
+            notes.append("Submit it with gcloud's --package-path (the gcloud line has it).")
+        self.notify(" ".join(notes))
+        self.validate_now()
+
+    def action_open(self) -> None:
+        self.app.push_screen(
+            PromptScreen(
+                "Open a config.yaml",
+                self.config_path or "config.yaml",
+                hint="gcloud's --config format: jobId, labels, trainingInput",
+                paths=True,
+            ),
+            self._open,
+        )
+
+    def _open(self, text: str | None) -> None:
+        if not text:
+            return
+        path = Path(text).expanduser()
+        try:
+            content = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            self.notify(f"Cannot open {path}: {why}", severity="error")
+            return
+        if self.load_config(content, str(path), folder=path.parent.resolve()):
+            self.config_path = _shown_path(path)
+            self.note = f"From {self.config_path}"
+            self.validate_now()
+
+    def load_config(
+        self,
+        text: str,
+        where: str,
+        *,
+        folder: Path | None = None,
+        again: Callable[[], None] | None = None,
+    ) -> bool:
+        """Fill the form from config.yaml ``text``; say what is wrong (with its line or field).
+
+        Rule violations do not stop the load (they show under their fields); YAML errors and
+        values the form cannot show do, in a message that names the line or field.
+
+        Args:
+            text: The YAML.
+            where: The file, for messages.
+            folder: The file's folder: when the config names no package and this folder holds
+                setup.py, it becomes the package folder (as ``--package-path`` next to
+                ``--config`` in examples/trainer).
+            again: Offer "Edit again" (the $EDITOR flow) with this callback.
+
+        Returns:
+            True when the form was loaded.
+        """
+        data: Any = None
+        try:
+            from_config_yaml(text)
+        except ConfigError as exc:
+            if exc.violations:
+                data = yaml.safe_load(text)
+            else:
+                self._cannot_load(where, exc.message, again)
+                return False
+        else:
+            data = yaml.safe_load(text)
+        form, problems = job_to_form(data)
+        if problems:
+            listed = "\n".join(f"{p.field}: {p.description}" for p in problems)
+            self._cannot_load(where, listed, again)
+            return False
+        current = self.form.values()
+        if not form.get("job_id"):
+            base = base_name(current.get("job_id") or DEFAULT_BASE)
+            form.values["job_id"] = new_job_id(base, self.app.clock())
+        if not form.get("region"):
+            form.values["region"] = current.get("region")
+        ti = data.get("trainingInput") if isinstance(data, dict) else None
+        has_code = isinstance(ti, dict) and (
+            ti.get("packageUris") or (ti.get("masterConfig") or {}).get("imageUri")
+        )
+        if current.get("package_path") and not has_code:
+            form.values["package_path"] = current.get("package_path")
+        elif folder is not None and not has_code and not package_folder_error(str(folder)):
+            form.values["package_path"] = _shown_path(folder)
+        self.server_errors = []
+        self.form.load(form)
+        self.notify(f"Loaded {where}.")
+        return True
+
+    def _cannot_load(self, where: str, message: str, again: Callable[[], None] | None) -> None:
+        buttons = (("edit", "Edit again"), ("close", "Discard")) if again else ()
+
+        def answered(choice: str | None) -> None:
+            if choice == "edit" and again is not None:
+                again()
+
+        self.app.push_screen(MessageScreen(f"Cannot load {where}", message, buttons), answered)
+
+    def action_edit_yaml(self) -> None:
+        check = self.validate_now()
+        folder = Path(tempfile.mkdtemp(prefix="tui-app-edit-"))
+        name = check.job.get("jobId") or "config"
+        path = folder / f"{name}.yaml"
+        path.write_text(to_config_yaml(check.job), encoding="utf-8")
+        self._edit_loop(path)
+
+    def _edit_loop(self, path: Path) -> None:
+        before = path.read_text(encoding="utf-8")
+        if not self.app.run_editor(path):
+            return
+        text = path.read_text(encoding="utf-8")
+        if text == before:
+            self.notify("The config is unchanged.")
+            return
+        if self.load_config(text, path.name, again=lambda: self._edit_loop(path)):
+            self.validate_now()
+
+    # -- presets ---------------------------------------------------------------------------------
+
+    def action_presets(self) -> None:
+        try:
+            names = list_presets()
+        except PresetError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        base = base_name(self.form.values().get("job_id") or DEFAULT_BASE)
+        self.app.push_screen(PresetsScreen(names, suggested=base), self._preset_chosen)
+
+    def _preset_chosen(self, choice: PresetAction | None) -> None:
+        if choice is None:
+            return
+        action, name = choice
+        if action == "save":
+            if preset_exists(name):
+                self.app.push_screen(
+                    ConfirmScreen(f"Replace the preset {name!r}?", [name], "Replace"),
+                    lambda yes: self._save_preset(name) if yes else None,
+                )
+            else:
+                self._save_preset(name)
+        elif action == "load":
+            self._load_preset(name)
+        else:
+            self.app.push_screen(
+                ConfirmScreen(f"Delete the preset {name!r}?", [name], "Delete"),
+                lambda yes: self._delete_preset(name) if yes else None,
+            )
+
+    def _save_preset(self, name: str) -> None:
+        check = self.validate_now()
+        job = {k: v for k, v in check.job.items() if k != "jobId"}
+        data = {
+            "base_name": base_name(check.job.get("jobId") or DEFAULT_BASE),
+            "package_path": check.package_path or None,
+            "job": job,
+        }
+        try:
+            save_preset(name, data)
+        except PresetError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.notify(f"Saved the preset {name!r}.")
+
+    def _load_preset(self, name: str) -> None:
+        try:
+            data = load_preset(name)
+        except PresetError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        saved = data.get("job")
+        job: dict[str, Any] = dict(saved) if isinstance(saved, dict) else {}
+        job["jobId"] = new_job_id(str(data.get("base_name") or DEFAULT_BASE), self.app.clock())
+        form, problems = job_to_form(job)
+        if problems:
+            self._cannot_load(
+                f"the preset {name!r}",
+                "\n".join(f"{p.field}: {p.description}" for p in problems),
+                None,
+            )
+            return
+        if data.get("package_path"):
+            form.values["package_path"] = str(data["package_path"])
+        self.server_errors = []
+        self.form.load(form)
+        self.note = f"Preset {name}"
+        self.notify(f"Loaded the preset {name!r}.")
+
+    def _delete_preset(self, name: str) -> None:
+        try:
+            delete_preset(name)
+        except PresetError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.notify(f"Deleted the preset {name!r}.")
+
+    # -- moving around ---------------------------------------------------------------------------
+
+    def action_toggle_preview(self) -> None:
+        """Narrow: switch between the form and the previews. Wide: move focus between them."""
+        if self.has_class("-narrow"):
+            self._show_preview = not self._show_preview
+            self._apply_width(self.size.width)
+            if self._show_preview:
+                self.query_one("#yaml-preview").focus()
+            else:
+                self.form.focus_field("job_id")
+            return
+        preview = self.query_one("#builder-preview")
+        if preview.has_focus_within:
+            self.form.focus_field("job_id")
+        else:
+            self.query_one("#yaml-preview").focus()
+
+    def action_back(self) -> None:
+        if self.has_class("-narrow") and self._show_preview:
+            self.action_toggle_preview()
+            return
+        self.validate_now()
+        self.app.action_home()
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the working directory when it is inside it, else absolute."""
+    full = path.expanduser().resolve()
+    try:
+        return str(full.relative_to(Path.cwd()))
+    except ValueError:
+        return str(full)

@@ -1,0 +1,78 @@
+"""Ask for one line of text (a file path, a preset name): enter answers, esc cancels."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.suggester import Suggester
+from textual.widgets import Input, Label, Static
+
+
+class PathSuggester(Suggester):
+    """Completes a file path from what is on disk (``right`` or ``end`` takes the suggestion)."""
+
+    def __init__(self) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if not value:
+            return None
+        folder, _, prefix = value.rpartition(os.sep)
+        where = Path(folder or ".").expanduser()
+        try:
+            names = sorted(
+                p.name + (os.sep if p.is_dir() else "")
+                for p in where.iterdir()
+                if p.name.startswith(prefix) and not p.name.startswith(".")
+            )
+        except OSError:
+            return None
+        if not names or names[0] == prefix:
+            return None
+        return f"{folder}{os.sep if folder or value.startswith(os.sep) else ''}{names[0]}"
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """Dismisses with the text entered (stripped), or None on escape."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="prompt.cancel"),
+    ]
+
+    def __init__(self, title: str, value: str = "", *, hint: str = "", paths: bool = False) -> None:
+        super().__init__()
+        self.title_text = title
+        self.value = value
+        self.hint = hint
+        self.paths = paths
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="prompt-dialog"):
+            yield Label(self.title_text, id="prompt-title")
+            yield Input(
+                self.value,
+                id="prompt-input",
+                suggester=PathSuggester() if self.paths else None,
+                select_on_focus=False,
+            )
+            yield Static(
+                (self.hint + "\n" if self.hint else "") + "[b]enter[/b] ok · [b]esc[/b] cancel",
+                id="prompt-hint",
+            )
+
+    def on_mount(self) -> None:
+        box = self.query_one(Input)
+        box.focus()
+        box.cursor_position = len(box.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if text:
+            self.dismiss(text)
