@@ -11,14 +11,14 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import ScrollableContainer
 from textual.content import Content
 from textual.highlight import highlight
 from textual.reactive import reactive
 from textual.widgets import Static
 
 
-class CodePreview(VerticalScroll, can_focus=True):
+class CodePreview(ScrollableContainer, can_focus=True):
     """Shows ``text`` coloured as ``language``; its border title names what it is."""
 
     DEFAULT_CSS = """
@@ -28,14 +28,18 @@ class CodePreview(VerticalScroll, can_focus=True):
         border-title-color: $text-muted;
         background: $surface;
         padding: 0 1;
+        scrollbar-size-horizontal: 1;
     }
     CodePreview:focus {
         border: round $primary;
         border-title-color: $primary;
         background-tint: $foreground 3%;
     }
+    /* Never soft-wrapped: a wrapped "- gs://..." reads as different YAML. Long lines scroll. */
     CodePreview > Static {
-        width: 1fr;
+        width: auto;
+        min-width: 100%;
+        text-wrap: nowrap;
     }
     """
 
