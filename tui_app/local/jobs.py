@@ -25,6 +25,7 @@ from tui_app.local.errors import ApiError, invalid, invalid_field, not_found_job
 from tui_app.local.job_filter import compile_job_filter
 from tui_app.local.log_ingest import LogSource
 from tui_app.local.log_writer import LogWriter, ServiceEntry
+from tui_app.local.metrics import MetricsSampler
 from tui_app.local.paths import StateDir
 from tui_app.local.runner import JobRunner
 from tui_app.local.scheduler import Scheduler
@@ -85,11 +86,13 @@ class JobService:
         self.writer = LogWriter(self.logs)
         self.runners: dict[tuple[str, str], JobRunner] = {}
         self.scheduler = Scheduler(slots, self._positions_changed)
+        self.metrics = MetricsSampler(self.jobs, state.jobs_db)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
         self.writer.start()
+        self.metrics.start()
         await self._recover()
 
     async def close(self) -> None:
@@ -107,6 +110,7 @@ class JobService:
                 JobState.FAILED,
                 "The local jobs service stopped while the job was running.",
             )
+        await self.metrics.stop()
         self.writer.stop()
         await asyncio.to_thread(self.writer.join, 10)
         self.jobs.close()

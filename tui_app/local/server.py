@@ -1,5 +1,7 @@
 """HTTP for the local service: the ml v1 Jobs routes and Logging ``entries:list`` (aiohttp).
 
+One extension: ``GET .../jobs/{job}:metrics``, per-replica CPU and memory (see ``metrics.py``).
+
 Handlers translate HTTP into ``JobService`` calls and nothing else. Every error leaves as a
 google.rpc JSON body with the matching status; only a bug in this code can produce a 5xx.
 """
@@ -145,6 +147,9 @@ async def get_job(request: web.Request) -> web.Response:
     if verb == "getIamPolicy":
         svc.stored(project, job_id)
         return _json(_POLICY)
+    if verb == "metrics":  # our extension: per-replica CPU and memory (metrics.py)
+        since = request.query.get("since")
+        return _json(await asyncio.to_thread(svc.metrics.read, project, job_id, since))
     if verb is not None:
         raise ApiError("NOT_FOUND", f"Unknown method :{verb[:40]} for GET.")
     return _json(svc.get(project, job_id))

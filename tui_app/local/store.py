@@ -1,7 +1,9 @@
 """SQLite persistence: jobs in ``jobs.sqlite``, log entries in ``logs.sqlite`` (both WAL).
 
 Two files, so the log writer's big transactions never hold the lock a job update needs. Only
-the event loop writes jobs; only the log writer thread writes log entries.
+the event loop writes jobs; only the log writer thread writes log entries. ``jobs.sqlite`` also
+holds the replicas' CPU and memory samples (``replica_samples``), written only by the metrics
+sampler (``metrics.py``) in small transactions.
 """
 
 from __future__ import annotations
@@ -47,6 +49,27 @@ CREATE TABLE IF NOT EXISTS log_sources (
     offset INTEGER NOT NULL
 );
 """
+
+
+SAMPLES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replica_samples (
+    project TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    task_name TEXT NOT NULL,
+    t_ms INTEGER NOT NULL,
+    span_ms INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    cpu REAL NOT NULL,
+    cpu_max REAL NOT NULL,
+    mem INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS replica_samples_key
+    ON replica_samples (project, job_id, task_name, t_ms);
+"""
+"""One row per replica sample (``span_ms`` 0) or per merged bucket of older samples (``span_ms``
+its width, ``n`` the samples in it): ``t_ms`` is the sample's time or the bucket's start (ms since
+the epoch), ``cpu`` the mean CPU percent, ``cpu_max`` the highest, ``mem`` the peak RSS in bytes.
+See ``metrics.py`` for how old samples are merged."""
 
 
 class StoreError(RuntimeError):

@@ -1,7 +1,13 @@
-"""The job detail: ``gcloud ai-platform jobs describe --summarize`` as a screen, or the raw YAML."""
+"""The job detail: ``gcloud ai-platform jobs describe --summarize`` as a screen, or the raw YAML.
+
+Under the summary, each replica's CPU and memory as sparklines (``widgets.replica_usage``), read
+from the local service's ``:metrics`` extension while the job is live; hidden where the endpoint
+has none (a cloud backend).
+"""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC
 from typing import Any, ClassVar
 
@@ -16,14 +22,26 @@ from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from tui_app.api.errors import ApiCallError
+from tui_app.api.metrics_client import MetricsClient, ReplicaSamples, UsageHistory
 from tui_app.app import JobsApp
 from tui_app.messages import JobsRefreshed
 from tui_app.model.describe import job_yaml, summarize
 from tui_app.model.states import JobState
+from widgets.replica_usage import ReplicaUsage
 from widgets.status_header import StatusHeader
+
+USAGE_POLL_SECONDS = 2.0
+"""How often the per-replica CPU and memory are read while the job is live."""
+
+
+def _sleep_unless_cancelled(worker: Worker[None], seconds: float) -> None:
+    """Sleep ``seconds`` in short steps, returning early once ``worker`` is cancelled."""
+    deadline = time.monotonic() + seconds
+    while not worker.is_cancelled and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 class DescribeScreen(Screen[None]):
@@ -56,6 +74,9 @@ class DescribeScreen(Screen[None]):
         yield StatusHeader()
         with VerticalScroll(id="describe-body"):
             yield Static(Text(f"Loading {self.job_id}…"), id="describe-content")
+            usage = ReplicaUsage(id="describe-usage")
+            usage.display = False
+            yield usage
         yield Footer()
 
     def on_mount(self) -> None:
@@ -64,6 +85,7 @@ class DescribeScreen(Screen[None]):
         header.project = self.app.project
         self.query_one("#describe-body").focus()
         self._fetch()
+        self._poll_usage()
 
     def on_jobs_refreshed(self, message: JobsRefreshed) -> None:
         if self.job is None or not JobState(self.job.get("state", "QUEUED")).is_terminal:
@@ -100,6 +122,53 @@ class DescribeScreen(Screen[None]):
             return
         content = self.query_one("#describe-content", Static)
         content.update(self._yaml() if self.show_yaml else self._summary())
+        usage = self.query_one(ReplicaUsage)
+        usage.display = bool(usage.replicas) and not self.show_yaml
+
+    # -- per-replica usage -----------------------------------------------------------------------
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="describe-usage",
+        exit_on_error=False,
+        description="Replica usage",
+    )
+    def _poll_usage(self) -> None:
+        """Read the samples every few seconds until the job has ended (then once more)."""
+        worker = get_current_worker()
+        history = UsageHistory()
+        client: MetricsClient | None = None
+        connection: object = None
+        while not worker.is_cancelled:
+            job = self.job
+            ended = job is not None and JobState(job.get("state", "QUEUED")).is_terminal
+            try:
+                conn = self.app.source.connection()
+                if client is None or conn is not connection:
+                    connection = conn
+                    client = MetricsClient(conn.endpoint, self.app.project, conn.credentials)
+                full = history.needs_full_read
+                metrics = client.read(self.job_id, None if full else history.since)
+            except ApiCallError:
+                pass  # the service is away: the list's banner says so; try again next round
+            else:
+                if metrics is None:  # no such endpoint (a cloud backend): the charts stay hidden
+                    return
+                if history.add(metrics, full) and not worker.is_cancelled:
+                    self.app.call_from_thread(
+                        self._usage_arrived, history.replicas(), history.interval_seconds
+                    )
+                if ended:  # read after the job ended: its last samples are in
+                    return
+            _sleep_unless_cancelled(worker, USAGE_POLL_SECONDS)
+
+    def _usage_arrived(self, replicas: list[ReplicaSamples], interval: float | None) -> None:
+        if not self.is_mounted:
+            return
+        usage = self.query_one(ReplicaUsage)
+        usage.show(replicas, interval)
+        usage.display = bool(replicas) and not self.show_yaml
 
     def _yaml(self) -> RenderableType:
         assert self.job is not None

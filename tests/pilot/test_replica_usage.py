@@ -1,0 +1,153 @@
+"""Per-replica CPU and memory sparklines in the detail pane, against real replicas (issue 6).
+
+A service sampling every 0.3 s runs the ``burner`` trainer (tests/support/burner.py) as a
+4-replica cluster; the describe screen must show one row per replica with its figures, keep
+polling while the job runs, stop when the screen closes or the job ends.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.worker import WorkerState
+
+from tests.conftest import _start, _stop, unique_id
+from tests.pilot.conftest import live_app, wait_for
+from tests.support.burner import build_burner
+from tests.support.live_service import LiveService, basic_job
+from tui_app.screens.describe import DescribeScreen
+from widgets.replica_usage import ReplicaUsage, ReplicaUsageRow
+
+CLUSTER = {
+    "scaleTier": "CUSTOM",
+    "masterType": "standard",
+    "workerType": "standard",
+    "workerCount": "2",
+    "parameterServerType": "standard",
+    "parameterServerCount": "1",
+}
+TASKS = ["master-replica-0", "worker-replica-0", "worker-replica-1", "ps-replica-0"]
+CPU_FIGURES = re.compile(r"^\d+% \(peak \d+%\)$")
+RSS_FIGURES = re.compile(r"^[\d.]+ (MiB|GiB) \(peak [\d.]+ (MiB|GiB)\)$")
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+    """This module's own service, sampling every 0.3 s."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("TUI_APP_METRICS_SECONDS", "0.3")
+    try:
+        svc = _start(tmp_path_factory.mktemp("svc-usage") / "state")
+    finally:
+        patch.undo()
+    yield svc
+    _stop(svc)
+
+
+@pytest.fixture(scope="module")
+def burner_uri(service: LiveService, tmp_path_factory: pytest.TempPathFactory) -> str:
+    return service.stage(build_burner(tmp_path_factory.mktemp("burner")))
+
+
+def burner_job(job_id: str, uri: str, *args: str, **training: Any) -> dict[str, Any]:
+    body = basic_job(job_id, uri, *args, **training)
+    body["trainingInput"]["pythonModule"] = "burner.task"
+    return body
+
+
+def usage_of(app: Any) -> ReplicaUsage:
+    return app.screen.query_one(ReplicaUsage)  # type: ignore[no-any-return]
+
+
+def figures(row: ReplicaUsageRow) -> tuple[str, str]:
+    return str(row.cpu_figures.content), str(row.memory_figures.content)
+
+
+def displayed(app: Any) -> bool:
+    """The charts are on the screen (the describe screen is up and has data)."""
+    found = app.screen.query(ReplicaUsage)
+    return bool(found) and bool(found.first().display)
+
+
+def shown(app: Any) -> bool:
+    """Every replica has its row, with figures."""
+    if not displayed(app):
+        return False
+    usage = usage_of(app)
+    rows = usage.rows()
+    return (
+        usage.display
+        and [r.task_name for r in rows] == TASKS
+        and all(CPU_FIGURES.match(figures(r)[0]) for r in rows)
+    )
+
+
+def usage_workers(app: Any) -> list[Any]:
+    return [w for w in app.workers if w.group == "describe-usage"]
+
+
+async def test_running_cluster_shows_a_row_per_replica(
+    service: LiveService, burner_uri: str, tmp_path: Path
+) -> None:
+    job_id = unique_id("usage")
+    client = service.client()
+    client.create(burner_job(job_id, burner_uri, "--seconds", "60", "--child-mb", "64", **CLUSTER))
+    service.wait_state(job_id, ("RUNNING",))
+    app = live_app(service, tmp_path)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.push_screen(DescribeScreen(job_id))
+            await wait_for(pilot, lambda: shown(app), timeout=30)
+            usage = usage_of(app)
+            rows = usage.rows()
+            for row in rows:
+                assert RSS_FIGURES.match(figures(row)[1]), figures(row)
+            # Each replica's child holds 64 MiB: the tree's RSS is the trainer's plus the child's.
+            await wait_for(
+                pilot,
+                lambda: min(r.memory_peak for r in usage_of(app).replicas) > 64 * 1024 * 1024,
+                describe=lambda: str([figures(r) for r in usage_of(app).rows()]),
+            )
+            # Drawn: one pair (scale marker, value) per column of each sparkline.
+            await pilot.pause(0.2)
+            for row in rows:
+                for spark in (row.cpu, row.memory):
+                    assert spark.size.width > 20
+                    assert len(spark.data or []) == 2 * spark.size.width
+            # It keeps polling while the job runs: more samples arrive.
+            before = len(usage.replicas[0].samples)
+            await wait_for(pilot, lambda: len(usage_of(app).replicas[0].samples) > before + 2)
+            # The YAML view hides the charts; the summary brings them back.
+            await pilot.press("y")
+            assert not displayed(app)
+            await pilot.press("y")
+            assert displayed(app)
+            # Closing the screen stops the poller.
+            [worker] = usage_workers(app)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: worker.state is not WorkerState.RUNNING, timeout=10)
+            assert worker.state is WorkerState.CANCELLED
+    finally:
+        client.cancel(job_id)
+
+
+async def test_ended_job_shows_its_last_samples_and_stops(
+    service: LiveService, burner_uri: str, tmp_path: Path
+) -> None:
+    job_id = unique_id("usage_done")
+    service.client().create(burner_job(job_id, burner_uri, "--seconds", "2"))
+    assert service.wait_state(job_id)["state"] == "SUCCEEDED"
+    app = live_app(service, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(DescribeScreen(job_id))
+        await wait_for(pilot, lambda: displayed(app) and len(usage_of(app).rows()) == 1, timeout=20)
+        [row] = usage_of(app).rows()
+        cpu, rss = figures(row)
+        assert CPU_FIGURES.match(cpu) and RSS_FIGURES.match(rss), (cpu, rss)
+        assert usage_of(app).replicas[0].cpu_peak > 20  # it did burn a core for 2 s
+        [worker] = usage_workers(app)
+        await wait_for(pilot, lambda: worker.state is WorkerState.SUCCESS, timeout=10)

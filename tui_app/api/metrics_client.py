@@ -1,0 +1,238 @@
+"""``MetricsClient``: per-replica CPU and memory samples from the local service's extension.
+
+``GET /v1/projects/{project}/jobs/{job}:metrics[?since=]`` is not in the ml v1 discovery
+document (the service documents it in ``tui_app/local/metrics.py``), so it goes through the same
+credentials as ``JobsClient`` on a ``google.auth`` ``AuthorizedSession``. A cloud endpoint has no
+such method: a 404, 405 or 501 reads as "not available" (``None``), and the UI hides the charts.
+Every call is blocking: the TUI runs them in thread workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from tui_app.api.errors import ApiCallError
+from tui_app.model.describe import parse_time
+
+if TYPE_CHECKING:
+    from google.auth.credentials import Credentials
+
+DEFAULT_TIMEOUT_SECONDS = 10.0
+NOT_AVAILABLE = frozenset({404, 405, 501})
+"""Answers that mean "this endpoint has no metrics" rather than "this call failed"."""
+HISTORY_CAP = 4096
+"""Samples a ``UsageHistory`` keeps per replica before it reads the service's (merged) copy."""
+
+
+@dataclass(frozen=True)
+class UsageSample:
+    """One sample of a replica's process tree (or a merged bucket of them)."""
+
+    time: datetime
+    cpu_percent: float
+    """Percent of one core (mean over the sample's span)."""
+    memory_bytes: int
+    """Resident memory (the peak, for a merged sample)."""
+    cpu_peak: float
+    """The highest CPU percent inside the sample (``cpu_percent`` for a plain sample)."""
+    stamp: str = ""
+    """The ``time`` exactly as the server wrote it: the next ``since``."""
+
+
+@dataclass
+class ReplicaSamples:
+    """One replica's samples, oldest first."""
+
+    task_name: str
+    samples: list[UsageSample] = field(default_factory=list)
+
+    @property
+    def cpu_peak(self) -> float:
+        return max((s.cpu_peak for s in self.samples), default=0.0)
+
+    @property
+    def memory_peak(self) -> int:
+        return max((s.memory_bytes for s in self.samples), default=0)
+
+
+@dataclass(frozen=True)
+class JobMetrics:
+    """One ``:metrics`` answer."""
+
+    replicas: list[ReplicaSamples]
+    interval_seconds: float | None = None
+    """How often the service samples (``sampleInterval``), when it says."""
+
+
+def _float(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _sample(raw: object) -> UsageSample | None:
+    if not isinstance(raw, dict):
+        return None
+    stamp = raw.get("time")
+    moment = parse_time(stamp)
+    if moment is None or not isinstance(stamp, str):
+        return None
+    cpu = _float(raw.get("cpuPercent"))
+    return UsageSample(
+        moment,
+        cpu,
+        int(_float(raw.get("memoryBytes"))),
+        max(cpu, _float(raw.get("cpuPercentMax"))),
+        stamp,
+    )
+
+
+def parse_metrics(body: object) -> JobMetrics:
+    """A ``:metrics`` JSON body; malformed parts are left out, never raised."""
+    data = body if isinstance(body, dict) else {}
+    replicas: list[ReplicaSamples] = []
+    for rep in data.get("replicas") or []:
+        if not isinstance(rep, dict) or not isinstance(rep.get("taskName"), str):
+            continue
+        samples = [s for raw in rep.get("samples") or [] if (s := _sample(raw)) is not None]
+        samples.sort(key=lambda s: s.time)
+        replicas.append(ReplicaSamples(rep["taskName"], samples))
+    return JobMetrics(replicas, _seconds(data.get("sampleInterval")))
+
+
+def _seconds(value: object) -> float | None:
+    """A Duration string (``2s``, ``0.5s``) in seconds; None when it is not one."""
+    if not isinstance(value, str) or not value.endswith("s"):
+        return None
+    try:
+        seconds = float(value[:-1])
+    except ValueError:
+        return None
+    return seconds if seconds > 0 else None
+
+
+class MetricsClient:
+    """The ``:metrics`` extension of one project at one endpoint."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        project: str,
+        credentials: Credentials,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> None:
+        # Imported here: requests loads in the worker thread, not before the first frame.
+        from google.auth.transport.requests import AuthorizedSession
+
+        self.endpoint = endpoint.rstrip("/")
+        self.project = project
+        self.timeout = timeout
+        self._session = AuthorizedSession(credentials)  # type: ignore[no-untyped-call]
+
+    def close(self) -> None:
+        self._session.close()  # type: ignore[no-untyped-call]
+
+    def read(self, job_id: str, since: str | None = None) -> JobMetrics | None:
+        """The job's samples (only those after ``since``); None when the endpoint has none.
+
+        Raises:
+            ApiCallError: the call failed (nothing answered, auth, a bad ``since``...).
+        """
+        from google.auth import exceptions as auth_exc
+        from requests import RequestException
+
+        url = (
+            f"{self.endpoint}/v1/projects/{quote(self.project, safe='')}"
+            f"/jobs/{quote(job_id, safe='')}:metrics"
+        )
+        params = {"since": since} if since else None
+        try:
+            resp = self._session.get(url, params=params, timeout=self.timeout)
+        except auth_exc.RefreshError as exc:
+            raise ApiCallError(f"Cannot get credentials: {exc}", 401, "UNAUTHENTICATED") from None
+        except (RequestException, auth_exc.TransportError, OSError) as exc:
+            raise ApiCallError(f"The jobs service does not answer: {exc}") from None
+        if resp.status_code in NOT_AVAILABLE:
+            return None
+        try:
+            body: Any = resp.json()
+        except ValueError:
+            body = None
+        if resp.status_code != 200:
+            raise _error(resp.status_code, body, resp.reason)
+        if not isinstance(body, dict):
+            raise ApiCallError("The jobs service sent a malformed answer.", 502, "UNKNOWN")
+        return parse_metrics(body)
+
+
+def _error(code: int, body: Any, reason: str | None) -> ApiCallError:
+    """The google.rpc error in ``body``, or what the status line said."""
+    err = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(err, dict):
+        return ApiCallError(reason or f"HTTP {code}", code, "UNKNOWN")
+    violations: list[dict[str, str]] = []
+    for detail in err.get("details") or []:
+        if isinstance(detail, dict):
+            violations += detail.get("fieldViolations") or []
+    return ApiCallError(
+        str(err.get("message") or reason or f"HTTP {code}"),
+        code,
+        str(err.get("status") or "UNKNOWN"),
+        violations,
+    )
+
+
+class UsageHistory:
+    """Every replica's samples as read so far, kept current with ``since`` reads.
+
+    Not thread-safe: one worker owns it and hands copies (``replicas``) to the UI.
+    """
+
+    def __init__(self, cap: int = HISTORY_CAP) -> None:
+        self.cap = cap
+        self._replicas: dict[str, ReplicaSamples] = {}
+        self.since: str | None = None
+        """The newest sample's time as the server wrote it; None until a read."""
+        self.interval_seconds: float | None = None
+
+    def add(self, metrics: JobMetrics, full: bool) -> bool:
+        """Take one answer (``full``: read without ``since``); returns whether anything is new."""
+        if metrics.interval_seconds:
+            self.interval_seconds = metrics.interval_seconds
+        changed = False
+        if full:
+            fresh = {
+                r.task_name: ReplicaSamples(r.task_name, list(r.samples)) for r in metrics.replicas
+            }
+            changed = fresh != self._replicas
+            self._replicas = fresh
+        else:
+            for rep in metrics.replicas:
+                have = self._replicas.get(rep.task_name)
+                if have is None:
+                    self._replicas[rep.task_name] = ReplicaSamples(rep.task_name, list(rep.samples))
+                    changed = True
+                elif rep.samples:
+                    have.samples.extend(rep.samples)
+                    changed = True
+        newest = max(
+            (r.samples[-1] for r in metrics.replicas if r.samples),
+            key=lambda s: s.time,
+            default=None,
+        )
+        if newest is not None:
+            self.since = newest.stamp
+        return changed
+
+    @property
+    def needs_full_read(self) -> bool:
+        """No read yet, or a replica holds more than ``cap`` samples: read the merged copy."""
+        return self.since is None or any(len(r.samples) > self.cap for r in self._replicas.values())
+
+    def replicas(self) -> list[ReplicaSamples]:
+        """A copy, in the service's order, safe to hand to another thread."""
+        return [ReplicaSamples(r.task_name, list(r.samples)) for r in self._replicas.values()]
