@@ -47,7 +47,7 @@ def _positive_seconds(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tui_app.local.service_cli import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PROJECT
+    from tui_app.local.service_cli import DEFAULT_PROJECT, add_run_arguments
 
     parser = argparse.ArgumentParser(
         prog="tui-app",
@@ -106,30 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         p = ssub.add_parser(name, help=helptext)
         _add_state_dir(p)
-        p.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default 127.0.0.1)")
-        p.add_argument(
-            "--port",
-            type=int,
-            default=DEFAULT_PORT,
-            help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
-        )
-        p.add_argument(
-            "--no-auth",
-            action="store_true",
-            help="accept requests without the token (loopback only)",
-        )
-        p.add_argument(
-            "--slots",
-            type=int,
-            default=None,
-            help="replica slots: a job waits QUEUED until its replicas fit (default: CPU cores)",
-        )
-        p.add_argument(
-            "--grace-seconds",
-            type=float,
-            default=5.0,
-            help="how long a cancelled replica gets between SIGTERM and SIGKILL (default 5)",
-        )
+        add_run_arguments(p)
     for name, helptext in (
         ("stop", "stop the service"),
         ("status", "say whether it runs, and where"),
@@ -147,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _options(args: argparse.Namespace) -> ServiceOptions:
     from tui_app.local.service_cli import ServiceOptions
 
-    return ServiceOptions(args.host, args.port, args.no_auth, args.grace_seconds, args.slots)
+    return ServiceOptions.from_args(args)
 
 
 def _service(args: argparse.Namespace) -> int:

@@ -1,12 +1,19 @@
-"""Replica slots: jobs wait QUEUED in order with a correct jobPosition, then start."""
+"""Capacity: jobs wait QUEUED for CPU slots and GPUs in priority order with a correct
+jobPosition, then start in that order; a job bigger than the machine runs alone (issue 6)."""
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from tests.conftest import unique_id
-from tests.support.live_service import LiveService, basic_job
+import psutil
+import pytest
+
+from tests.conftest import _start, _stop, unique_id
+from tests.support.live_service import PROJECT, LiveService, basic_job
 
 
 def _wait(service: LiveService, job_id: str, state: str, timeout: float = 30) -> dict[str, object]:
@@ -71,3 +78,189 @@ def test_cancel_while_queued(small_service: LiveService, trainer_sdist: Path) ->
     for jid in blockers:
         client.cancel(jid)
         svc.wait_state(jid, ("CANCELLED",), timeout=15)
+
+
+# -- priority, GPUs and jobs bigger than the machine (issue 6) --------------------------------
+
+CLUSTER_OF_TWO = {"scaleTier": "CUSTOM", "masterType": "standard", "workerType": "standard"}
+LONG = ("--steps", "100000", "--sleep", "0.05")
+
+
+@pytest.fixture(scope="module")
+def gpu_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+    """Four CPU slots and two GPUs, pretend ones where the machine has fewer (``--gpus``)."""
+    svc = _start(tmp_path_factory.mktemp("svc-gpu") / "state", "--slots", "4", "--gpus", "2")
+    yield svc
+    _stop(svc)
+
+
+@pytest.fixture(scope="module")
+def gpuless_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+    """A machine without GPUs, whatever this one has."""
+    svc = _start(tmp_path_factory.mktemp("svc-nogpu") / "state", "--slots", "4", "--gpus", "0")
+    yield svc
+    _stop(svc)
+
+
+def _service_entries(service: LiveService, job_id: str) -> list[dict[str, Any]]:
+    return service.entries(
+        f'resource.labels.job_id="{job_id}" AND resource.labels.task_name="service" '
+        'AND timestamp>="1970-01-01T00:00:00Z"'
+    )
+
+
+def _message(entry: dict[str, Any]) -> str:
+    return str((entry.get("jsonPayload") or {}).get("message", entry.get("textPayload", "")))
+
+
+def _admitted_at(service: LiveService, job_id: str) -> str:
+    """When the scheduler let the job in (its PREPARING entry), to the microsecond."""
+    for entry in _service_entries(service, job_id):
+        if _message(entry) == "Waiting for job to be provisioned.":
+            return str(entry["timestamp"])
+    raise AssertionError(f"{job_id} was never admitted")
+
+
+def _replica_env(
+    service: LiveService, job_id: str, task: str = "master-replica-0"
+) -> dict[str, str]:
+    """The environment the running replica process really has."""
+    pid_file = service.state_dir / "jobs" / PROJECT / job_id / task / "pid.json"
+    deadline = time.monotonic() + 15
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = json.loads(pid_file.read_text())["replica"]
+    return dict(psutil.Process(pid).environ())
+
+
+def test_priority_then_create_time_decides_order_and_positions(
+    small_service: LiveService, trainer_sdist: Path
+) -> None:
+    """Higher scheduling.priority first, then creation; jobPosition says so, and jobs start in
+    that order. Each job takes both slots, so they run one at a time."""
+    svc = small_service
+    uri = svc.stage(trainer_sdist)
+    client = svc.client()
+    blocker = unique_id("prio_blocker")
+    client.create(basic_job(blocker, uri, *LONG, **CLUSTER_OF_TWO, workerCount="1"))
+    _wait(svc, blocker, "RUNNING")
+    ids: dict[str, str] = {}
+    for name, priority in (
+        ("low", 0),
+        ("mid_a", 500),
+        ("high", 1000),
+        ("gone", 700),
+        ("mid_b", 500),
+    ):
+        ids[name] = unique_id(f"prio_{name}")
+        scheduling = {"priority": priority} if priority else {}
+        body = basic_job(
+            ids[name], uri, "--steps", "5", **CLUSTER_OF_TWO, workerCount="1", scheduling=scheduling
+        )
+        client.create(body)
+    time.sleep(0.3)
+    positions = {name: client.get(jid).get("jobPosition") for name, jid in ids.items()}
+    assert positions == {"high": "1", "gone": "2", "mid_a": "3", "mid_b": "4", "low": "5"}
+
+    client.cancel(ids.pop("gone"))  # leaving the queue moves everyone behind it up
+    time.sleep(0.3)
+    positions = {name: client.get(jid).get("jobPosition") for name, jid in ids.items()}
+    assert positions == {"high": "1", "mid_a": "2", "mid_b": "3", "low": "4"}
+
+    client.cancel(blocker)
+    for jid in ids.values():
+        done = svc.wait_state(jid, timeout=60)
+        assert done["state"] == "SUCCEEDED", done.get("errorMessage")
+        assert "jobPosition" not in done
+    started = sorted(ids, key=lambda name: _admitted_at(svc, ids[name]))
+    assert started == ["high", "mid_a", "mid_b", "low"]
+
+
+def test_gpus_are_assigned_and_jobs_wait_for_them(
+    gpu_service: LiveService, trainer_sdist: Path
+) -> None:
+    """Each GPU replica sees only its devices, a CPU replica none; a job waits for GPUs even with
+    slots free, and a job behind it waits too (no overtaking)."""
+    svc = gpu_service
+    uri = svc.stage(trainer_sdist)
+    client = svc.client()
+    one_gpu, two_gpus, cpu = (unique_id(n) for n in ("gpu_one", "gpu_two", "gpu_cpu"))
+    client.create(basic_job(one_gpu, uri, *LONG, scaleTier="BASIC_GPU"))
+    _wait(svc, one_gpu, "RUNNING")
+    env = _replica_env(svc, one_gpu)
+    assert (env["CUDA_VISIBLE_DEVICES"], env["CUDA_DEVICE_ORDER"]) == ("0", "PCI_BUS_ID")
+
+    two = {
+        "scaleTier": "CUSTOM",
+        "masterType": "n1-standard-8",
+        "masterConfig": {"acceleratorConfig": {"count": "2", "type": "NVIDIA_TESLA_T4"}},
+        "parameterServerType": "n1-standard-4",
+        "parameterServerCount": "1",
+    }
+    client.create(basic_job(two_gpus, uri, *LONG, **two))
+    client.create(basic_job(cpu, uri, *LONG))
+    time.sleep(0.3)
+    assert client.get(two_gpus)["jobPosition"] == "1"  # 3 slots free, but 1 GPU of 2
+    assert client.get(cpu)["jobPosition"] == "2"
+
+    client.cancel(one_gpu)
+    _wait(svc, two_gpus, "RUNNING")
+    _wait(svc, cpu, "RUNNING")
+    assert _replica_env(svc, two_gpus)["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert _replica_env(svc, two_gpus, "ps-replica-0")["CUDA_VISIBLE_DEVICES"] == ""
+    assert _replica_env(svc, cpu)["CUDA_VISIBLE_DEVICES"] == ""
+    started = [_message(e) for e in _service_entries(svc, two_gpus) if "Started" in _message(e)]
+    assert started[0] == "Started master-replica-0 (n1-standard-8, GPU 0,1)."
+    for jid in (two_gpus, cpu):
+        client.cancel(jid)
+        svc.wait_state(jid, ("CANCELLED",), timeout=20)
+
+
+def test_a_job_needing_more_gpus_than_the_machine_runs_alone_with_all_of_them(
+    gpu_service: LiveService, trainer_sdist: Path
+) -> None:
+    """It cannot ever fit, so it must not wait forever: once the GPUs are free it runs with all
+    of them, and its log says it got fewer than it asked for."""
+    svc = gpu_service
+    uri = svc.stage(trainer_sdist)
+    client = svc.client()
+    holder, greedy = unique_id("gpu_holder"), unique_id("gpu_greedy")
+    client.create(basic_job(holder, uri, *LONG, scaleTier="BASIC_GPU"))
+    _wait(svc, holder, "RUNNING")
+    four = {
+        "scaleTier": "CUSTOM",
+        "masterType": "n1-standard-16",
+        "masterConfig": {"acceleratorConfig": {"count": "4", "type": "NVIDIA_TESLA_V100"}},
+    }
+    client.create(basic_job(greedy, uri, *LONG, **four))
+    time.sleep(0.3)
+    assert client.get(greedy)["jobPosition"] == "1"
+    client.cancel(holder)
+    _wait(svc, greedy, "RUNNING")
+    assert _replica_env(svc, greedy)["CUDA_VISIBLE_DEVICES"] == "0,1"
+    warnings = [e for e in _service_entries(svc, greedy) if e.get("severity") == "WARNING"]
+    assert any(
+        "asks for 4 GPUs and this machine has 2: it runs with 2" in _message(e) for e in warnings
+    ), warnings
+    client.cancel(greedy)
+    svc.wait_state(greedy, ("CANCELLED",), timeout=20)
+
+
+def test_gpu_jobs_run_without_gpus_on_a_machine_that_has_none(
+    gpuless_service: LiveService, trainer_sdist: Path
+) -> None:
+    """A config written for the cloud runs unchanged: BASIC_GPU starts at once, sees no GPU, and
+    its log says why."""
+    svc = gpuless_service
+    uri = svc.stage(trainer_sdist)
+    client = svc.client()
+    job_id = unique_id("gpu_none")
+    client.create(basic_job(job_id, uri, *LONG, scaleTier="BASIC_GPU"))
+    _wait(svc, job_id, "RUNNING")
+    env = _replica_env(svc, job_id)
+    assert env["CUDA_VISIBLE_DEVICES"] == ""
+    assert "CUDA_DEVICE_ORDER" not in env or env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
+    notes = [_message(e) for e in _service_entries(svc, job_id)]
+    assert any("asks for 1 GPU and this machine has 0" in n for n in notes), notes
+    client.cancel(job_id)
+    svc.wait_state(job_id, ("CANCELLED",), timeout=20)

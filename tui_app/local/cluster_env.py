@@ -88,3 +88,21 @@ def replica_env(
         "CLUSTER_SPEC": json.dumps(cluster_spec),
         "CLOUD_ML_JOB_ID": job_id,
     }
+
+
+REPLICA_MARKER = "TUI_APP_REPLICA"
+"""Set to the replica's working dir in its environment, which every process it starts inherits:
+how a sweep finds a job's processes that escaped their supervisor (``runner.sweep_leftovers``)."""
+
+
+def gpu_env(devices: Sequence[str], device_order: str | None) -> dict[str, str]:
+    """``CUDA_VISIBLE_DEVICES`` for a replica holding ``devices`` (empty: it holds none).
+
+    A replica without GPUs gets an empty value, not the service's: on the platform a CPU machine
+    had no GPU, and here one that saw every GPU would run on (and, as TensorFlow does, take the
+    memory of) devices the scheduler gave to another job.
+    """
+    env = {"CUDA_VISIBLE_DEVICES": ",".join(devices)}
+    if device_order:
+        env["CUDA_DEVICE_ORDER"] = device_order
+    return env

@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import signal
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,10 +27,10 @@ from tui_app.local.log_writer import LogWriter, ServiceEntry
 from tui_app.local.metrics import MetricsSampler
 from tui_app.local.paths import StateDir
 from tui_app.local.runner import JobRunner
-from tui_app.local.scheduler import Scheduler
+from tui_app.local.scheduler import Scheduler, machine_capacity
 from tui_app.local.store import DuplicateJobError, JobStore, LogStore
 from tui_app.local.timefmt import job_time, parse_job_time
-from tui_app.model.cluster import ml_units_per_hour
+from tui_app.model.cost import consumed_ml_units
 from tui_app.model.filter_expr import FilterSyntaxError
 from tui_app.model.job_spec import (
     FieldViolation,
@@ -76,7 +75,12 @@ class JobService:
     """All jobs of all projects in one state dir, and the runners of the live ones."""
 
     def __init__(
-        self, state: StateDir, grace_seconds: float = 5.0, slots: int | None = None
+        self,
+        state: StateDir,
+        grace_seconds: float = 5.0,
+        slots: int | None = None,
+        gpus: int | None = None,
+        max_wait_scale: float = 1.0,
     ) -> None:
         state.ensure()
         self.state = state
@@ -85,7 +89,9 @@ class JobService:
         self.logs = LogStore(state.logs_db)
         self.writer = LogWriter(self.logs)
         self.runners: dict[tuple[str, str], JobRunner] = {}
-        self.scheduler = Scheduler(slots, self._positions_changed)
+        self.scheduler = Scheduler(
+            machine_capacity(slots, gpus), self._positions_changed, max_wait_scale
+        )
         self.metrics = MetricsSampler(self.jobs, state.jobs_db)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -210,16 +216,15 @@ class JobService:
 
     @staticmethod
     def _ml_units(job: dict[str, Any]) -> float:
-        start = job.get("startTime")
-        if not start:
-            return 0.0
-        end = parse_job_time(job["endTime"]) if job.get("endTime") else None
-        hours = max(0.0, ((end or time.time()) - parse_job_time(start)) / 3600)
-        return round(ml_units_per_hour(job.get("trainingInput") or {}) * hours, 4)
+        start = parse_job_time(job["startTime"]) if job.get("startTime") else None
+        # Now, to the whole second as endTime will be written: the figure never goes down.
+        end = parse_job_time(job.get("endTime") or job_time())
+        return consumed_ml_units(job.get("trainingInput") or {}, start, end)
 
     def render(self, job: dict[str, Any]) -> dict[str, Any]:
-        """The Job as clients see it: live ML units while it runs."""
-        if job.get("state") == JobState.RUNNING.value:
+        """The Job as clients see it: ML units counted up to now while its replicas run (a
+        cancelled job's run until they are stopped); finish() stores the final figure."""
+        if job.get("state") in (JobState.RUNNING.value, JobState.CANCELLING.value):
             job.setdefault("trainingOutput", {})["consumedMLUnits"] = self._ml_units(job)
         return job
 

@@ -15,17 +15,28 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import psutil
 
 from tui_app.local import packages
-from tui_app.local.cluster_env import cluster_addresses, free_ports, replica_env
+from tui_app.local.cluster_env import (
+    REPLICA_MARKER,
+    cluster_addresses,
+    free_ports,
+    gpu_env,
+    replica_env,
+)
 from tui_app.local.log_ingest import LogSource
+from tui_app.local.scheduler import Grant
+from tui_app.local.timefmt import parse_job_time
+from tui_app.model.capacity import job_demand, shortfall_notes
 from tui_app.model.cluster import Replica, replicas
+from tui_app.model.limits import TimeLimit, running_limit, wait_limit
 from tui_app.model.severity import SEVERITIES
 from tui_app.model.states import JobState
 from tui_app.model.tiers import Role
@@ -37,6 +48,7 @@ log = logging.getLogger(__name__)
 
 TRACEBACK_LINES = 15
 SUPERVISOR_SLACK_SECONDS = 5.0
+SWEEP_SECONDS = 5.0
 
 
 @dataclass
@@ -107,6 +119,10 @@ class JobRunner:
         """How the job ends when stopped from outside: a user's cancel or the service stopping."""
         self.handles: list[ReplicaHandle] = []
         self.task: asyncio.Task[None] | None = None
+        self.created = time.time()
+        """When this runner was made: the job's creation, to the microsecond (createTime has
+        whole seconds), unless the runner took over an older job."""
+        self._timers: list[asyncio.TimerHandle] = []
 
     def cancel(self) -> None:
         """The user cancelled the job."""
@@ -132,6 +148,7 @@ class JobRunner:
         except Exception as exc:  # a bug here must not leave a job live forever
             log.exception("runner for %s failed", self.job_id)
             await self._stop_replicas()
+            await self._sweep()
             await self._drain()
             self.svc.finish(
                 self.project,
@@ -140,8 +157,38 @@ class JobRunner:
                 f"Internal error in the local jobs service: {exc!r}",
             )
         finally:
+            self._disarm()
             self.svc.runners.pop((self.project, self.job_id), None)
             self.svc.scheduler.release((self.project, self.job_id))
+
+    # -- scheduling limits ---------------------------------------------------------------------
+
+    def _arm(self, limit: TimeLimit, since: float) -> None:
+        """Cancel the job ``limit.seconds`` after ``since`` (seconds since the epoch)."""
+        delay = max(0.0, since + limit.seconds - time.time())
+        loop = asyncio.get_running_loop()
+        self._timers.append(loop.call_later(delay, self._limit_reached, limit))
+
+    def _disarm(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+
+    def _limit_reached(self, limit: TimeLimit) -> None:
+        """A scheduling limit ran out: the job is cancelled as a user's cancel would, and its
+        errorMessage says which limit did it."""
+        if self.cancel_requested.is_set():
+            return
+        message = limit.message()
+        self.stop_reason = (JobState.CANCELLED, message)
+        self.svc.transition(self.project, self.job_id, JobState.CANCELLING)
+        self.note(message, "WARNING")
+        self.cancel_requested.set()
+
+    def _created_at(self, job: dict[str, Any]) -> float:
+        """The job's creation: this runner's own start when it was made by jobs.create (the
+        stored createTime is cut to the second), else the latest instant createTime allows."""
+        return min(self.created, parse_job_time(job["createTime"]) + 1.0)
 
     async def _until_cancelled(self, coro: Any) -> tuple[bool, Any]:
         """Run ``coro`` unless cancel comes first; returns (cancelled, result)."""
@@ -162,16 +209,10 @@ class JobRunner:
         if self.cancel_requested.is_set():
             self._stopped()
             return
-        priority = int((ti.get("scheduling") or {}).get("priority") or 0)
-        admitted = self.svc.scheduler.request(
-            (self.project, self.job_id), len(replicas(ti)), priority
-        )
-        cancelled, _ = await self._until_cancelled(admitted)
-        if cancelled:
+        grant = await self._admit(job)
+        if grant is None:
             self._stopped()
             return
-        self.svc.transition(self.project, self.job_id, JobState.PREPARING)
-        self.note("Waiting for job to be provisioned.")
 
         cancelled, prepared = await self._until_cancelled(self._prepare(ti))
         if cancelled:
@@ -183,14 +224,36 @@ class JobRunner:
             return
         pythonpath, job_dir = prepared
         self.note("Waiting for training program to start.")
-        await self._start_replicas(job, ti, pythonpath, job_dir)
+        await self._start_replicas(ti, pythonpath, job_dir, grant)
         if self.cancel_requested.is_set():
             await self._end(*self.stop_reason)
             return
+        self._disarm()  # maxWaitTime no longer applies once the job runs
         self.svc.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
+        self._arm(running_limit(ti), time.time())
         self.note("Job is running.")
         state, message = await self._watch()
         await self._end(state, message)
+
+    async def _admit(self, job: dict[str, Any]) -> Grant | None:
+        """Wait for the scheduler to admit the job (maxWaitTime counting from its creation),
+        then make it PREPARING; None when it was cancelled while it waited."""
+        ti: dict[str, Any] = job["trainingInput"]
+        scheduler = self.svc.scheduler
+        wait = wait_limit(ti, scheduler.max_wait_scale)
+        if wait is not None:
+            self._arm(wait, self._created_at(job))
+        priority = int((ti.get("scheduling") or {}).get("priority") or 0)
+        demand = job_demand(ti)
+        admitted = scheduler.request((self.project, self.job_id), demand, priority)
+        cancelled, grant = await self._until_cancelled(admitted)
+        if cancelled:
+            return None
+        self.svc.transition(self.project, self.job_id, JobState.PREPARING)
+        self.note("Waiting for job to be provisioned.")
+        for warning in shortfall_notes(demand, grant.demand, scheduler.capacity):
+            self.note(warning, "WARNING")
+        return cast(Grant, grant)
 
     async def _prepare(self, ti: dict[str, Any]) -> tuple[Path | None, Path | None] | str:
         """Packages installed and the job dir mapped, or the reason the job fails."""
@@ -215,9 +278,10 @@ class JobRunner:
         return target, job_dir
 
     async def _start_replicas(
-        self, job: dict[str, Any], ti: dict[str, Any], pythonpath: Path | None, job_dir: Path | None
+        self, ti: dict[str, Any], pythonpath: Path | None, job_dir: Path | None, grant: Grant
     ) -> None:
         reps = replicas(ti)
+        order = self.svc.scheduler.capacity.device_order
         cluster = cluster_addresses(
             reps, free_ports(sum(r.role is not Role.EVALUATOR for r in reps))
         )
@@ -226,12 +290,14 @@ class JobRunner:
         if job_dir is not None:
             argv += ["--job-dir", str(job_dir)]
         runtime: dict[str, Any] = {"replicas": []}
-        for rep in reps:
+        for rep, gpus in zip(reps, grant.gpus, strict=True):
             workdir = base / rep.task_name
             workdir.mkdir(parents=True, exist_ok=True)
             handle = ReplicaHandle(rep, workdir)
             env = {k: v for k, v in os.environ.items() if not k.startswith("TUI_APP_")}
             env.update(replica_env(self.job_id, ti, rep, cluster))
+            env.update(gpu_env(gpus, order))
+            env[REPLICA_MARKER] = str(workdir)
             env["PYTHONUNBUFFERED"] = "1"
             env["CLOUD_ML_HP_METRIC_FILE"] = str(workdir / "hypertune" / "output.metrics")
             env["PYTHONPATH"] = str(pythonpath) if pythonpath else ""
@@ -269,7 +335,8 @@ class JobRunner:
             runtime["replicas"].append(
                 {"task_name": rep.task_name, "dir": str(workdir), "supervisor": handle.proc.pid}
             )
-            self.note(f"Started {rep.task_name} ({rep.machine_type}).")
+            on_gpus = f", GPU {','.join(gpus)}" if gpus else ""
+            self.note(f"Started {rep.task_name} ({rep.machine_type}{on_gpus}).")
         self.svc.save_runtime(self.project, self.job_id, runtime)
 
     async def _watch(self) -> tuple[JobState, str | None]:
@@ -322,13 +389,29 @@ class JobRunner:
             if h.status is None:
                 h.status = h.read_status()
 
+    async def _sweep(self) -> None:
+        """Kill whatever of the job outlived its supervisors (one that was itself killed
+        leaves its replica's tree to init), and say so in the job's log."""
+        if not self.handles:
+            return
+        workdirs = {str(h.workdir) for h in self.handles}
+        killed = await asyncio.to_thread(sweep_leftovers, workdirs)
+        if killed:
+            self.note(
+                f"Killed {killed} process{'es' if killed > 1 else ''} of the job that outlived "
+                "their replica's supervisor.",
+                "WARNING",
+            )
+
     async def _drain(self) -> None:
         sources = [s for h in self.handles for s in h.sources]
         if sources:
             await asyncio.wrap_future(self.svc.writer.drain(sources))
 
     async def _end(self, state: JobState, message: str | None) -> None:
+        self._disarm()  # the outcome is decided: no limit may turn it into a cancel now
         await self._stop_replicas()
+        await self._sweep()
         await self._drain()
         self.note(
             {
@@ -359,6 +442,36 @@ def _kill_everything(handle: ReplicaHandle) -> None:
     for p in procs:
         with contextlib.suppress(psutil.Error):
             p.kill()
+
+
+def _marked(proc: psutil.Process, workdirs: Collection[str]) -> bool:
+    env = proc.info.get("environ") or {}
+    return env.get(REPLICA_MARKER) in workdirs and proc.info.get("status") != psutil.STATUS_ZOMBIE
+
+
+def sweep_leftovers(workdirs: Collection[str], seconds: float = SWEEP_SECONDS) -> int:
+    """SIGKILL every live process whose environment marks it as one of these replicas'.
+
+    A replica's tree normally dies with its supervisor (a child subreaper that kills all it
+    adopted); this catches what a supervisor killed from outside left behind, whose orphans
+    init adopted. Repeated until none is left (a dying parent may fork meanwhile) or for at most
+    ``seconds``. Returns how many processes were killed.
+    """
+    killed: set[int] = set()
+    deadline = time.monotonic() + seconds
+    while True:
+        found = [
+            p
+            for p in psutil.process_iter(["environ", "status"])
+            if p.pid != os.getpid() and _marked(p, workdirs)
+        ]
+        for p in found:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+                killed.add(p.pid)
+        if not found or time.monotonic() > deadline:
+            return len(killed)
+        time.sleep(0.02)
 
 
 LogCallback = Callable[[str], None]

@@ -1,69 +1,162 @@
-"""Admission: which queued job may start, given the machine's replica slots.
+"""Admission: which queued job may start, given the machine's CPU slots and GPUs.
 
-Strictly in order (priority, then creation), so ``jobPosition`` means what it says: a job starts
-only when every job ahead of it has. Each replica takes one slot; a job bigger than the whole
-machine still runs, alone, rather than waiting forever.
+Strictly in order (``scheduling.priority``, higher first, then creation), so ``jobPosition``
+means what it says: a job starts only when every job ahead of it has. No backfilling: a small job
+never overtakes a big one, which would otherwise wait as long as small jobs keep coming.
+
+Each replica takes one slot and its GPUs; an admitted job is told which GPU devices each replica
+holds. A job bigger than the machine is cut down to it (``tui_app.model.capacity.fit``) and so
+runs once the machine is free rather than waiting forever.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+
+from tui_app.model.capacity import (
+    PCI_BUS_ORDER,
+    Capacity,
+    Demand,
+    assign_gpus,
+    first_gpus,
+    fit,
+    parse_nvidia_smi_list,
+    parse_visible_devices,
+)
+
+JobKey = tuple[str, str]
+NVIDIA_SMI_TIMEOUT_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What an admitted job holds."""
+
+    demand: Demand
+    """The job's demand as admitted (cut down to the machine where it asked for more)."""
+    gpus: tuple[tuple[str, ...], ...]
+    """Each replica's GPU device names, in replica order (empty for a replica without GPUs)."""
 
 
 @dataclass(order=True)
 class Ticket:
-    """A job waiting for slots."""
+    """A job waiting for its slots and GPUs."""
 
     sort_key: tuple[int, int]
-    key: tuple[str, str] = field(compare=False)
-    slots: int = field(compare=False)
-    admitted: asyncio.Future[None] = field(compare=False)
+    key: JobKey = field(compare=False)
+    demand: Demand = field(compare=False)
+    admitted: asyncio.Future[Grant] = field(compare=False)
 
 
 class Scheduler:
-    """FIFO within priority; ``on_positions`` hears every change of queue positions."""
+    """Priority then FIFO; ``on_positions`` hears every change of queue positions."""
 
     def __init__(
         self,
-        slots: int | None = None,
-        on_positions: Callable[[dict[tuple[str, str], int]], None] | None = None,
+        capacity: Capacity,
+        on_positions: Callable[[dict[JobKey, int]], None] | None = None,
+        max_wait_scale: float = 1.0,
     ) -> None:
-        self.capacity = max(1, slots or os.cpu_count() or 1)
-        self.used = 0
+        self.capacity = capacity
+        self.max_wait_scale = max_wait_scale
+        """Multiplies every maxWaitTime (whose minimum is 1800s), so tests can see one expire."""
+        self.used_slots = 0
+        self._free_gpus: list[str] = list(capacity.gpu_ids)
         self._queue: list[Ticket] = []
-        self._running: dict[tuple[str, str], int] = {}
+        self._running: dict[JobKey, Grant] = {}
         self._seq = 0
         self._on_positions = on_positions or (lambda positions: None)
 
-    def request(self, key: tuple[str, str], slots: int, priority: int = 0) -> asyncio.Future[None]:
-        """Queue a job; the future completes when it may start."""
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    def request(self, key: JobKey, demand: Demand, priority: int = 0) -> asyncio.Future[Grant]:
+        """Queue a job; the future completes with its grant when it may start."""
+        fut: asyncio.Future[Grant] = asyncio.get_running_loop().create_future()
         self._seq += 1
-        self._queue.append(Ticket((-priority, self._seq), key, max(1, slots), fut))
+        fitted = fit(demand, self.capacity)
+        self._queue.append(Ticket((-priority, self._seq), key, fitted, fut))
         self._queue.sort()
         self._pump()
         return fut
 
-    def release(self, key: tuple[str, str]) -> None:
-        """The job ended (or left the queue): free its slots, start who fits."""
-        self.used -= self._running.pop(key, 0)
+    def release(self, key: JobKey) -> None:
+        """The job ended (or left the queue): free its slots and GPUs, start who fits."""
+        grant = self._running.pop(key, None)
+        if grant is not None:
+            self.used_slots -= grant.demand.slots
+            freed = {d for devices in grant.gpus for d in devices}
+            self._free_gpus = [
+                d for d in self.capacity.gpu_ids if d in freed or d in self._free_gpus
+            ]
         self._queue = [t for t in self._queue if t.key != key]
         self._pump()
 
-    def positions(self) -> dict[tuple[str, str], int]:
+    def positions(self) -> dict[JobKey, int]:
+        """Each waiting job's 1-based place in the queue."""
         return {t.key: i + 1 for i, t in enumerate(self._queue)}
 
+    def _fits(self, demand: Demand) -> bool:
+        return self.used_slots + demand.slots <= self.capacity.slots and demand.total_gpus <= len(
+            self._free_gpus
+        )
+
     def _pump(self) -> None:
-        while self._queue:
-            head = self._queue[0]
-            if self.used and self.used + head.slots > self.capacity:
-                break
-            self._queue.pop(0)
-            self.used += head.slots
-            self._running[head.key] = head.slots
-            if not head.admitted.done():
-                head.admitted.set_result(None)
+        # A ticket whose waiter gave up (its job was cancelled) is dropped, never admitted.
+        self._queue = [t for t in self._queue if not t.admitted.done()]
+        while self._queue and self._fits(self._queue[0].demand):
+            head = self._queue.pop(0)
+            gpus = assign_gpus(head.demand.gpus, self._free_gpus)
+            taken = {d for devices in gpus for d in devices}
+            self._free_gpus = [d for d in self._free_gpus if d not in taken]
+            self.used_slots += head.demand.slots
+            grant = Grant(head.demand, gpus)
+            self._running[head.key] = grant
+            head.admitted.set_result(grant)
         self._on_positions(self.positions())
+
+
+def detect_gpus(env: Mapping[str, str]) -> tuple[tuple[str, ...], str | None, str]:
+    """The GPUs this service may hand out: (device names, CUDA_DEVICE_ORDER, where from).
+
+    A ``CUDA_VISIBLE_DEVICES`` of the service's own environment is a choice made for it (a
+    person, or a cluster scheduler above us): its devices, in its terms. Otherwise every GPU
+    ``nvidia-smi -L`` lists. No nvidia-smi, or one that fails: no GPUs.
+    """
+    if "CUDA_VISIBLE_DEVICES" in env:
+        return parse_visible_devices(env["CUDA_VISIBLE_DEVICES"]), None, "CUDA_VISIBLE_DEVICES"
+    smi = shutil.which("nvidia-smi", path=env.get("PATH"))
+    if smi is None:
+        return (), None, "no nvidia-smi"
+    try:
+        out = subprocess.run(
+            [smi, "-L"],
+            capture_output=True,
+            text=True,
+            timeout=NVIDIA_SMI_TIMEOUT_SECONDS,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return (), None, "nvidia-smi -L failed"
+    return parse_nvidia_smi_list(out), PCI_BUS_ORDER, "nvidia-smi"
+
+
+def machine_capacity(
+    slots: int | None, gpus: int | None, env: Mapping[str, str] | None = None
+) -> Capacity:
+    """The capacity to schedule on: ``slots`` (default: the machine's cores) and ``gpus``
+    (default: the detected ones; a number is the first that many of them, or pretend devices
+    ``0..n-1`` beyond what the machine has, for tests and demos)."""
+    env = os.environ if env is None else env
+    cores = max(1, slots or os.cpu_count() or 1)
+    if gpus == 0:
+        return Capacity(cores, (), None, "--gpus 0")
+    detected, order, source = detect_gpus(env)
+    if gpus is None:
+        return Capacity(cores, detected, order, source)
+    chosen = first_gpus(detected, gpus)
+    if chosen == detected[:gpus]:
+        return Capacity(cores, chosen, order, f"{source}, --gpus {gpus}")
+    return Capacity(cores, chosen, PCI_BUS_ORDER, f"--gpus {gpus}")

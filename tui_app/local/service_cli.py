@@ -7,6 +7,7 @@ service on the same state dir impossible, and ``service.json`` tells clients whe
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import fcntl
@@ -126,16 +127,129 @@ class ServiceOptions:
     no_auth: bool = False
     grace_seconds: float = 5.0
     slots: int | None = None
-    """Replica slots (default: the machine's cores)."""
+    """CPU slots, one per replica (default: the machine's cores)."""
+    gpus: int | None = None
+    """GPUs to hand out (default: those nvidia-smi lists, or CUDA_VISIBLE_DEVICES names)."""
+    max_wait_scale: float = 1.0
+    """Multiplies every maxWaitTime, whose minimum of 1800s is too long for tests and demos."""
+
+    @classmethod
+    def from_args(
+        cls, args: argparse.Namespace, env: dict[str, str] | None = None
+    ) -> ServiceOptions:
+        """The options of ``service run|start``; unset capacity flags fall back to
+        ``$TUI_APP_SLOTS`` and ``$TUI_APP_GPUS`` (so the service the TUI starts can be sized)."""
+        env = dict(os.environ) if env is None else env
+        slots = args.slots if args.slots is not None else _env_count(env, SLOTS_ENV, minimum=1)
+        gpus = args.gpus if args.gpus is not None else _env_count(env, GPUS_ENV, minimum=0)
+        return cls(
+            args.host,
+            args.port,
+            args.no_auth,
+            args.grace_seconds,
+            slots,
+            gpus,
+            args.max_wait_scale,
+        )
 
     def argv(self) -> list[str]:
         args = ["--host", self.host, "--port", str(self.port)]
         args += ["--grace-seconds", str(self.grace_seconds)]
         if self.slots:
             args += ["--slots", str(self.slots)]
+        if self.gpus is not None:
+            args += ["--gpus", str(self.gpus)]
+        if self.max_wait_scale != 1.0:
+            args += ["--max-wait-scale", repr(self.max_wait_scale)]
         if self.no_auth:
             args.append("--no-auth")
         return args
+
+
+SLOTS_ENV = "TUI_APP_SLOTS"
+GPUS_ENV = "TUI_APP_GPUS"
+
+
+def _env_count(env: dict[str, str], name: str, minimum: int) -> int | None:
+    text = env.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise ServiceError(f"${name} must be a whole number of at least {minimum}, not {text!r}.")
+    return value
+
+
+def _count(minimum: int) -> Any:
+    """An argparse type: a whole number of at least ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}: {text!r}")
+        return value
+
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
+    return value
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``service run`` and ``service start`` (``ServiceOptions.from_args``)."""
+    p.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
+    )
+    p.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="accept requests without the token (loopback only)",
+    )
+    p.add_argument(
+        "--slots",
+        type=_count(1),
+        default=None,
+        help="CPU slots, one per replica: a job waits QUEUED until its replicas fit "
+        f"(default: ${SLOTS_ENV}, else the machine's cores)",
+    )
+    p.add_argument(
+        "--gpus",
+        type=_count(0),
+        default=None,
+        help=f"GPUs to hand out as CUDA_VISIBLE_DEVICES (default: ${GPUS_ENV}, else those "
+        "nvidia-smi -L lists; more than the machine has pretends, for tests)",
+    )
+    p.add_argument(
+        "--grace-seconds",
+        type=float,
+        default=5.0,
+        help="how long a cancelled replica gets between SIGTERM and SIGKILL (default 5)",
+    )
+    p.add_argument(
+        "--max-wait-scale",
+        type=_positive_float,
+        default=1.0,
+        metavar="F",
+        help="multiply every scheduling.maxWaitTime by F (its minimum is 1800s; tests and "
+        "demos use e.g. 0.001; default 1)",
+    )
 
 
 def serve(state: StateDir, opts: ServiceOptions) -> int:
@@ -173,7 +287,13 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
     from tui_app.local.server import make_app
 
     host, port = opts.host, opts.port
-    service = JobService(state, grace_seconds=opts.grace_seconds, slots=opts.slots)
+    service = JobService(
+        state,
+        grace_seconds=opts.grace_seconds,
+        slots=opts.slots,
+        gpus=opts.gpus,
+        max_wait_scale=opts.max_wait_scale,
+    )
     await service.start()
     app = make_app(service, token)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
@@ -203,6 +323,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
     )
     os.replace(tmp, state.service_file)
     print(f"Serving the ml v1 Jobs API and Logging entries:list at {url}", flush=True)
+    print(f"Capacity: {service.scheduler.capacity.describe()}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

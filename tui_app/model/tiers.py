@@ -49,6 +49,10 @@ ACCELERATORS: dict[str, Accelerator] = {
 }
 
 
+TPU_CORES_PER_DEVICE = 8
+"""A TPU accelerator's ML units are per device of this many cores (``acceleratorConfig.count``
+counts cores on ``cloud_tpu``)."""
+
 A2_ACCELERATOR = "NVIDIA_TESLA_A100"
 """The GPU of the A2 machine family; it attaches to no other machine."""
 
@@ -187,11 +191,30 @@ class ReplicaGroup:
 
     @property
     def ml_units_per_hour(self) -> float:
-        """What this group costs per hour while it runs."""
-        per = MACHINE_TYPES[self.machine_type].ml_units_per_hour
-        if self.accelerator_type and self.accelerator_count:
-            per += self.accelerator_count * ACCELERATORS[self.accelerator_type].ml_units_per_hour
+        """What this group costs per hour while it runs.
+
+        Accelerators add to the machine's price, except where the machine's price already is
+        theirs: an A2 machine's figure includes its built-in A100s, and on ``cloud_tpu`` the count
+        is TPU cores of the named TPU, priced per device of eight cores instead of the v2 default.
+        """
+        machine = MACHINE_TYPES[self.machine_type]
+        per = machine.ml_units_per_hour
+        acc = ACCELERATORS.get(self.accelerator_type or "")
+        if acc is not None and self.accelerator_count > 0:
+            if acc.is_tpu:
+                per = acc.ml_units_per_hour * self.accelerator_count / TPU_CORES_PER_DEVICE
+            elif not machine.gpus:
+                per += self.accelerator_count * acc.ml_units_per_hour
         return per * self.count
+
+    @property
+    def gpus_per_replica(self) -> int:
+        """GPUs each replica holds: its acceleratorConfig's, else its machine's built-in ones
+        (``standard_gpu``, A2 types). TPUs are not GPUs: a TPU replica holds none."""
+        acc = ACCELERATORS.get(self.accelerator_type or "")
+        if acc is not None and not acc.is_tpu and self.accelerator_count > 0:
+            return self.accelerator_count
+        return MACHINE_TYPES[self.machine_type].gpus
 
 
 @dataclass(frozen=True)

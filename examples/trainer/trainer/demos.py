@@ -125,6 +125,24 @@ _IGNORE_TERM_AND_SLEEP = (
 )
 
 
+# argv[1] of the daemon, so that tests and people can find it in ps.
+ESCAPING_CHILD_MARKER = "trainer-escaping-child"
+_ESCAPE = (
+    "import os, signal, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "os.setsid()\n"
+    "pid = os.fork()\n"
+    "if pid:\n"
+    "    print(pid, flush=True)\n"
+    "    os._exit(0)\n"
+    "null = os.open(os.devnull, os.O_RDWR)\n"
+    "for fd in (0, 1, 2):\n"
+    "    os.dup2(null, fd)\n"
+    "while True:\n"
+    "    time.sleep(3600)\n"
+)
+
+
 def _spawn(code: str, new_session: bool) -> subprocess.Popen[bytes]:
     child = subprocess.Popen(
         [sys.executable, "-c", code],
@@ -151,6 +169,22 @@ def spawn_child_new_session() -> None:
     """Start a sleeping child in its own session: killing our process group misses it."""
     child = _spawn(_SLEEP_FOREVER, new_session=True)
     log(f"spawned child pid={child.pid} in a new session (pgid={child.pid})")
+
+
+def spawn_escaping_child() -> None:
+    """Start a daemon as daemons start: a child calls setsid(), forks and exits, so the
+    grandchild is in its own session, is nobody's child (an orphan, adopted away from us),
+    ignores SIGTERM and is not killed when this trainer exits, even normally. Only a service
+    that tracks a replica's whole tree (a child subreaper) can stop it."""
+    middle = subprocess.run(
+        [sys.executable, "-c", _ESCAPE, ESCAPING_CHILD_MARKER],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
+    pid = middle.stdout.decode().strip()
+    log(f"spawned an escaping child pid={pid}: own session, orphaned, ignores SIGTERM")
 
 
 def _reap_children() -> None:

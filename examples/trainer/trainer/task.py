@@ -127,6 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="spawn a sleeping child in its own session",
     )
+    _add(
+        parser,
+        "--spawn-escaping-child",
+        action="store_true",
+        help="start a daemon the way daemons start (setsid, fork, the parent exits) that "
+        "ignores SIGTERM and outlives even a normal exit",
+    )
     return parser
 
 
@@ -384,6 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         demos.ignore_sigterm()
     if args.spawn_child_new_session:
         demos.spawn_child_new_session()
+    if args.spawn_escaping_child:
+        demos.spawn_escaping_child()
     failure = demos.FailurePlan.for_task(args.fail_at_step, args.fail_task, args.exit_code, task)
 
     try:
