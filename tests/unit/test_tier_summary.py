@@ -123,3 +123,10 @@ def test_short_accelerator_labels() -> None:
     assert short_accelerator(ACCELERATORS["NVIDIA_TESLA_K80"]) == "K80"
     assert short_accelerator(ACCELERATORS["NVIDIA_TESLA_A100"]) == "A100"
     assert short_accelerator(ACCELERATORS["TPU_V3_POD"]) == "TPU v3 Pod"
+
+
+def test_every_machine_type_has_its_size() -> None:
+    """A legacy type explains itself by its host's size, even a host not offered for CUSTOM."""
+    for machine in MACHINE_TYPES.values():
+        if not machine.is_tpu:
+            assert machine.vcpus > 0 and machine.memory_gb > 0, machine.name

@@ -8,9 +8,11 @@ resubmitted job with the same package starts without installing anything.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import sys
 import uuid
 from collections.abc import Callable
@@ -119,7 +121,10 @@ async def install(state: StateDir, files: list[Path], log: Callable[[str], None]
                     log(line)
             rc = await proc.wait()
         except asyncio.CancelledError:
-            proc.kill()
+            # pip runs in its own session: kill the whole group, or its build backend (a
+            # setup.py subprocess) outlives the cancelled job.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             await proc.wait()
             shutil.rmtree(tmp, ignore_errors=True)
             raise

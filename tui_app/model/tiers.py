@@ -145,12 +145,15 @@ _COMPUTE_ENGINE: tuple[MachineType, ...] = (
     ),
 )
 _CE = {m.name: m for m in _COMPUTE_ENGINE}
+# Hosts of legacy types that are not themselves valid CUSTOM machine types: their vCPUs and
+# memory still explain the legacy type (complex_model_s is an n1-highcpu-8).
+_HOST_ONLY = {m.name: m for m in _ce_family("n1-highcpu", (8,), 0.9, 0.845 / 8)}
 
 
 def _legacy(
     name: str, host: str, units: float, gpus: int = 0, gpu: str | None = None, tpu_cores: int = 0
 ) -> MachineType:
-    h = _CE.get(host)
+    h = _CE.get(host) or _HOST_ONLY.get(host)
     vcpus = h.vcpus if h else 0
     mem = h.memory_gb if h else 0.0
     return MachineType(name, vcpus, mem, units, True, host, gpus, gpu, tpu_cores)
