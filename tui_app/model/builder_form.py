@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_app.model.job_spec import FieldViolation
+from tui_app.model.job_spec import OUTPUT_ONLY_FIELDS, FieldViolation
 from tui_app.model.tiers import ACCELERATORS, MACHINE_TYPES, SCALE_TIERS
 
 
@@ -381,19 +381,7 @@ def job_to_form(job: Mapping[str, Any]) -> tuple[FormValues, list[FieldViolation
     return form, problems
 
 
-_OUTPUT_ONLY = frozenset(
-    (
-        "createTime",
-        "startTime",
-        "endTime",
-        "state",
-        "errorMessage",
-        "trainingOutput",
-        "predictionOutput",
-        "etag",
-        "jobPosition",
-    )
-)
+_OUTPUT_ONLY = frozenset(OUTPUT_ONLY_FIELDS)
 
 
 def _choice(
