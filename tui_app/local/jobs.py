@@ -8,27 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import json
 import logging
 import os
-import signal
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-import psutil
 
 from tui_app.local import packages
 from tui_app.local.errors import ApiError, invalid, invalid_field, not_found_job
 from tui_app.local.job_filter import compile_job_filter
-from tui_app.local.log_ingest import LogSource
 from tui_app.local.log_writer import LogWriter, ServiceEntry
 from tui_app.local.metrics import MetricsSampler
 from tui_app.local.paths import StateDir
 from tui_app.local.runner import JobRunner
 from tui_app.local.scheduler import Scheduler, machine_capacity
-from tui_app.local.store import DuplicateJobError, JobStore, LogStore
+from tui_app.local.store import DuplicateJobError, JobStore, LogStore, StoreError
 from tui_app.local.timefmt import job_time, parse_job_time
 from tui_app.model.cost import consumed_ml_units
 from tui_app.model.filter_expr import FilterSyntaxError
@@ -65,6 +61,19 @@ def _decode_token(token: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise invalid_field("pageToken", "The page token is not one this service issued.")
     return data
+
+
+def storage_error(exc: StoreError) -> ApiError:
+    """A write the store refused, as the API answers it. Disk full is RESOURCE_EXHAUSTED (429):
+    google.rpc.Code names "the entire file system is out of space" as its case, and gcloud
+    shows a 4xx at once, where a 5xx would be retried silently for ~26 s first. Anything else
+    (a read-only file system...) is UNAVAILABLE (503): the service cannot store right now."""
+    if exc.full:
+        return ApiError(
+            "RESOURCE_EXHAUSTED",
+            f"{exc} Nothing was changed; free some space and retry.",
+        )
+    return ApiError("UNAVAILABLE", f"{exc} Nothing was changed.")
 
 
 def _filter_key(text: str) -> str:
@@ -122,23 +131,35 @@ class JobService:
         self.jobs.close()
 
     async def _recover(self) -> None:
-        """Jobs left live by a service that died: stop what is left, keep every log line."""
-        for project, job, runtime in self.jobs.in_states([s.value for s in LIVE_STATES]):
-            sources = []
-            for rep in runtime.get("replicas", []):
-                _stop_orphan(rep.get("supervisor"))
-                workdir = Path(rep["dir"])
-                name = rep["task_name"]
-                log_name = f"projects/{project}/logs/{name}"
-                for fname, is_err in (("stdout.log", False), ("stderr.log", True)):
-                    src = LogSource(workdir / fname, project, job["jobId"], name, log_name, is_err)
-                    self.writer.add_source(src)
-                    sources.append(src)
-            if sources:
-                await asyncio.wrap_future(self.writer.drain(sources))
-            message = "The local jobs service stopped unexpectedly while the job was live."
-            self.service_log(project, job["jobId"], message, SEVERITIES["ERROR"])
-            self.finish(project, job["jobId"], JobState.FAILED, message)
+        """Take over the jobs a service that died (kill -9, a crash) left live.
+
+        Replicas outlive the service (their supervisors run in their own sessions): running
+        jobs are adopted and finish as they would have, replicas that ended meanwhile count by
+        their recorded exit status, and every log file is tailed on from the offset the store
+        committed with its last lines, so no line is lost or stored twice. Jobs that were
+        waiting or installing go through admission again; a cancel in progress completes.
+        Every adopted job holds its slots and GPUs before any waiting one is admitted.
+        """
+        live = self.jobs.in_states([s.value for s in LIVE_STATES])
+        recovered: list[JobRunner] = []
+        for project, job, runtime in live:
+            runner = JobRunner(self, project, job["jobId"])
+            self.runners[(project, job["jobId"])] = runner
+            try:
+                runner.recover(job, runtime)
+            except Exception:  # one bad record must not keep the service from starting
+                log.exception("cannot recover %s", job["jobId"])
+                self.runners.pop((project, job["jobId"]), None)
+                message = "The local jobs service could not take the job over after a restart."
+                self.service_log(project, job["jobId"], message, SEVERITIES["ERROR"])
+                self.finish(project, job["jobId"], JobState.FAILED, message)
+                continue
+            recovered.append(runner)
+        # Adopted jobs first: their capacity is already held; queued ones then ask in order.
+        for runner in sorted(recovered, key=lambda r: r.mode != "adopt"):
+            runner.start()
+        if recovered:
+            log.warning("recovered %d live job(s) after an unclean stop", len(recovered))
 
     # -- state changes (used by runners) ---------------------------------------------------
 
@@ -150,7 +171,11 @@ class JobService:
 
     def _save(self, project: str, job: dict[str, Any]) -> dict[str, Any]:
         job["etag"] = new_etag()
-        self.jobs.update(project, job)
+        try:
+            self.jobs.update(project, job)
+        except StoreError as exc:
+            log.error("%s", exc)
+            raise storage_error(exc) from None
         return job
 
     def transition(
@@ -197,11 +222,16 @@ class JobService:
                     job.pop("jobPosition", None)
                 else:
                     job["jobPosition"] = wanted
-                self._save(project, job)
+                with contextlib.suppress(ApiError):  # logged; the next change writes it
+                    self._save(project, job)
 
     def save_runtime(self, project: str, job_id: str, runtime: dict[str, Any]) -> None:
         job = self.stored(project, job_id)
-        self.jobs.update(project, job, runtime)
+        try:
+            self.jobs.update(project, job, runtime)
+        except StoreError as exc:
+            log.error("%s", exc)
+            raise storage_error(exc) from None
 
     def service_log(self, project: str, job_id: str, message: str, severity: int) -> None:
         self.writer.emit(
@@ -254,6 +284,9 @@ class JobService:
         job.update(state=JobState.QUEUED.value, createTime=job_time(), etag=new_etag())
         try:
             self.jobs.insert(project, job, {})
+        except StoreError as exc:
+            log.error("%s", exc)
+            raise storage_error(exc) from None
         except DuplicateJobError:
             raise ApiError(
                 "ALREADY_EXISTS",
@@ -379,17 +412,3 @@ class JobService:
             else:
                 job.pop("labels", None)
         return self.render(self._save(project, job))
-
-
-def _stop_orphan(pid: object) -> None:
-    """Stop a supervisor left by a dead service (only if it really is one of ours)."""
-    if not isinstance(pid, int):
-        return
-    try:
-        proc = psutil.Process(pid)
-        if "tui_app.local.supervisor" not in " ".join(proc.cmdline()):
-            return
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-    except (psutil.Error, OSError):
-        pass

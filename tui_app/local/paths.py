@@ -13,8 +13,18 @@ from pathlib import Path
 
 from tui_app.locations import SERVICE_FILE, TOKEN_FILE, default_state_dir
 
-__all__ = ["StateDir", "UnsafePathError", "default_state_dir", "project_error"]
+__all__ = [
+    "StateDir",
+    "StateDirError",
+    "UnsafePathError",
+    "default_state_dir",
+    "project_error",
+]
 PROJECT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$")
+
+
+class StateDirError(RuntimeError):
+    """The state dir cannot be created or written; the message names it and says why."""
 
 
 class UnsafePathError(ValueError):
@@ -94,8 +104,28 @@ class StateDir:
         return _inside(self.gcs_root, bucket, *parts)
 
     def ensure(self) -> None:
-        """Create the state dir (0700: it holds the token)."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.root, 0o700)
-        for sub in ("jobs", "packages", "gcs"):
-            (self.root / sub).mkdir(exist_ok=True)
+        """Create the state dir (0700: it holds the token) and check that it takes writes.
+
+        Raises:
+            StateDirError: it cannot be created or written (permissions, a read-only or full
+                file system, a file in the way), with the reason in one line.
+        """
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            os.chmod(self.root, 0o700)
+            for sub in ("jobs", "packages", "gcs"):
+                (self.root / sub).mkdir(exist_ok=True)
+            probe = self.root / f".write-probe-{os.getpid()}"
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, b"ok\n")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+                probe.unlink(missing_ok=True)
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+            where = (
+                f" ({exc.filename})" if exc.filename and str(exc.filename) != str(self.root) else ""
+            )
+            raise StateDirError(f"Cannot use the state dir {self.root}: {why}{where}.") from None

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import psutil
 
@@ -34,7 +34,7 @@ from tui_app.local.cluster_env import (
 from tui_app.local.log_ingest import LogSource
 from tui_app.local.scheduler import Grant
 from tui_app.local.timefmt import parse_job_time
-from tui_app.model.capacity import job_demand, shortfall_notes
+from tui_app.model.capacity import Demand, fit, job_demand, shortfall_notes
 from tui_app.model.cluster import Replica, replicas
 from tui_app.model.limits import TimeLimit, running_limit, wait_limit
 from tui_app.model.severity import SEVERITIES
@@ -51,13 +51,94 @@ SUPERVISOR_SLACK_SECONDS = 5.0
 SWEEP_SECONDS = 5.0
 
 
+SUPERVISOR_MODULE = "tui_app.local.supervisor"
+ADOPTED_POLL_SECONDS = 0.1
+
+
+class SupervisorProcess(Protocol):
+    """What the runner needs of a supervisor: the child it started, or one it adopted."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    async def wait(self) -> int: ...
+
+
+class AdoptedSupervisor:
+    """A supervisor an earlier run of the service started (after a crash): not our child, so it
+    is watched by polling, and signalled only while it is still that same process (psutil
+    checks its create time, so a recycled pid is never signalled)."""
+
+    def __init__(self, proc: psutil.Process | None) -> None:
+        self._proc = proc
+        self.pid = proc.pid if proc is not None else 0
+
+    @property
+    def returncode(self) -> int | None:
+        """None while the supervisor runs; 0 once it is gone (its replica's status is in the
+        status file, as for a supervisor this service started)."""
+        if self._proc is None:
+            return 0
+        try:
+            alive = self._proc.is_running() and self._proc.status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            alive = False
+        if not alive:
+            self._proc = None
+            return 0
+        return None
+
+    def send_signal(self, sig: int) -> None:
+        if self._proc is None:
+            raise ProcessLookupError(self.pid)
+        try:
+            self._proc.send_signal(sig)
+        except psutil.Error as exc:
+            raise ProcessLookupError(self.pid) from exc
+
+    async def wait(self) -> int:
+        while self.returncode is None:
+            await asyncio.sleep(ADOPTED_POLL_SECONDS)
+        return 0
+
+
+def find_supervisor(rep: dict[str, Any]) -> psutil.Process | None:
+    """The live supervisor a runtime record names, or None when it is gone.
+
+    It must be the same process: its command line runs the supervisor on this replica's spec and,
+    when recorded, its create time matches (a recycled pid fails both).
+    """
+    pid = rep.get("supervisor")
+    if not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return None
+        cmdline = proc.cmdline()
+        started = rep.get("supervisor_started")
+        if isinstance(started, (int, float)) and abs(proc.create_time() - started) > 1.0:
+            return None
+    except psutil.Error:
+        return None
+    spec = str(Path(rep.get("dir", "")) / "spec.json")
+    if SUPERVISOR_MODULE not in cmdline or spec not in cmdline:
+        return None
+    return proc
+
+
 @dataclass
 class ReplicaHandle:
     """A running replica: its supervisor process and its files."""
 
     replica: Replica
     workdir: Path
-    proc: asyncio.subprocess.Process | None = None
+    proc: SupervisorProcess | None = None
     sources: list[LogSource] = field(default_factory=list)
     status: dict[str, Any] | None = None
 
@@ -123,6 +204,10 @@ class JobRunner:
         """When this runner was made: the job's creation, to the microsecond (createTime has
         whole seconds), unless the runner took over an older job."""
         self._timers: list[asyncio.TimerHandle] = []
+        self.mode: Literal["new", "adopt", "restart"] = "new"
+        """``new``: from admission on; ``adopt``: watch replicas an earlier run of the service
+        started (set by ``recover``); ``restart``: stop a half-started cluster, then as new."""
+        self._ended_while_down: list[str] = []
 
     def cancel(self) -> None:
         """The user cancelled the job."""
@@ -140,9 +225,110 @@ class JobRunner:
         """A ``service`` log entry for this job."""
         self.svc.service_log(self.project, self.job_id, message, SEVERITIES[severity])
 
+    # -- taking over after a service restart ------------------------------------------------
+
+    def recover(self, job: dict[str, Any], runtime: dict[str, Any]) -> None:
+        """Take over a job an earlier run of the service left live (it was killed).
+
+        A job whose replicas all started (RUNNING, CANCELLING, or PREPARING just before the
+        switch to RUNNING) is adopted: its supervisors are found again (or their status files
+        read, for replicas that ended meanwhile), its log files tailed on from the offsets the
+        store committed, and its slots and GPUs held again. A job still waiting or installing
+        goes back through admission; one whose cluster was half started is stopped first.
+        Synchronous, so that every adopted job holds its capacity before any queued one asks.
+        """
+        recorded = runtime.get("replicas") or []
+        state = JobState(job["state"])
+        ti: dict[str, Any] = job["trainingInput"]
+        complete = bool(recorded) and (
+            runtime.get("complete", True) and len(recorded) == len(replicas(ti))
+        )
+        if state is JobState.CANCELLING:
+            self.cancel_requested.set()
+        if not recorded:
+            return  # QUEUED, or PREPARING before any replica: as a new job
+        by_name = {r.task_name: r for r in replicas(ti)}
+        for rep in recorded:
+            replica = by_name.get(rep.get("task_name", ""))
+            if replica is None:
+                continue
+            handle = ReplicaHandle(replica, Path(rep["dir"]))
+            handle.proc = AdoptedSupervisor(find_supervisor(rep))
+            if handle.proc.returncode is not None:
+                self._ended_while_down.append(replica.task_name)
+            log_name = f"projects/{self.project}/logs/{replica.task_name}"
+            for name, is_err in (("stdout.log", False), ("stderr.log", True)):
+                src = LogSource(
+                    handle.workdir / name,
+                    self.project,
+                    self.job_id,
+                    replica.task_name,
+                    log_name,
+                    is_err,
+                )
+                handle.sources.append(src)
+                self.svc.writer.add_source(src)  # from the offset the store committed
+            self.handles.append(handle)
+        if not complete and state is JobState.PREPARING:
+            self.mode = "restart"
+            return
+        self.mode = "adopt"
+        gpus = tuple(tuple(str(d) for d in rep.get("gpus") or ()) for rep in recorded)
+        slots = runtime.get("slots")
+        if not isinstance(slots, int):
+            slots = fit(job_demand(ti), self.svc.scheduler.capacity).slots
+        demand = Demand(
+            tuple(str(rep.get("task_name")) for rep in recorded),
+            tuple(len(g) for g in gpus),
+            slots,
+        )
+        self.svc.scheduler.adopt((self.project, self.job_id), demand, gpus)
+
+    async def _resume(self) -> None:
+        """Watch an adopted job to its end, as ``_run`` would have."""
+        job = self.svc.stored(self.project, self.job_id)
+        ti: dict[str, Any] = job["trainingInput"]
+        running = len(self.handles) - len(self._ended_while_down)
+        ended = ""
+        if self._ended_while_down:
+            ended = f"; ended meanwhile: {', '.join(self._ended_while_down)}"
+        self.note(
+            "The local jobs service restarted: resumed the job with "
+            f"{running} running replica{'s' if running != 1 else ''}{ended}.",
+            "NOTICE",
+        )
+        if job["state"] == JobState.PREPARING.value:
+            self.svc.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
+            job = self.svc.stored(self.project, self.job_id)
+        if self.cancel_requested.is_set():
+            await self._end(*self.stop_reason)
+            return
+        started = parse_job_time(job["startTime"]) if job.get("startTime") else time.time()
+        self._arm(running_limit(ti), started)
+        state, message = await self._watch()
+        await self._end(state, message)
+
+    async def _restart(self) -> None:
+        """A cluster the dead service had only half started: stop it, then start over."""
+        self.note(
+            "The local jobs service restarted while the job's replicas were starting; "
+            "starting them again.",
+            "WARNING",
+        )
+        await self._stop_replicas()
+        await self._sweep()
+        await self._drain()
+        self.handles = []
+        await self._run()
+
     async def _guarded(self) -> None:
         try:
-            await self._run()
+            if self.mode == "adopt":
+                await self._resume()
+            elif self.mode == "restart":
+                await self._restart()
+            else:
+                await self._run()
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug here must not leave a job live forever
@@ -289,10 +475,12 @@ class JobRunner:
         argv = [sys.executable, "-m", ti["pythonModule"], *(ti.get("args") or [])]
         if job_dir is not None:
             argv += ["--job-dir", str(job_dir)]
-        runtime: dict[str, Any] = {"replicas": []}
+        runtime: dict[str, Any] = {"replicas": [], "slots": grant.demand.slots, "complete": False}
         for rep, gpus in zip(reps, grant.gpus, strict=True):
             workdir = base / rep.task_name
             workdir.mkdir(parents=True, exist_ok=True)
+            for stale in ("status.json", "pid.json"):  # from a start a restart cut short
+                (workdir / stale).unlink(missing_ok=True)
             handle = ReplicaHandle(rep, workdir)
             env = {k: v for k, v in os.environ.items() if not k.startswith("TUI_APP_")}
             env.update(replica_env(self.job_id, ti, rep, cluster))
@@ -332,11 +520,24 @@ class JobRunner:
                     start_new_session=True,
                 )
             self.handles.append(handle)
+            try:
+                created: float | None = psutil.Process(handle.proc.pid).create_time()
+            except psutil.Error:
+                created = None
             runtime["replicas"].append(
-                {"task_name": rep.task_name, "dir": str(workdir), "supervisor": handle.proc.pid}
+                {
+                    "task_name": rep.task_name,
+                    "dir": str(workdir),
+                    "supervisor": handle.proc.pid,
+                    "supervisor_started": created,
+                    "gpus": list(gpus),
+                }
             )
+            # Recorded as each starts, so a restarted service finds every supervisor.
+            self.svc.save_runtime(self.project, self.job_id, runtime)
             on_gpus = f", GPU {','.join(gpus)}" if gpus else ""
             self.note(f"Started {rep.task_name} ({rep.machine_type}{on_gpus}).")
+        runtime["complete"] = True
         self.svc.save_runtime(self.project, self.job_id, runtime)
 
     async def _watch(self) -> tuple[JobState, str | None]:
@@ -433,7 +634,7 @@ class JobRunner:
 def _kill_everything(handle: ReplicaHandle) -> None:
     """Last resort when a supervisor does not exit: kill it and its replica's whole tree."""
     procs: list[psutil.Process] = []
-    if handle.proc is not None:
+    if handle.proc is not None and handle.proc.returncode is None:
         try:
             sup = psutil.Process(handle.proc.pid)
             procs = [sup, *sup.children(recursive=True)]

@@ -82,6 +82,18 @@ class Scheduler:
         self._pump()
         return fut
 
+    def adopt(self, key: JobKey, demand: Demand, gpus: tuple[tuple[str, ...], ...]) -> Grant:
+        """Hold what a job already running holds (its replicas outlived a service restart):
+        its slots and these GPU devices, as if it had been admitted. Adopted jobs go before any
+        request. The machine may have shrunk meanwhile: then nothing starts until enough is
+        released (a device this service does not hand out is held by nobody)."""
+        held = {d for devices in gpus for d in devices}
+        self._free_gpus = [d for d in self._free_gpus if d not in held]
+        self.used_slots += demand.slots
+        grant = Grant(demand, gpus)
+        self._running[key] = grant
+        return grant
+
     def release(self, key: JobKey) -> None:
         """The job ended (or left the queue): free its slots and GPUs, start who fits."""
         grant = self._running.pop(key, None)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tui_app.local.paths import StateDir
+from tui_app.local.paths import StateDir, StateDirError
 from tui_app.settings import DEFAULT_PROJECT
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_PROJECT", "ServiceError", "ServiceOptions"]
@@ -260,7 +260,7 @@ def serve(state: StateDir, opts: ServiceOptions) -> int:
             f"--no-auth is refused on {host}: without a token anyone who can reach the address "
             "could run code as you. Bind 127.0.0.1 or drop --no-auth."
         )
-    state.ensure()
+    _ensure(state)
     lock = open(state.root / "service.lock", "w")  # noqa: SIM115 - held for the process's life
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -271,9 +271,14 @@ def serve(state: StateDir, opts: ServiceOptions) -> int:
             f"A service is already running for {state.root}{where}; "
             "`tui-app service stop --state-dir ...` stops it."
         ) from None
-    token = None if no_auth else read_or_create_token(state)
     try:
+        token = None if no_auth else read_or_create_token(state)
         return asyncio.run(_serve(state, opts, token))
+    except OSError as exc:
+        raise ServiceError(
+            f"Cannot use the state dir {state.root}: {exc.strerror or exc}"
+            + (f" ({exc.filename})." if exc.filename else ".")
+        ) from None
     finally:
         with contextlib.suppress(OSError):
             state.service_file.unlink()
@@ -285,15 +290,19 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
 
     from tui_app.local.jobs import JobService
     from tui_app.local.server import make_app
+    from tui_app.local.store import StoreError
 
     host, port = opts.host, opts.port
-    service = JobService(
-        state,
-        grace_seconds=opts.grace_seconds,
-        slots=opts.slots,
-        gpus=opts.gpus,
-        max_wait_scale=opts.max_wait_scale,
-    )
+    try:
+        service = JobService(
+            state,
+            grace_seconds=opts.grace_seconds,
+            slots=opts.slots,
+            gpus=opts.gpus,
+            max_wait_scale=opts.max_wait_scale,
+        )
+    except (StoreError, StateDirError) as exc:
+        raise ServiceError(str(exc)) from None
     await service.start()
     app = make_app(service, token)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
@@ -353,11 +362,11 @@ def start(state: StateDir, opts: ServiceOptions) -> ServiceInfo:
         return info
     if no_auth and not is_loopback(host):
         raise ServiceError(f"--no-auth is refused on {host}: bind 127.0.0.1 or drop --no-auth.")
+    _ensure(state)
     if port and not _port_free(host, port):
         raise ServiceError(
             f"Port {port} on {host} is already in use by another program; choose another --port."
         )
-    state.ensure()
     cmd = [sys.executable, "-m", "tui_app.cli", "service", "run", "--state-dir", str(state.root)]
     cmd += opts.argv()
     with open(state.service_log, "ab") as logf:
@@ -372,9 +381,11 @@ def start(state: StateDir, opts: ServiceOptions) -> ServiceInfo:
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise ServiceError(
-                f"The service exited with status {proc.returncode}:\n{_log_tail(state)}"
-            )
+            tail = _log_tail(state)
+            reason = _last_error(tail)
+            if reason is not None:
+                raise ServiceError(reason)
+            raise ServiceError(f"The service exited with status {proc.returncode}:\n{tail}")
         info = ServiceInfo.read(state)
         if info is not None and info.pid == proc.pid and probe(info.url) is not None:
             return info
@@ -383,6 +394,21 @@ def start(state: StateDir, opts: ServiceOptions) -> ServiceInfo:
     raise ServiceError(
         f"The service did not answer within {START_TIMEOUT_SECONDS:.0f}s:\n{_log_tail(state)}"
     )
+
+
+def _ensure(state: StateDir) -> None:
+    try:
+        state.ensure()
+    except StateDirError as exc:
+        raise ServiceError(str(exc)) from None
+
+
+def _last_error(tail: str) -> str | None:
+    """The one-line reason ``service run`` printed before it exited, if it printed one."""
+    for line in reversed(tail.splitlines()):
+        if line.startswith("error: "):
+            return line.removeprefix("error: ")
+    return None
 
 
 def _port_free(host: str, port: int) -> bool:

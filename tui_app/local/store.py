@@ -75,6 +75,18 @@ See ``metrics.py`` for how old samples are merged."""
 class StoreError(RuntimeError):
     """The store cannot be opened or written (disk full, unwritable state dir...)."""
 
+    def __init__(self, message: str, full: bool = False) -> None:
+        super().__init__(message)
+        self.full = full
+        """The disk (or the database's size limit) is full: retrying later may work."""
+
+
+def write_error(path: Path, exc: sqlite3.Error) -> StoreError:
+    """A failed write as a StoreError; SQLite rolled the statement back, nothing is half done."""
+    full = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "full" in str(exc)
+    why = "the disk is full" if full else str(exc)
+    return StoreError(f"Cannot write to {path}: {why}.", full=full)
+
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection with the pragmas every user of the store needs."""
@@ -96,8 +108,12 @@ class JobStore:
     """Jobs as their wire JSON, in creation order (``seq``), plus private runtime state."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self._conn = connect(path)
-        self._conn.executescript(_JOBS_SCHEMA)
+        try:
+            self._conn.executescript(_JOBS_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"Cannot open the store {path}: {exc}") from exc
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -113,23 +129,32 @@ class JobStore:
                 )
             except sqlite3.IntegrityError as exc:
                 raise DuplicateJobError(job["jobId"]) from exc
+            except sqlite3.Error as exc:
+                raise write_error(self.path, exc) from exc
             return int(cur.lastrowid or 0)
 
     def update(
         self, project: str, job: dict[str, Any], runtime: dict[str, Any] | None = None
     ) -> None:
-        """Replace a job's body (and runtime state when given)."""
+        """Replace a job's body (and runtime state when given): all of it, or (StoreError)
+        nothing."""
         with self._lock:
-            if runtime is None:
-                self._conn.execute(
-                    "UPDATE jobs SET state=?, body=? WHERE project=? AND job_id=?",
-                    (job["state"], json.dumps(job), project, job["jobId"]),
-                )
-            else:
-                self._conn.execute(
-                    "UPDATE jobs SET state=?, body=?, runtime=? WHERE project=? AND job_id=?",
-                    (job["state"], json.dumps(job), json.dumps(runtime), project, job["jobId"]),
-                )
+            try:
+                self._update(project, job, runtime)
+            except sqlite3.Error as exc:
+                raise write_error(self.path, exc) from exc
+
+    def _update(self, project: str, job: dict[str, Any], runtime: dict[str, Any] | None) -> None:
+        if runtime is None:
+            self._conn.execute(
+                "UPDATE jobs SET state=?, body=? WHERE project=? AND job_id=?",
+                (job["state"], json.dumps(job), project, job["jobId"]),
+            )
+        else:
+            self._conn.execute(
+                "UPDATE jobs SET state=?, body=?, runtime=? WHERE project=? AND job_id=?",
+                (job["state"], json.dumps(job), json.dumps(runtime), project, job["jobId"]),
+            )
 
     def get(self, project: str, job_id: str) -> dict[str, Any] | None:
         with self._lock:
@@ -190,8 +215,12 @@ class LogStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         conn = connect(path)
-        conn.executescript(LOGS_SCHEMA)
-        conn.close()
+        try:
+            conn.executescript(LOGS_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"Cannot open the store {path}: {exc}") from exc
+        finally:
+            conn.close()
         self._local = threading.local()
 
     def reader(self) -> sqlite3.Connection:
