@@ -1,7 +1,8 @@
 """Bad input never gets a 5xx and never stores anything (hypothesis against the real service).
 
 gcloud retries 5xx for ~26 s before giving up, and a half-stored job is worse than none, so
-every malformed request must be a 4xx google.rpc error (api-notes §4).
+every malformed request must be a 4xx google.rpc error (api-notes §4). These are the first,
+broad checks; test_fuzz_routes.py goes route by route with the strategies of tests/support/fuzz.py.
 """
 
 from __future__ import annotations
@@ -13,16 +14,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.fuzz import ANY_JSON as JSON
 from tests.support.live_service import LiveService
 
 PROJECT = "fuzz-project"
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=20), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
 FIELDS = st.sampled_from(
     [
         "scaleTier",

@@ -49,6 +49,11 @@ LEGACY = [m for m in MACHINE_TYPES.values() if m.legacy and not m.is_tpu]
 COMPUTE_ENGINE = [m for m in MACHINE_TYPES.values() if not m.legacy]
 GPUS = [a for a in ACCELERATORS.values() if not a.is_tpu]
 TPUS = [a.name for a in ACCELERATORS.values() if a.is_tpu]
+# Any text an argv can carry: everything but NUL (which jobs.create refuses).
+_NO_NUL = st.characters(exclude_characters="\x00")
+ARG_TEXT = st.text(_NO_NUL, max_size=12)
+ARG_TEXT_8 = st.text(_NO_NUL, max_size=8)
+ARG_TEXT_6 = st.text(_NO_NUL, max_size=6)
 REGIONS = ["us-central1", "us-east1", "europe-west4", "asia-east1"]
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
@@ -125,7 +130,7 @@ def parameter(draw: st.DrawFn, name: str, grid: bool) -> dict[str, Any]:
     linear = draw(st.sampled_from([None, "NONE", "UNIT_LINEAR_SCALE"]))
     if kind == "CATEGORICAL":
         spec["categoricalValues"] = draw(
-            st.lists(st.text(max_size=8), min_size=1, max_size=4, unique=True)
+            st.lists(ARG_TEXT_8, min_size=1, max_size=4, unique=True)
         )
     elif kind == "DISCRETE":
         values = sorted(
@@ -192,8 +197,8 @@ def valid_jobs(draw: st.DrawFn) -> dict[str, Any]:
         master = ti.setdefault("masterConfig", {})
         master["imageUri"] = "gcr.io/my-project/trainer:1"
         if draw(st.booleans()):
-            master["containerCommand"] = draw(st.lists(st.text(max_size=6), max_size=3))
-            master["containerArgs"] = draw(st.lists(st.text(max_size=6), max_size=3))
+            master["containerCommand"] = draw(st.lists(ARG_TEXT_6, max_size=3))
+            master["containerArgs"] = draw(st.lists(ARG_TEXT_6, max_size=3))
         ti["useChiefInTfConfig"] = draw(st.booleans())
     else:
         ti["packageUris"] = draw(
@@ -215,7 +220,7 @@ def valid_jobs(draw: st.DrawFn) -> dict[str, Any]:
             if python is not None:
                 ti["pythonVersion"] = python
     if "containerCommand" not in ti.get("masterConfig", {}):
-        ti["args"] = draw(st.lists(st.text(max_size=12), max_size=5))
+        ti["args"] = draw(st.lists(ARG_TEXT, max_size=5))
     optional: dict[str, st.SearchStrategy[Any]] = {
         "jobDir": st.one_of(gcs_paths, st.just("/tmp/out"), st.just("gs://my-bucket/out/")),
         "scheduling": scheduling(),

@@ -154,7 +154,7 @@ def test_round_trip_equals_the_resubmission() -> None:
 
 
 @given(
-    args=st.lists(st.text(), max_size=5),
+    args=st.lists(st.text(st.characters(exclude_characters="\x00")), max_size=5),
     workers=st.integers(min_value=0, max_value=1000),
     labels=st.dictionaries(
         st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True),

@@ -464,3 +464,22 @@ def test_valid_clusters(ti: dict[str, Any]) -> None:
     body = job(**ti)
     body["trainingInput"] = {k: v for k, v in body["trainingInput"].items() if v is not None}
     assert parse_job(body)["trainingInput"]["scaleTier"] == ti["scaleTier"]
+
+
+def test_a_nul_anywhere_in_the_training_input_is_refused_with_its_path() -> None:
+    """No argv, environment or path can hold NUL: refuse at create instead of failing at start."""
+    body = {
+        "jobId": "nul_1",
+        "trainingInput": {
+            "scaleTier": "BASIC",
+            "region": "us-central1",
+            "pythonModule": "trainer.task",
+            "packageUris": ["gs://bucket/trainer-0.1.tar.gz"],
+            "args": ["--steps", "1\x002"],
+            "jobDir": "gs://bucket/out\x00put",
+        },
+    }
+    with pytest.raises(JobSpecError) as err:
+        parse_job(body)
+    fields = {v.field for v in err.value.violations}
+    assert fields == {"trainingInput.args[1]", "trainingInput.jobDir"}

@@ -18,6 +18,7 @@ from tui_app.model.severity import severity_name
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _COLUMNS = (
     "id, project, job_id, task_name, trial_id, log_name, ts_us, receive_us, severity, message"
 )
@@ -113,7 +114,9 @@ def list_entries(store: LogStore, body: object) -> dict[str, Any]:
         try:
             data = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
             ts, rid, tkey = int(data["t"]), int(data["i"]), data["k"]
-        except (ValueError, KeyError, TypeError, UnicodeError):
+            if not (_INT64_MIN <= ts <= _INT64_MAX and _INT64_MIN <= rid <= _INT64_MAX):
+                raise ValueError("out of SQLite's integer range")
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
             raise invalid_field(
                 "pageToken", "The page token is not one this service issued."
             ) from None

@@ -56,7 +56,7 @@ def _encode_token(data: dict[str, Any]) -> str:
 def _decode_token(token: str) -> dict[str, Any]:
     try:
         data = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
-    except (ValueError, UnicodeError):
+    except (ValueError, UnicodeError, RecursionError):  # RecursionError: deeply nested JSON
         raise invalid_field("pageToken", "The page token is not one this service issued.") from None
     if not isinstance(data, dict):
         raise invalid_field("pageToken", "The page token is not one this service issued.")
@@ -335,7 +335,8 @@ class JobService:
                     "pageToken", "The page token belongs to another project or filter."
                 )
             seq = data.get("s")
-            if not isinstance(seq, int):
+            # SQLite integers are int64: a forged token past that range would be a 500.
+            if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < 2**63:
                 raise invalid_field("pageToken", "The page token is not one this service issued.")
             before = seq
         out: list[dict[str, Any]] = []

@@ -23,6 +23,7 @@ from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.jobs import JobService
 from tui_app.local.paths import project_error
 from tui_app.local.storage_api import add_routes as add_storage_routes
+from tui_app.local.upload_bodies import parse_json_body
 
 log = logging.getLogger(__name__)
 
@@ -100,17 +101,19 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 async def _body(request: web.Request, required: bool = True) -> Any:
     """The JSON body, ``None`` when empty; 400 when it is not JSON."""
-    raw = await request.read()
+    try:
+        raw = await request.read()
+    except ConnectionError:  # the client hung up mid-body: nobody reads the answer, no traceback
+        raise ApiError(
+            "INVALID_ARGUMENT", "The request body ended before it was complete."
+        ) from None
     if not raw.strip():
         if required:
             raise invalid_field("body", "A JSON request body is required.")
         return None
     if len(raw) > MAX_JSON_BYTES:
         raise ApiError("INVALID_ARGUMENT", "The request body is too large.", http_status=413)
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError("INVALID_ARGUMENT", f"Invalid JSON payload received. {exc}") from None
+    return parse_json_body(raw)
 
 
 def _project(request: web.Request) -> str:
@@ -167,10 +170,17 @@ async def post_job(request: web.Request) -> web.Response:
     if verb == "setIamPolicy":
         svc.stored(project, job_id)
         policy = (body or {}).get("policy") or {}
-        return _json({**_POLICY, "bindings": policy.get("bindings", [])})
+        if not isinstance(policy, dict):
+            raise invalid_field("policy", "policy must be a Policy object.")
+        bindings = policy.get("bindings") or []
+        if not isinstance(bindings, list) or not all(isinstance(b, dict) for b in bindings):
+            raise invalid_field("policy.bindings", "bindings must be a list of Binding objects.")
+        return _json({**_POLICY, "bindings": bindings})
     if verb == "testIamPermissions":
         svc.stored(project, job_id)
         perms = (body or {}).get("permissions") or []
+        if not isinstance(perms, list) or not all(isinstance(p, str) for p in perms):
+            raise invalid_field("permissions", "permissions must be a list of strings.")
         return _json({"permissions": perms} if perms else {})
     raise ApiError("NOT_FOUND", f"Unknown method {('.' + verb) if verb else ''} for POST.")
 

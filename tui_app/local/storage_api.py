@@ -61,6 +61,14 @@ def _check_size(declared: int | None, got: int) -> None:
         raise invalid_field("size", f"The metadata says {declared} bytes, the upload has {got}.")
 
 
+def _object_name(request: web.Request, meta: dict[str, Any]) -> str:
+    """The object name: the ``name`` query parameter, else the metadata's (a string, or 400)."""
+    name = request.query.get("name") or meta.get("name") or ""
+    if not isinstance(name, str):
+        raise invalid_field("name", "The object name must be a string.")
+    return name
+
+
 def _bucket(request: web.Request) -> str:
     bucket = request.match_info["bucket"]
     why = bucket_error(bucket)
@@ -103,7 +111,7 @@ async def _multipart(request: web.Request, bucket: str) -> web.Response:
         await reader.start()
         await reader.headers()
         meta = parse_metadata(await reader.small_part(MAX_METADATA_BYTES, "metadata part"))
-        name = request.query.get("name") or str(meta.get("name") or "")
+        name = _object_name(request, meta)
         store.check_storable(bucket, name)
         if await reader.at_close():
             raise invalid_field("body", "The multipart body has metadata but no media part.")
@@ -137,7 +145,7 @@ async def _start_resumable(request: web.Request, bucket: str) -> web.Response:
     """``uploadType=resumable``: open a session and answer with its absolute URI."""
     store = request.app[STORE_KEY]
     meta = parse_metadata(await read_small(request.content, MAX_METADATA_BYTES))
-    name = request.query.get("name") or str(meta.get("name") or "")
+    name = _object_name(request, meta)
     store.check_storable(bucket, name)
     total = size_field(request.headers.get("X-Upload-Content-Length"), "X-Upload-Content-Length")
     declared = size_field(meta.get("size"), "size")

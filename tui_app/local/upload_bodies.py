@@ -23,6 +23,7 @@ __all__ = [
     "copy_body",
     "multipart_boundary",
     "parse_content_range",
+    "parse_json_body",
     "parse_metadata",
     "read_small",
     "size_field",
@@ -30,7 +31,11 @@ __all__ = [
 ]
 
 MAX_HEADER_BYTES = 16 * 1024
-_CONTENT_RANGE = re.compile(r"^bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)$")
+MAX_SIZE = 2**63 - 1
+"""Sizes are int64 on the wire; SQLite and file offsets hold no more."""
+# ASCII digits only (``\d`` also matches other scripts' digits), at most 19 (int64).
+_CONTENT_RANGE = re.compile(r"^bytes\s+(?:(\d{1,19})-(\d{1,19})|\*)/(\d{1,19}|\*)$", re.ASCII)
+_SIZE = re.compile(r"^[0-9]{1,19}$")
 
 
 def _cut_off() -> ApiError:
@@ -79,7 +84,7 @@ def size_field(value: Any, field: str) -> int | None:
     if value is None or value == "":
         return None
     text = str(value).strip()
-    if isinstance(value, bool) or not text.isdigit():
+    if isinstance(value, bool) or not _SIZE.match(text) or int(text) > MAX_SIZE:
         raise invalid_field(field, f"{text[:40]!r} is not a byte count.")
     return int(text)
 
@@ -209,19 +214,43 @@ def multipart_boundary(content_type: str) -> str:
         if key.strip().lower() == "boundary" and value:
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
                 value = value[1:-1]
-            if 0 < len(value) <= 200:
+            # Printable ASCII (RFC 2046): a byte the header decoding turned into a surrogate
+            # could not be searched for in the body.
+            if 0 < len(value) <= 200 and value.isascii() and value.isprintable():
                 return value
     raise invalid_field("Content-Type", "The multipart/related Content-Type needs a boundary.")
+
+
+def parse_json_body(raw: bytes) -> Any:
+    """A request's JSON (the jobs and logging routes' bodies too), or 400 INVALID_ARGUMENT.
+
+    Beyond malformed JSON, two bodies that ``json.loads`` takes are refused: nesting too deep
+    to parse (a RecursionError) and a string holding an unpaired surrogate (a ``"\\ud800"``
+    escape): the wire format is UTF-8, and no file name, argv or SQLite value can hold one.
+    """
+    try:
+        data = json.loads(raw)
+        json.dumps(data, ensure_ascii=False).encode()
+    except RecursionError:
+        raise ApiError(
+            "INVALID_ARGUMENT", "Invalid JSON payload received. It nests too deeply."
+        ) from None
+    except UnicodeEncodeError:
+        raise ApiError(
+            "INVALID_ARGUMENT",
+            "Invalid JSON payload received. A string holds an unpaired surrogate escape "
+            "(\\ud800-\\udfff); strings must be valid Unicode.",
+        ) from None
+    except ValueError as exc:  # UnicodeDecodeError included: the bytes are not UTF-8
+        raise ApiError("INVALID_ARGUMENT", f"Invalid JSON payload received. {exc}") from None
+    return data
 
 
 def parse_metadata(raw: bytes) -> dict[str, Any]:
     """Object metadata JSON (may be empty): a JSON object, or 400."""
     if not raw.strip():
         return {}
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError("INVALID_ARGUMENT", f"Invalid JSON payload received. {exc}") from None
+    data = parse_json_body(raw)
     if not isinstance(data, dict):
         raise invalid_field("body", "The object metadata must be a JSON object.")
     return data

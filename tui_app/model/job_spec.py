@@ -258,7 +258,7 @@ def parse_job(body: object) -> dict[str, Any]:
         if why and not any(v.field == "jobId" for v in found):
             found.insert(0, FieldViolation("jobId", why))
         raise JobSpecError(found) from None
-    violations = list(job_violations(job))
+    violations = [*job_violations(job), *nul_violations(body.get("trainingInput"), "trainingInput")]
     if violations:
         raise JobSpecError(violations)
     out: dict[str, Any] = job.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -268,6 +268,22 @@ def parse_job(body: object) -> dict[str, Any]:
     if not out.get("labels"):
         out.pop("labels", None)
     return out
+
+
+def nul_violations(value: object, path: str) -> list[FieldViolation]:
+    """Strings holding NUL: no argv, environment or path can carry one, so such a job would be
+    accepted and then fail to start (found by fuzzing the service)."""
+    if isinstance(value, str):
+        return (
+            [FieldViolation(path, "must not contain a NUL character (\\0).")]
+            if "\0" in value
+            else []
+        )
+    if isinstance(value, dict):
+        return [v for k, item in value.items() for v in nul_violations(item, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [v for i, item in enumerate(value) for v in nul_violations(item, f"{path}[{i}]")]
+    return []
 
 
 def parse_training_input(data: object) -> TrainingInput:
