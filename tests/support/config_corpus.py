@@ -129,9 +129,7 @@ def parameter(draw: st.DrawFn, name: str, grid: bool) -> dict[str, Any]:
     log = draw(st.sampled_from([None, "UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE"]))
     linear = draw(st.sampled_from([None, "NONE", "UNIT_LINEAR_SCALE"]))
     if kind == "CATEGORICAL":
-        spec["categoricalValues"] = draw(
-            st.lists(ARG_TEXT_8, min_size=1, max_size=4, unique=True)
-        )
+        spec["categoricalValues"] = draw(st.lists(ARG_TEXT_8, min_size=1, max_size=4, unique=True))
     elif kind == "DISCRETE":
         values = sorted(
             draw(st.lists(positive if log else finite, min_size=1, max_size=5, unique=True))
