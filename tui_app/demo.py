@@ -31,7 +31,9 @@ def build_trainer_sdist(dest_dir: Path) -> Path:
 
 
 def sample_jobs(package: str) -> list[dict[str, Any]]:
-    """A moving list: one that fails, one that succeeds, a long multi-replica one, one queued.
+    """A moving list: one that fails, one that succeeds, a long multi-replica one, one queued,
+    and a small hyperparameter tuning job (6 Bayesian trials of the learning rate and batch
+    size, 2 at a time) whose trials table fills in as they finish.
 
     With the default slots (one per core) on a small machine, the 4-replica job waits for the
     first two to finish and the last job waits QUEUED behind it.
@@ -62,6 +64,30 @@ def sample_jobs(package: str) -> list[dict[str, Any]]:
         job("mnist", ["--steps", "300", "--sleep", "0.03"]),
         job("census_dist", ["--steps", "6000", "--sleep", "0.2"], **cluster),
         job("mnist_large", ["--steps", "600", "--sleep", "0.05"]),
+        job(
+            "mnist_hptuning",
+            ["--steps", "120", "--sleep", "0.02", "--checkpoint-every", "20"],
+            hyperparameters={
+                "goal": "MINIMIZE",  # the trainer reports its held-out MSE
+                "maxTrials": 6,
+                "maxParallelTrials": 2,
+                "enableTrialEarlyStopping": True,
+                "params": [
+                    {
+                        "parameterName": "learning_rate",
+                        "type": "DOUBLE",
+                        "minValue": 0.0005,
+                        "maxValue": 0.2,
+                        "scaleType": "UNIT_LOG_SCALE",
+                    },
+                    {
+                        "parameterName": "batch_size",
+                        "type": "DISCRETE",
+                        "discreteValues": [8, 16, 32],
+                    },
+                ],
+            },
+        ),
     ]
 
 

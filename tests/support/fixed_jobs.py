@@ -145,3 +145,135 @@ class FixedSource(JobsSource):
 
     def call(self, fn: Callable[[Any], Any]) -> Any:
         return fn(self.fixed)
+
+
+# -- hyperparameter tuning jobs (issue 7) ------------------------------------------------------
+
+
+def _trial(
+    trial_id: str,
+    state: str,
+    start: str | None,
+    end: str | None,
+    params: dict[str, str],
+    objective: float | None = None,
+    step: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    trial: dict[str, Any] = {"trialId": trial_id, "hyperparameters": params, "state": state}
+    if start:
+        trial["startTime"] = f"2026-11-22T{start}Z"
+    if end:
+        trial["endTime"] = f"2026-11-22T{end}Z"
+    if objective is not None:
+        trial["finalMetric"] = {"trainingStep": str(step), "objectiveValue": objective}
+    trial.update(extra)
+    return trial
+
+
+def _hp(lr: str, units: str, opt: str) -> dict[str, str]:
+    return {"learning-rate": lr, "hidden-units": units, "optimizer": opt}
+
+
+TUNING_INPUT = {
+    **BASE,
+    "args": ["--train-steps", "1000"],
+    "hyperparameters": {
+        "goal": "MINIMIZE",
+        "hyperparameterMetricTag": "rmse",
+        "maxTrials": 12,
+        "maxParallelTrials": 2,
+        "maxFailedTrials": 3,
+        "algorithm": "ALGORITHM_UNSPECIFIED",
+        "params": [
+            {
+                "parameterName": "learning-rate",
+                "type": "DOUBLE",
+                "minValue": 0.0001,
+                "maxValue": 0.5,
+                "scaleType": "UNIT_LOG_SCALE",
+            },
+            {"parameterName": "hidden-units", "type": "DISCRETE", "discreteValues": [32, 64, 128]},
+            {
+                "parameterName": "optimizer",
+                "type": "CATEGORICAL",
+                "categoricalValues": ["sgd", "adam"],
+            },
+        ],
+    },
+}
+TUNING_TRIALS = [
+    _trial("1", "SUCCEEDED", "08:41:00", "08:44:20", _hp("0.0123", "64", "adam"), 0.4210, 1000),
+    _trial("2", "SUCCEEDED", "08:41:05", "08:45:10", _hp("0.31", "32", "sgd"), 0.8871, 1000),
+    _trial("3", "SUCCEEDED", "08:44:30", "08:47:40", _hp("0.0042", "128", "adam"), 0.1377, 1000),
+    _trial("4", "FAILED", "08:45:20", "08:45:50", _hp("0.48", "128", "sgd")),
+    _trial("5", "SUCCEEDED", "08:46:00", "08:49:30", _hp("0.0031", "128", "adam"), 0.0132, 1000),
+    _trial(
+        "6",
+        "SUCCEEDED",
+        "08:47:50",
+        "08:49:00",
+        _hp("0.09", "32", "sgd"),
+        0.6502,
+        400,
+        isTrialStoppedEarly=True,
+    ),
+    _trial("7", "SUCCEEDED", "08:49:40", "08:53:00", _hp("0.0008", "64", "adam"), 0.0915, 1000),
+    _trial("8", "SUCCEEDED", "08:49:10", "08:52:15", _hp("0.0019", "128", "sgd"), 0.2544, 1000),
+    _trial("9", "SUCCEEDED", "08:53:10", "08:56:45", _hp("0.0025", "128", "adam"), 0.0297, 1000),
+    _trial(
+        "10",
+        "RUNNING",
+        "09:27:30",
+        None,
+        _hp("0.0036", "128", "adam"),
+        allMetrics=[
+            {"trainingStep": "200", "objectiveValue": 0.3121},
+            {"trainingStep": "600", "objectiveValue": 0.0517},
+        ],
+    ),
+    _trial("11", "RUNNING", "09:28:40", None, _hp("0.0061", "64", "adam")),
+]
+TUNING_JOBS: list[dict[str, Any]] = [
+    _job(
+        "hptune_20261122_084000",
+        "RUNNING",
+        "2026-11-22T08:40:00Z",
+        startTime="2026-11-22T08:40:50Z",
+        labels={"owner": "ann"},
+        trainingInput=TUNING_INPUT,
+        trainingOutput={
+            "isHyperparameterTuningJob": True,
+            "hyperparameterMetricTag": "rmse",
+            "completedTrialCount": "9",
+            "consumedMLUnits": 1.25,
+            "trials": TUNING_TRIALS,
+        },
+    ),
+    _job(
+        "hptune_20261122_075500",
+        "SUCCEEDED",
+        "2026-11-22T07:55:00Z",
+        startTime="2026-11-22T07:55:40Z",
+        endTime="2026-11-22T08:10:00Z",
+        trainingInput={
+            **BASE,
+            "hyperparameters": {
+                "goal": "MAXIMIZE",
+                "maxTrials": 3,
+                "params": [
+                    {"parameterName": "layers", "type": "INTEGER", "minValue": 1, "maxValue": 4}
+                ],
+            },
+        },
+        trainingOutput={
+            "isHyperparameterTuningJob": True,
+            "completedTrialCount": "3",
+            "trials": [
+                _trial("1", "SUCCEEDED", "08:00:00", "08:05:00", {"layers": "1"}, 0.71, 500),
+                _trial("2", "SUCCEEDED", "08:00:00", "08:06:00", {"layers": "4"}, 0.93, 500),
+                _trial("3", "SUCCEEDED", "08:06:00", "08:09:00", {"layers": "2"}, 0.88, 500),
+            ],
+        },
+    ),
+]

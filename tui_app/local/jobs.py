@@ -26,6 +26,7 @@ from tui_app.local.runner import JobRunner
 from tui_app.local.scheduler import Scheduler, machine_capacity
 from tui_app.local.store import DuplicateJobError, JobStore, LogStore, StoreError
 from tui_app.local.timefmt import job_time, parse_job_time
+from tui_app.local.trials import make_runner
 from tui_app.model.cost import consumed_ml_units
 from tui_app.model.filter_expr import FilterSyntaxError
 from tui_app.model.job_spec import (
@@ -143,7 +144,7 @@ class JobService:
         live = self.jobs.in_states([s.value for s in LIVE_STATES])
         recovered: list[JobRunner] = []
         for project, job, runtime in live:
-            runner = JobRunner(self, project, job["jobId"])
+            runner = make_runner(self, project, job)
             self.runners[(project, job["jobId"])] = runner
             try:
                 runner.recover(job, runtime)
@@ -225,6 +226,16 @@ class JobService:
                 with contextlib.suppress(ApiError):  # logged; the next change writes it
                     self._save(project, job)
 
+    def set_training_output(self, project: str, job_id: str, output: dict[str, Any]) -> None:
+        """Replace a live job's trainingOutput (a tuning job's trials as they run); a failed
+        write is logged and left to the next change."""
+        job = self.stored(project, job_id)
+        if JobState(job["state"]).is_terminal:
+            return
+        job["trainingOutput"] = output
+        with contextlib.suppress(ApiError):
+            self._save(project, job)
+
     def save_runtime(self, project: str, job_id: str, runtime: dict[str, Any]) -> None:
         job = self.stored(project, job_id)
         try:
@@ -302,7 +313,7 @@ class JobService:
             "Job creation request has been successfully validated.",
             SEVERITIES["INFO"],
         )
-        runner = JobRunner(self, project, job["jobId"])
+        runner = make_runner(self, project, job)
         self.runners[(project, job["jobId"])] = runner
         runner.start()
         return job

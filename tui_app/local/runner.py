@@ -208,6 +208,10 @@ class JobRunner:
         """``new``: from admission on; ``adopt``: watch replicas an earlier run of the service
         started (set by ``recover``); ``restart``: stop a half-started cluster, then as new."""
         self._ended_while_down: list[str] = []
+        self.trial: str | None = None
+        """The trial id (``"1"``...) when this runs one trial of a tuning job (trials.py)."""
+        self.extra_args: list[str] = []
+        """Arguments after the job's own: a trial's ``--<parameterName>=<value>``."""
 
     def cancel(self) -> None:
         """The user cancelled the job."""
@@ -409,6 +413,12 @@ class JobRunner:
             self.svc.finish(self.project, self.job_id, JobState.FAILED, prepared)
             return
         pythonpath, job_dir = prepared
+        await self._train(ti, pythonpath, job_dir, grant)
+
+    async def _train(
+        self, ti: dict[str, Any], pythonpath: Path | None, job_dir: Path | None, grant: Grant
+    ) -> None:
+        """Run the admitted, prepared job to its end (a tuning job runs trials instead)."""
         self.note("Waiting for training program to start.")
         await self._start_replicas(ti, pythonpath, job_dir, grant)
         if self.cancel_requested.is_set():
@@ -471,8 +481,9 @@ class JobRunner:
         cluster = cluster_addresses(
             reps, free_ports(sum(r.role is not Role.EVALUATOR for r in reps))
         )
-        base = self.svc.state.job_dir(self.project, self.job_id)
+        base = self.replica_root()
         argv = [sys.executable, "-m", ti["pythonModule"], *(ti.get("args") or [])]
+        argv += self.extra_args
         if job_dir is not None:
             argv += ["--job-dir", str(job_dir)]
         runtime: dict[str, Any] = {"replicas": [], "slots": grant.demand.slots, "complete": False}
@@ -483,7 +494,9 @@ class JobRunner:
                 (workdir / stale).unlink(missing_ok=True)
             handle = ReplicaHandle(rep, workdir)
             env = {k: v for k, v in os.environ.items() if not k.startswith("TUI_APP_")}
-            env.update(replica_env(self.job_id, ti, rep, cluster))
+            env.update(replica_env(self.job_id, ti, rep, cluster, self.trial))
+            if self.trial is not None:
+                env["CLOUD_ML_TRIAL_ID"] = self.trial
             env.update(gpu_env(gpus, order))
             env[REPLICA_MARKER] = str(workdir)
             env["PYTHONUNBUFFERED"] = "1"
@@ -503,7 +516,13 @@ class JobRunner:
             log_name = f"projects/{self.project}/logs/{rep.task_name}"
             for name, is_err in (("stdout.log", False), ("stderr.log", True)):
                 src = LogSource(
-                    workdir / name, self.project, self.job_id, rep.task_name, log_name, is_err
+                    workdir / name,
+                    self.project,
+                    self.job_id,
+                    rep.task_name,
+                    log_name,
+                    is_err,
+                    self.trial,
                 )
                 handle.sources.append(src)
                 self.svc.writer.add_source(src)
@@ -534,10 +553,18 @@ class JobRunner:
                 }
             )
             # Recorded as each starts, so a restarted service finds every supervisor.
-            self.svc.save_runtime(self.project, self.job_id, runtime)
+            self.record_runtime(runtime)
             on_gpus = f", GPU {','.join(gpus)}" if gpus else ""
             self.note(f"Started {rep.task_name} ({rep.machine_type}{on_gpus}).")
         runtime["complete"] = True
+        self.record_runtime(runtime)
+
+    def replica_root(self) -> Path:
+        """The dir holding one work dir per replica."""
+        return self.svc.state.job_dir(self.project, self.job_id)
+
+    def record_runtime(self, runtime: dict[str, Any]) -> None:
+        """Persist what a restarted service needs to find the replicas again."""
         self.svc.save_runtime(self.project, self.job_id, runtime)
 
     async def _watch(self) -> tuple[JobState, str | None]:

@@ -3,6 +3,11 @@
 Under the summary, each replica's CPU and memory as sparklines (``widgets.replica_usage``), read
 from the local service's ``:metrics`` extension while the job is live; hidden where the endpoint
 has none (a cloud backend).
+
+For a hyperparameter tuning job, a "Trials" section (``widgets.trials_table``) between the two:
+a plot of the objective by trial and the trials table, best first, redrawn with every re-read of
+the job (the list's poll, every ``refresh_seconds``, while the job is live). ``t`` focuses the
+table and ``enter`` on a trial opens the logs filtered to it.
 """
 
 from __future__ import annotations
@@ -30,8 +35,16 @@ from tui_app.app import JobsApp
 from tui_app.messages import JobsRefreshed
 from tui_app.model.describe import job_yaml, summarize
 from tui_app.model.states import JobState
+from tui_app.model.trials import (
+    completed_trials,
+    goal_of,
+    is_tuning_job,
+    metric_tag,
+    trial_rows,
+)
 from widgets.replica_usage import ReplicaUsage
 from widgets.status_header import StatusHeader
+from widgets.trials_table import TrialsSection, TrialsTable
 
 USAGE_POLL_SECONDS = 2.0
 """How often the per-replica CPU and memory are read while the job is live."""
@@ -53,6 +66,7 @@ class DescribeScreen(Screen[None]):
         Binding("escape,q", "back", "Back", id="describe.back"),
         Binding("y", "toggle_yaml", "Summary/YAML", id="describe.yaml"),
         Binding("l", "logs", "Logs", id="describe.logs"),
+        Binding("t", "trials", "Trials", id="describe.trials", tooltip="The trials table"),
         Binding("x,ctrl+d", "cancel_job", "Cancel", id="describe.cancel"),
         Binding("R", "resubmit", "Resubmit", id="describe.resubmit"),
         Binding("E", "edit", "Edit+submit", id="describe.edit"),
@@ -74,6 +88,9 @@ class DescribeScreen(Screen[None]):
         yield StatusHeader()
         with VerticalScroll(id="describe-body"):
             yield Static(Text(f"Loading {self.job_id}…"), id="describe-content")
+            trials = TrialsSection(id="describe-trials")
+            trials.display = False
+            yield trials
             usage = ReplicaUsage(id="describe-usage")
             usage.display = False
             yield usage
@@ -122,8 +139,44 @@ class DescribeScreen(Screen[None]):
             return
         content = self.query_one("#describe-content", Static)
         content.update(self._yaml() if self.show_yaml else self._summary())
+        self._show_trials()
         usage = self.query_one(ReplicaUsage)
         usage.display = bool(usage.replicas) and not self.show_yaml
+
+    # -- trials of a tuning job ------------------------------------------------------------------
+
+    def _show_trials(self) -> None:
+        assert self.job is not None
+        section = self.query_one(TrialsSection)
+        shown = is_tuning_job(self.job) and not self.show_yaml
+        if shown != section.display:
+            self.refresh_bindings()
+        section.display = shown
+        if not shown:
+            return
+        section.show(
+            trial_rows(self.job, self.app.clock()),
+            goal_of(self.job),
+            metric_tag(self.job),
+            completed_trials(self.job),
+        )
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "trials":  # only a tuning job's summary has the table
+            return self.job is not None and is_tuning_job(self.job) and not self.show_yaml
+        return True
+
+    def action_trials(self) -> None:
+        table = self.query_one(TrialsTable)
+        if table.display:
+            table.focus()
+        else:
+            self.query_one(TrialsSection).scroll_visible()
+
+    def on_trials_table_trial_selected(self, message: TrialsTable.TrialSelected) -> None:
+        from tui_app.screens.logs import LogsScreen
+
+        self.app.push_screen(LogsScreen(self.job_id, trial=message.trial_id))
 
     # -- per-replica usage -----------------------------------------------------------------------
 
@@ -184,12 +237,14 @@ class DescribeScreen(Screen[None]):
         assert self.job is not None
         parts: list[RenderableType] = []
         now = self.app.clock()
+        tuning = is_tuning_job(self.job)
         for section in summarize(self.job, now, tz=now.tzinfo or UTC):
             parts.append(Text(section.title, style="bold underline"))
             grid = Table.grid(padding=(0, 2))
             grid.add_column(style="bold", no_wrap=True)
             grid.add_column(overflow="fold")
-            for key, value in section.rows:
+            rows = _without_trials(section.rows) if tuning else section.rows
+            for key, value in rows:
                 grid.add_row(key, value)
             parts.append(grid)
             parts.append(Text(""))
@@ -224,3 +279,15 @@ class DescribeScreen(Screen[None]):
         text = job_yaml(self.job) if self.show_yaml else self.job.get("errorMessage") or self.job_id
         self.app.copy_to_clipboard(text)
         self.notify("Copied (OSC 52).")
+
+
+def _without_trials(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The rows less the "Trials" list (and its continuation rows): the table shows them."""
+    out: list[tuple[str, str]] = []
+    in_trials = False
+    for key, value in rows:
+        if key:
+            in_trials = key == "Trials"
+        if not in_trials:
+            out.append((key, value))
+    return out

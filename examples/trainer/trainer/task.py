@@ -158,7 +158,21 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
             "local directories, so it will not write any files"
         )
         args.job_dir = None
+    trial = trial_id()
+    if args.job_dir and trial:
+        # Trials of a tuning job run at once: each keeps its checkpoints in its own subdir (as
+        # the platform's samples did), or one would resume from another's.
+        args.job_dir = os.path.join(args.job_dir, trial)
     return args, unknown
+
+
+def trial_id() -> str:
+    """This run's hyperparameter-tuning trial (TF_CONFIG's task.trial), or "" outside one."""
+    try:
+        task = json.loads(os.environ.get("TF_CONFIG") or "{}").get("task") or {}
+    except ValueError:
+        return ""
+    return str(task.get("trial") or "")
 
 
 class ParamStore(Protocol):

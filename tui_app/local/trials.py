@@ -1,0 +1,426 @@
+"""Hyperparameter tuning jobs: trials, each a full set of replicas, as the platform ran them.
+
+A job with ``trainingInput.hyperparameters`` is run by a ``TuningRunner``: admitted and prepared
+like any job, then, instead of one cluster, up to ``maxTrials`` trials, at most
+``maxParallelTrials`` at once. The job's own grant runs the first lane of trials; each further
+lane asks the scheduler for one trial's capacity (in turn with every other job), so parallel
+trials never overcommit the machine. Each trial is a ``TrialRun``: a ``JobRunner`` whose replicas
+live under ``trials/<id>/``, get ``--<parameterName>=<value>``, ``TF_CONFIG.task.trial``,
+``CLOUD_ML_TRIAL_ID`` and their own ``CLOUD_ML_HP_METRIC_FILE``, and whose log entries carry the
+trial id. Which point each trial tries is ``tui_app.model.hp_search``'s business.
+
+``trainingOutput`` (api-notes §2.4) is rewritten whenever a trial starts, reports or ends. The
+job succeeds once the trials are done, even when some failed, unless ``maxFailedTrials`` of them
+failed: then it fails, naming the count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tui_app.local.log_writer import ServiceEntry
+from tui_app.local.runner import JobRunner, sweep_leftovers
+from tui_app.local.scheduler import Grant
+from tui_app.local.timefmt import job_time
+from tui_app.model.capacity import job_demand
+from tui_app.model.hp_search import (
+    DEFAULT_METRIC_TAG,
+    Search,
+    Suggestion,
+    arguments,
+    max_failed,
+    metric_series,
+)
+from tui_app.model.limits import running_limit
+from tui_app.model.severity import SEVERITIES
+from tui_app.model.states import JobState
+from tui_app.model.tiers import Role
+
+if TYPE_CHECKING:
+    from tui_app.local.jobs import JobService
+
+log = logging.getLogger(__name__)
+
+METRIC_POLL_SECONDS = 0.25
+"""How often a running trial's metric file is read (live finalMetric, early stopping)."""
+
+
+def is_tuning(job: dict[str, Any]) -> bool:
+    return bool((job.get("trainingInput") or {}).get("hyperparameters"))
+
+
+def make_runner(service: JobService, project: str, job: dict[str, Any]) -> JobRunner:
+    """The runner for a job: a ``TuningRunner`` for a tuning job."""
+    cls = TuningRunner if is_tuning(job) else JobRunner
+    return cls(service, project, job["jobId"])
+
+
+class TrialRun(JobRunner):
+    """One trial: the job's replicas in their own dirs, with the trial's arguments and id."""
+
+    def __init__(self, parent: TuningRunner, trial_id: str, extra_args: list[str]) -> None:
+        super().__init__(parent.svc, parent.project, parent.job_id)
+        self.parent = parent
+        self.trial = trial_id
+        self.extra_args = extra_args
+        self.stopped_early = False
+
+    def replica_root(self) -> Path:
+        return self.svc.state.job_dir(self.project, self.job_id) / "trials" / str(self.trial)
+
+    def record_runtime(self, runtime: dict[str, Any]) -> None:
+        self.parent.runtime.setdefault("trials", {})[str(self.trial)] = runtime
+        self.svc.save_runtime(self.project, self.job_id, self.parent.runtime)
+
+    def note(self, message: str, severity: str = "INFO") -> None:
+        self.svc.writer.emit(
+            ServiceEntry(
+                self.project,
+                self.job_id,
+                f"Trial {self.trial}: {message}",
+                SEVERITIES[severity],
+                f"projects/{self.project}/logs/ml.googleapis.com%2F{self.job_id}",
+                trial_id=self.trial,
+            )
+        )
+
+    @property
+    def metric_path(self) -> Path | None:
+        chief = next((h for h in self.handles if h.replica.role is Role.MASTER), None)
+        return None if chief is None else chief.workdir / "hypertune" / "output.metrics"
+
+    def metrics(self, tag: str) -> list[tuple[int, float]]:
+        path = self.metric_path
+        if path is None:
+            return []
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            return []
+        return metric_series(text, tag)
+
+    def stop(self, state: JobState, message: str | None, early: bool = False) -> None:
+        if self.cancel_requested.is_set():
+            return
+        self.stopped_early = early
+        self.stop_reason = (state, message)  # type: ignore[assignment]
+        self.cancel_requested.set()
+
+    async def run(
+        self, ti: dict[str, Any], pythonpath: Path | None, job_dir: Path | None, grant: Grant
+    ) -> tuple[JobState, str | None]:
+        """Start the replicas and watch them; everything is stopped and drained on return."""
+        try:
+            await self._start_replicas(ti, pythonpath, job_dir, grant)
+            if self.cancel_requested.is_set():
+                return self.stop_reason
+            self.note(f"started with {' '.join(self.extra_args)}.")
+            return await self._watch()
+        finally:
+            await self._stop_replicas()
+            await self._sweep()
+            await self._drain()
+
+
+class TuningRunner(JobRunner):
+    """Runs a tuning job's trials (see the module doc)."""
+
+    def __init__(self, service: JobService, project: str, job_id: str) -> None:
+        super().__init__(service, project, job_id)
+        self.runtime: dict[str, Any] = {"trials": {}}
+        self.live: dict[str, TrialRun] = {}
+        self.failed = 0
+        self.failed_limit = 1
+        self._next_id = 1
+        self._output: dict[str, Any] = {}
+        self._no_more = asyncio.Event()
+        """Set once no further trial will start: lanes still waiting for capacity give up
+        (else two tuning jobs could each hold a slot while waiting for the other's)."""
+
+    # -- after a service restart --------------------------------------------------------------
+
+    def recover(self, job: dict[str, Any], runtime: dict[str, Any]) -> None:
+        """Trials are not taken over after a restart: a job that had started some is ended
+        (by ``_guarded``, as ``lost``) once what is left of its replicas is killed."""
+        if runtime.get("trials"):
+            self.mode = "restart"
+            self.runtime = runtime
+
+    async def _restart(self) -> None:
+        dirs = {
+            str(rep.get("dir"))
+            for trial in (self.runtime.get("trials") or {}).values()
+            for rep in trial.get("replicas") or ()
+        }
+        await asyncio.to_thread(sweep_leftovers, dirs)
+        job = self.svc.stored(self.project, self.job_id)
+        done = int((job.get("trainingOutput") or {}).get("completedTrialCount") or 0)
+        message = (
+            "The local jobs service restarted while the tuning job ran; its trials cannot be "
+            f"taken over. {done} trial{'s' if done != 1 else ''} completed: submit a job with "
+            f"resumePreviousJobId={self.job_id} to continue the study."
+        )
+        self._finish_live_trials(JobState.FAILED)
+        self.note(message, "ERROR")
+        self.svc.finish(self.project, self.job_id, JobState.FAILED, message)
+
+    # -- running ------------------------------------------------------------------------------
+
+    async def _train(
+        self, ti: dict[str, Any], pythonpath: Path | None, job_dir: Path | None, grant: Grant
+    ) -> None:
+        hp: dict[str, Any] = ti["hyperparameters"]
+        search = Search(hp)
+        tag = str(hp.get("hyperparameterMetricTag") or DEFAULT_METRIC_TAG)
+        self.failed_limit = max_failed(hp)
+        self._output = {
+            "isHyperparameterTuningJob": True,
+            "hyperparameterMetricTag": tag,
+            "completedTrialCount": "0",
+        }
+        problem = self._continue_study(hp, search)
+        self._save_output()
+        if problem:
+            self.note(problem, "ERROR")
+            await self._end(JobState.FAILED, problem)
+            return
+        self._disarm()  # maxWaitTime no longer applies once the job runs
+        self.svc.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
+        self._arm(running_limit(ti), time.time())
+        self.note(
+            f"Job is running: up to {search.max_trials} trials "
+            f"({search.algorithm.lower()}), "
+            f"{max(1, int(hp.get('maxParallelTrials') or 1))} at a time."
+        )
+        propagate = asyncio.ensure_future(self._propagate_cancel())
+        parallel = max(1, int(hp.get("maxParallelTrials") or 1))
+        left = search.max_trials - search.seeded
+        try:
+            lanes = [
+                self._lane(i, search, tag, ti, pythonpath, job_dir, grant if i == 0 else None)
+                for i in range(max(1, min(parallel, left)))
+            ]
+            await asyncio.gather(*lanes)
+        finally:
+            propagate.cancel()
+        if self.cancel_requested.is_set():
+            state, message = self.stop_reason
+        elif self.failed >= self.failed_limit:
+            state = JobState.FAILED
+            message = (
+                f"{self.failed} trial{'s' if self.failed != 1 else ''} failed, reaching "
+                f"maxFailedTrials ({self.failed_limit}); the job is stopped." + self._last_failure()
+            )
+        else:
+            state, message = JobState.SUCCEEDED, None
+        await self._end(state, message)
+
+    def _continue_study(self, hp: dict[str, Any], search: Search) -> str | None:
+        """Continue an earlier job's study: its trials count, and teach the optimiser. Returns
+        why the job fails when there is no such study (a job may name one that is still to come
+        from elsewhere, so create does not refuse it)."""
+        previous = hp.get("resumePreviousJobId")
+        if not previous:
+            return None
+        old = self.svc.jobs.get(self.project, previous)
+        if old is None or not is_tuning(old):
+            what = "does not exist" if old is None else "is not a hyperparameter tuning job"
+            return f"resumePreviousJobId: the job {previous} {what} in project {self.project}."
+        trials = ((old or {}).get("trainingOutput") or {}).get("trials") or []
+        kept: list[dict[str, Any]] = []
+        for t in trials:
+            if len(kept) >= search.max_trials:
+                break
+            if t.get("state") != JobState.SUCCEEDED.value:
+                continue
+            metric = t.get("finalMetric") or {}
+            value = metric.get("objectiveValue")
+            objective = float(value) if isinstance(value, (int, float)) else None
+            if search.seed_trial(t.get("hyperparameters") or {}, objective):
+                kept.append(dict(t, trialId=str(len(kept) + 1)))
+        self._output["trials"] = kept
+        self._next_id = len(kept) + 1
+        self._count_completed()
+        self.note(f"Resumed the study of {previous}: {len(kept)} completed trials carried over.")
+        return None
+
+    async def _propagate_cancel(self) -> None:
+        await self.cancel_requested.wait()
+        self._no_more.set()
+        for trial in list(self.live.values()):
+            trial.stop(*self.stop_reason)
+
+    def _stopping(self) -> bool:
+        return self.cancel_requested.is_set() or self.failed >= self.failed_limit
+
+    async def _lane(
+        self,
+        lane: int,
+        search: Search,
+        tag: str,
+        ti: dict[str, Any],
+        pythonpath: Path | None,
+        job_dir: Path | None,
+        grant: Grant | None,
+    ) -> None:
+        """Run trials one after another on one trial's capacity until none are left."""
+        key = (self.project, f"{self.job_id}#lane-{lane}")
+        try:
+            if grant is None:
+                priority = int((ti.get("scheduling") or {}).get("priority") or 0)
+                wanted = self.svc.scheduler.request(key, job_demand(ti), priority)
+                give_up: asyncio.Future[Any] = asyncio.ensure_future(self._no_more.wait())
+                waits: set[asyncio.Future[Any]] = {wanted, give_up}
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                give_up.cancel()
+                if not wanted.done():
+                    wanted.cancel()
+                    return
+                grant = wanted.result()
+            while not self._stopping():
+                suggestion = None
+                if self._next_id - 1 < search.max_trials:
+                    suggestion = search.ask()
+                if suggestion is None:
+                    break
+                trial_id = str(self._next_id)
+                self._next_id += 1
+                await self._trial(trial_id, suggestion, search, tag, ti, pythonpath, job_dir, grant)
+            self._no_more.set()
+        finally:
+            if lane > 0:
+                self.svc.scheduler.release(key)
+
+    async def _trial(
+        self,
+        trial_id: str,
+        s: Suggestion,
+        search: Search,
+        tag: str,
+        ti: dict[str, Any],
+        pythonpath: Path | None,
+        job_dir: Path | None,
+        grant: Grant,
+    ) -> None:
+        run = TrialRun(self, trial_id, arguments(search.params, s.values))
+        entry: dict[str, Any] = {
+            "trialId": trial_id,
+            "hyperparameters": s.hyperparameters(),
+            "state": JobState.RUNNING.value,
+            "startTime": job_time(),
+        }
+        self._output.setdefault("trials", []).append(entry)
+        self._save_output()
+        self.live[trial_id] = run
+        watcher = asyncio.ensure_future(self._follow_metric(run, entry, s, search, tag))
+        try:
+            state, message = await run.run(ti, pythonpath, job_dir, grant)
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+            self.live.pop(trial_id, None)
+        self._update_metric(run, entry, s, search, tag)
+        if run.stopped_early:
+            state = JobState.SUCCEEDED
+            entry["isTrialStoppedEarly"] = True
+        entry["state"] = state.value
+        entry["endTime"] = job_time()
+        objective = (entry.get("finalMetric") or {}).get("objectiveValue")
+        if state is JobState.SUCCEEDED:
+            search.tell(s, "stopped" if run.stopped_early else "complete", objective)
+            how = "stopped early" if run.stopped_early else "completed"
+            shown = "no metric reported" if objective is None else f"{tag}={objective:g}"
+            run.note(f"{how}: {shown}.")
+        else:
+            search.tell(s, "failed", None)
+            if state is JobState.FAILED:
+                self.failed += 1
+                entry["_error"] = message or ""
+                run.note(f"failed. {message or ''}".strip(), "ERROR")
+                if self.failed >= self.failed_limit:
+                    self._no_more.set()
+                    for other in list(self.live.values()):
+                        other.stop(JobState.CANCELLED, "maxFailedTrials reached.")
+        self._count_completed()
+        self._save_output()
+
+    async def _follow_metric(
+        self, run: TrialRun, entry: dict[str, Any], s: Suggestion, search: Search, tag: str
+    ) -> None:
+        """While the trial runs: keep finalMetric current and apply early stopping."""
+        while True:
+            await asyncio.sleep(METRIC_POLL_SECONDS)
+            if self._update_metric(run, entry, s, search, tag):
+                self._save_output()
+                if search.should_stop(s):
+                    run.note(
+                        "stopped early: its metric is worse than the median of completed "
+                        "trials at the same step.",
+                        "NOTICE",
+                    )
+                    run.stop(JobState.SUCCEEDED, None, early=True)
+                    return
+
+    def _update_metric(
+        self, run: TrialRun, entry: dict[str, Any], s: Suggestion, search: Search, tag: str
+    ) -> bool:
+        """Read the trial's metric file; True when finalMetric changed."""
+        series = run.metrics(tag)
+        for step, value in series:
+            search.report(s, step, value)
+        if not series:
+            return False
+        step, value = series[-1]
+        if not math.isfinite(value):
+            return False
+        metric = {"trainingStep": str(step), "objectiveValue": value}
+        if entry.get("finalMetric") == metric:
+            return False
+        entry["finalMetric"] = metric
+        return True
+
+    def _count_completed(self) -> None:
+        done = sum(
+            1
+            for t in self._output.get("trials") or ()
+            if t.get("state") == JobState.SUCCEEDED.value
+        )
+        self._output["completedTrialCount"] = str(done)
+
+    def _last_failure(self) -> str:
+        for t in reversed(self._output.get("trials") or []):
+            if t.get("_error"):
+                return f"\nTrial {t['trialId']}: {t['_error']}"
+        return ""
+
+    def _finish_live_trials(self, state: JobState) -> None:
+        job = self.svc.stored(self.project, self.job_id)
+        out = job.get("trainingOutput") or {}
+        for t in out.get("trials") or ():
+            if t.get("state") == JobState.RUNNING.value:
+                t["state"] = state.value
+                t["endTime"] = job_time()
+        if out:
+            self._output = out
+            self._save_output()
+
+    def _save_output(self) -> None:
+        """Write trainingOutput into the job record (the trials as the API shows them)."""
+        out = dict(self.svc.stored(self.project, self.job_id).get("trainingOutput") or {})
+        out.update(
+            {k: v for k, v in self._output.items() if k != "trials"},
+        )
+        out["trials"] = [
+            {k: v for k, v in t.items() if not k.startswith("_")}
+            for t in self._output.get("trials") or ()
+        ]
+        if not out["trials"]:
+            del out["trials"]
+        self.svc.set_training_output(self.project, self.job_id, out)

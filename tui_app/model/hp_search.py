@@ -1,0 +1,317 @@
+"""Which hyperparameters the next trial tries: grid, random and Bayesian search (no IO).
+
+A ``HyperparameterSpec`` (api-notes §2.3) becomes a list of ``Param`` and one ``Search`` per
+tuning job. Every algorithm runs through one optuna study (in memory), asked and told trial by
+trial, so early stopping and resuming work the same whatever suggests the points:
+
+- ``GRID_SEARCH``: every point of the grid of INTEGER, DISCRETE and CATEGORICAL values, in order
+  (the first parameter varies slowest), enqueued into the study up to ``maxTrials``;
+- ``RANDOM_SEARCH``: optuna's ``RandomSampler``, each value drawn uniformly on its scale;
+- ``ALGORITHM_UNSPECIFIED`` (the platform's default, Bayesian optimisation): optuna's
+  ``TPESampler``, with a constant liar so parallel trials do not all try the same region.
+
+Scales: a DOUBLE or INTEGER with ``UNIT_LOG_SCALE`` is sampled uniformly in log space.
+``UNIT_REVERSE_LOG_SCALE`` is the mirror image: values are dense near the *top* of the range
+(useful for momentum-like values near 1). The study samples ``y`` log-uniformly in
+``[min, max]`` and the trial gets ``x = min + max - y``, which stays within the range, keeps both
+ends, and is exactly as fine near ``max`` as the log scale is near ``min``. DISCRETE values are
+searched by their index (an ordered integer, so TPE sees neighbours as close); CATEGORICAL values
+as categories.
+
+Early stopping (``enableTrialEarlyStopping``) is optuna's ``MedianPruner``: a running trial stops
+when its latest metric, at some step, is worse than the median of the completed trials' metrics at
+that same step (once ``EARLY_STOP_MIN_TRIALS`` trials have completed).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import optuna
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+from optuna.trial import TrialState
+
+DEFAULT_METRIC_TAG = "training/hptuning/metric"
+EARLY_STOP_MIN_TRIALS = 3
+"""Completed trials needed before the median rule may stop one."""
+GRID_TYPES = frozenset({"INTEGER", "DISCRETE", "CATEGORICAL"})
+
+Value = float | int | str
+Outcome = Literal["complete", "failed", "stopped"]
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One ParameterSpec, normalised."""
+
+    name: str
+    type: str
+    """DOUBLE, INTEGER, DISCRETE or CATEGORICAL."""
+    low: float = 0.0
+    high: float = 0.0
+    values: tuple[Any, ...] = ()
+    """DISCRETE: the numbers (increasing); CATEGORICAL: the strings."""
+    scale: str = "NONE"
+
+    @property
+    def reverse(self) -> bool:
+        return self.scale == "UNIT_REVERSE_LOG_SCALE" and self.type in ("DOUBLE", "INTEGER")
+
+    def distribution(self) -> BaseDistribution:
+        """The distribution the study searches (see the module doc for DISCRETE and reverse)."""
+        log = self.scale in ("UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE") and self.low > 0
+        if self.type == "DOUBLE":
+            return FloatDistribution(self.low, self.high, log=log)
+        if self.type == "INTEGER":
+            return IntDistribution(math.ceil(self.low), math.floor(self.high), log=log)
+        if self.type == "DISCRETE":
+            return IntDistribution(0, len(self.values) - 1)
+        return CategoricalDistribution(list(self.values))
+
+    def value(self, internal: Any) -> Value:
+        """The trial's value of an internal (study) value."""
+        if self.type == "DISCRETE":
+            number = float(self.values[int(internal)])
+            return int(number) if number.is_integer() else number
+        if self.type == "CATEGORICAL":
+            return str(internal)
+        if self.type == "INTEGER":
+            n = int(internal)
+            return int(math.ceil(self.low) + math.floor(self.high) - n) if self.reverse else n
+        x = float(internal)
+        return min(self.high, max(self.low, self.low + self.high - x)) if self.reverse else x
+
+    def internal(self, text: str) -> Any:
+        """The study value of a trial value as trainingOutput shows it; ValueError when it is
+        not one of this parameter's values (the spec changed since)."""
+        if self.type == "CATEGORICAL":
+            if text not in self.values:
+                raise ValueError(text)
+            return text
+        number = float(text)
+        if self.type == "DISCRETE":
+            for i, v in enumerate(self.values):
+                if math.isclose(float(v), number, rel_tol=1e-9, abs_tol=1e-12):
+                    return i
+            raise ValueError(text)
+        if not self.low <= number <= self.high:
+            raise ValueError(text)
+        if self.type == "INTEGER":
+            n = round(number)
+            return int(math.ceil(self.low) + math.floor(self.high) - n) if self.reverse else n
+        return self.low + self.high - number if self.reverse else number
+
+    def grid(self) -> list[Any]:
+        """Internal values of every grid point (GRID_TYPES only)."""
+        if self.type == "INTEGER":
+            return list(range(math.ceil(self.low), math.floor(self.high) + 1))
+        if self.type == "DISCRETE":
+            return list(range(len(self.values)))
+        return list(self.values)
+
+
+def format_value(value: Value) -> str:
+    """A value as the trainer's argument and trainingOutput's hyperparameters show it: integral
+    numbers without ``.0`` (an ``int()`` flag parser accepts them), others as Python prints."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
+def params_from_spec(hp: Mapping[str, Any]) -> list[Param]:
+    """The spec's parameters (validated by ``job_spec``), in their order."""
+    out: list[Param] = []
+    for p in hp.get("params") or ():
+        kind = str(p.get("type"))
+        out.append(
+            Param(
+                name=str(p["parameterName"]),
+                type=kind,
+                low=float(p.get("minValue") or 0.0),
+                high=float(p.get("maxValue") or 0.0),
+                values=tuple(float(v) for v in p.get("discreteValues") or ())
+                if kind == "DISCRETE"
+                else tuple(str(v) for v in p.get("categoricalValues") or ()),
+                scale=str(p.get("scaleType") or "NONE"),
+            )
+        )
+    return out
+
+
+def grid_points(params: Sequence[Param]) -> Iterator[dict[str, Any]]:
+    """Internal values of every grid point, the first parameter varying slowest."""
+    names = [p.name for p in params]
+    for combo in itertools.product(*(p.grid() for p in params)):
+        yield dict(zip(names, combo, strict=True))
+
+
+def grid_size(params: Sequence[Param]) -> int:
+    return math.prod(len(p.grid()) for p in params)
+
+
+def arguments(params: Sequence[Param], values: Mapping[str, Value]) -> list[str]:
+    """``--<parameterName>=<value>`` for each parameter, as the platform appended them."""
+    return [f"--{p.name}={format_value(values[p.name])}" for p in params]
+
+
+def max_failed(hp: Mapping[str, Any]) -> int:
+    """Failed trials that fail the job. ``maxFailedTrials`` unset or 0 means "the service
+    decides" (the docs give no number): here half the trials, at least 3 (or all of them when
+    there are fewer), so a broken trainer stops the job early but an unlucky region does not."""
+    given = int(hp.get("maxFailedTrials") or 0)
+    if given > 0:
+        return given
+    trials = max(1, int(hp.get("maxTrials") or 1))
+    return min(trials, max(3, math.ceil(trials / 2)))
+
+
+@dataclass
+class Suggestion:
+    """One trial's point: its values by parameter name and its optuna trial."""
+
+    number: int
+    values: dict[str, Value]
+    trial: optuna.trial.Trial = field(repr=False)
+    steps: set[int] = field(default_factory=set)
+
+    def hyperparameters(self) -> dict[str, str]:
+        return {k: format_value(v) for k, v in self.values.items()}
+
+
+class Search:
+    """The suggestion side of one tuning job: ``ask`` for a point, ``report`` intermediate
+    metrics, ``should_stop`` for early stopping, ``tell`` the outcome."""
+
+    def __init__(self, hp: Mapping[str, Any], seed: int | None = None) -> None:
+        self.params = params_from_spec(hp)
+        self.algorithm = str(hp.get("algorithm") or "ALGORITHM_UNSPECIFIED")
+        self.maximize = str(hp.get("goal") or "MAXIMIZE") != "MINIMIZE"
+        self.max_trials = max(1, int(hp.get("maxTrials") or 1))
+        parallel = max(1, int(hp.get("maxParallelTrials") or 1))
+        self.distributions = {p.name: p.distribution() for p in self.params}
+        sampler: optuna.samplers.BaseSampler
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            if self.algorithm == "ALGORITHM_UNSPECIFIED":
+                sampler = optuna.samplers.TPESampler(
+                    seed=seed,
+                    # A quarter of the budget explores at random first (optuna's default of 10
+                    # would leave a 12-trial job almost nothing to optimise with).
+                    n_startup_trials=max(2, min(10, self.max_trials // 4)),
+                    multivariate=True,
+                    constant_liar=parallel > 1,
+                )
+            else:
+                sampler = optuna.samplers.RandomSampler(seed=seed)
+        pruner: optuna.pruners.BasePruner = (
+            optuna.pruners.MedianPruner(n_startup_trials=EARLY_STOP_MIN_TRIALS)
+            if hp.get("enableTrialEarlyStopping")
+            else optuna.pruners.NopPruner()
+        )
+        self.study = optuna.create_study(
+            direction="maximize" if self.maximize else "minimize",
+            sampler=sampler,
+            pruner=pruner,
+        )
+        self._grid: Iterator[dict[str, Any]] | None = (
+            grid_points(self.params) if self.algorithm == "GRID_SEARCH" else None
+        )
+        self._done_points: set[tuple[tuple[str, str], ...]] = set()
+        self.seeded = 0
+
+    def seed_trial(self, hyperparameters: Mapping[str, str], objective: float | None) -> bool:
+        """Count a trial of an earlier job (``resumePreviousJobId``): a grid skips its point, the
+        Bayesian optimiser learns from its objective. False when it does not fit this spec."""
+        try:
+            internal = {p.name: p.internal(str(hyperparameters[p.name])) for p in self.params}
+        except (KeyError, ValueError):
+            return False
+        self._done_points.add(tuple(sorted(internal_key(internal).items())))
+        ok = objective is not None and math.isfinite(objective)
+        self.study.add_trial(
+            optuna.trial.create_trial(
+                params=internal,
+                distributions=self.distributions,
+                value=objective if ok else None,
+                state=TrialState.COMPLETE if ok else TrialState.FAIL,
+            )
+        )
+        self.seeded += 1
+        return True
+
+    def ask(self) -> Suggestion | None:
+        """The next point, or None when a grid has none left."""
+        if self._grid is not None:
+            for point in self._grid:
+                if tuple(sorted(internal_key(point).items())) in self._done_points:
+                    continue
+                self.study.enqueue_trial(point)
+                break
+            else:
+                return None
+        trial = self.study.ask(self.distributions)
+        values = {p.name: p.value(trial.params[p.name]) for p in self.params}
+        return Suggestion(trial.number, values, trial)
+
+    def report(self, s: Suggestion, step: int, value: float) -> None:
+        """An intermediate metric of a running trial (each step counts once)."""
+        if step in s.steps or not math.isfinite(value):
+            return
+        s.steps.add(step)
+        s.trial.report(value, step)
+
+    def should_stop(self, s: Suggestion) -> bool:
+        """Early stopping: is the trial's latest metric worse than the median at its step?"""
+        return bool(s.steps) and s.trial.should_prune()
+
+    def tell(self, s: Suggestion, outcome: Outcome, objective: float | None) -> None:
+        if outcome == "failed" or objective is None or not math.isfinite(objective):
+            self.study.tell(s.trial, state=TrialState.FAIL)
+        elif outcome == "stopped":
+            self.study.tell(s.trial, state=TrialState.PRUNED)
+        else:
+            self.study.tell(s.trial, objective)
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether objective ``a`` beats ``b`` under the goal."""
+        return a > b if self.maximize else a < b
+
+
+def internal_key(point: Mapping[str, Any]) -> dict[str, str]:
+    return {k: repr(v) for k, v in point.items()}
+
+
+def final_metric(text: str, tag: str) -> tuple[int, float] | None:
+    """The last ``(global_step, value)`` reported for ``tag`` in a cloudml-hypertune metric file
+    (JSON Lines, values as strings); None when there is none yet."""
+    series = metric_series(text, tag)
+    return series[-1] if series else None
+
+
+def metric_series(text: str, tag: str) -> list[tuple[int, float]]:
+    """Every ``(global_step, value)`` reported for ``tag``, in file order (bad lines skipped)."""
+    out: list[tuple[int, float]] = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+            value = float(entry[tag])
+            step = int(float(entry.get("global_step") or 0))
+        except (ValueError, KeyError, TypeError):
+            continue
+        out.append((step, value))
+    return out

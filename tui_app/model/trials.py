@@ -1,0 +1,258 @@
+"""A tuning job's trials as the detail pane's trials table and plot show them (no Textual here).
+
+``trial_rows`` reads ``trainingOutput.trials`` (ml v1 ``HyperparameterOutput``) into display rows,
+best first by the job's goal (``trainingInput.hyperparameters.goal``: MAXIMIZE unless it says
+MINIMIZE); trials without an objective yet come after, by trial id. A running trial has no
+``finalMetric`` (or one the service keeps updating): its objective is the latest reported, from
+``allMetrics`` or ``finalMetric``, shown as provisional and never marked best (only a finished
+trial's objective is final). ``objective_series`` is the plot's data: one point per trial in
+trial-id order, and ``scatter_positions`` places them on a small grid.
+
+Jobs come from any backend, so every field may be missing or odd: nothing here raises on a
+malformed trial, it shows what it can read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tui_app.model.job_view import format_elapsed, parse_time
+from tui_app.model.states import STATE_SYMBOL, JobState
+
+MAXIMIZE = "MAXIMIZE"
+MINIMIZE = "MINIMIZE"
+BEST_GLYPH = "★"
+LIVE_STATES = frozenset({"QUEUED", "PREPARING", "RUNNING", "CANCELLING"})
+"""A trial in one of these has no final objective yet, whatever its metric says so far."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrialRow:
+    """One trial as the table shows it; keyed by ``trial_id``."""
+
+    trial_id: str
+    hyperparameters: str
+    """``lr=0.01, layers=3``: the trial's parameters by name."""
+    objective: float | None
+    final: bool
+    """``objective`` is the trial's final metric (not the latest of a running trial)."""
+    step: int | None
+    state: str
+    stopped_early: bool
+    duration: str
+    """Start to end, or to now while the trial runs; "" before it starts."""
+    best: bool = False
+
+    @property
+    def objective_text(self) -> str:
+        return format_objective(self.objective)
+
+    @property
+    def step_text(self) -> str:
+        return "" if self.step is None else str(self.step)
+
+    @property
+    def state_text(self) -> str:
+        """``✓ SUCCEEDED``, ``⊘ CANCELLED early``: a symbol, so colour is never the only cue."""
+        try:
+            symbol = STATE_SYMBOL[JobState(self.state)]
+        except ValueError:
+            symbol = "?"
+        text = f"{symbol} {self.state}"
+        return text + " early" if self.stopped_early else text
+
+
+@dataclass(frozen=True, slots=True)
+class PlotPoint:
+    """One trial on the objective plot (x is its place in trial-id order)."""
+
+    trial_id: str
+    objective: float | None
+    final: bool
+    best: bool
+
+
+def is_tuning_job(job: Mapping[str, Any]) -> bool:
+    """A hyperparameter tuning job: the service says so, or the input asks for one."""
+    out = _mapping(job.get("trainingOutput"))
+    ti = _mapping(job.get("trainingInput"))
+    return bool(out.get("isHyperparameterTuningJob")) or bool(_mapping(ti.get("hyperparameters")))
+
+
+def goal_of(job: Mapping[str, Any]) -> str:
+    """``MAXIMIZE`` or ``MINIMIZE`` (the API's default, GOAL_TYPE_UNSPECIFIED, maximises)."""
+    hp = _mapping(_mapping(job.get("trainingInput")).get("hyperparameters"))
+    return MINIMIZE if str(hp.get("goal", "")).upper() == MINIMIZE else MAXIMIZE
+
+
+def metric_tag(job: Mapping[str, Any]) -> str | None:
+    out = _mapping(job.get("trainingOutput"))
+    hp = _mapping(_mapping(job.get("trainingInput")).get("hyperparameters"))
+    tag = out.get("hyperparameterMetricTag") or hp.get("hyperparameterMetricTag")
+    return str(tag) if tag else None
+
+
+def completed_trials(job: Mapping[str, Any]) -> int | None:
+    """``trainingOutput.completedTrialCount`` (an int64 string), or None when missing."""
+    return _int(_mapping(job.get("trainingOutput")).get("completedTrialCount"))
+
+
+def trial_rows(job: Mapping[str, Any], now: datetime) -> list[TrialRow]:
+    """The job's trials, best first (see the module docstring); the best one has ``best``."""
+    goal = goal_of(job)
+    trials = [_mapping(t) for t in _list(_mapping(job.get("trainingOutput")).get("trials"))]
+    rows = [_row(t, i, now) for i, t in enumerate(trials)]
+    rows.sort(key=lambda r: _sort_key(r, goal))
+    best = next((r for r in rows if r.final and r.objective is not None), None)
+    return [_with_best(r) if r is best else r for r in rows]
+
+
+def objective_series(rows: Sequence[TrialRow]) -> list[PlotPoint]:
+    """The plot's points: every trial in trial-id order, its objective or None."""
+    ordered = sorted(rows, key=lambda r: trial_order(r.trial_id))
+    return [PlotPoint(r.trial_id, r.objective, r.final, r.best) for r in ordered]
+
+
+def scatter_positions(
+    values: Sequence[float | None], columns: int, rows: int
+) -> list[tuple[int, int] | None]:
+    """Where each value goes on a ``columns`` x ``rows`` grid: ``(column, row)``, row 0 on top.
+
+    Values are spread evenly left to right in their order (several share a column when there
+    are more values than columns); the lowest value is on the bottom row and the highest on the
+    top one. None (no objective yet) has no place.
+    """
+    if columns <= 0 or rows <= 0:
+        return [None] * len(values)
+    known = [v for v in values if v is not None]
+    low, high = (min(known), max(known)) if known else (0.0, 0.0)
+    n = len(values)
+    spread = min(columns, n)
+    out: list[tuple[int, int] | None] = []
+    for i, v in enumerate(values):
+        if v is None:
+            out.append(None)
+            continue
+        column = i * spread // n if n else 0
+        if spread < columns:  # few trials: space them out across the width
+            column = column * columns // spread + (columns // spread) // 2
+        level = 0.5 if high == low else (v - low) / (high - low)
+        out.append((min(columns - 1, column), round((1 - level) * (rows - 1))))
+    return out
+
+
+def format_objective(value: float | None) -> str:
+    """Six significant digits: ``0.0132``, ``1234.57``, ``1.5e-07``; "" for None."""
+    if value is None:
+        return ""
+    return f"{value:.6g}"
+
+
+def trial_order(trial_id: object) -> tuple[int, str]:
+    """Numeric order of trial ids ("2" before "10"); anything else after, as text."""
+    text = str(trial_id)
+    return (int(text), "") if text.isdigit() else (1 << 62, text)
+
+
+# -- parsing ------------------------------------------------------------------------------------
+
+
+def _row(trial: Mapping[str, Any], index: int, now: datetime) -> TrialRow:
+    trial_id = str(trial.get("trialId") or index + 1)
+    state = str(trial.get("state") or "STATE_UNSPECIFIED")
+    final_metric = _mapping(trial.get("finalMetric"))
+    objective = _number(final_metric.get("objectiveValue"))
+    step = _int(final_metric.get("trainingStep"))
+    live = state in LIVE_STATES
+    final = objective is not None and not live
+    if objective is None or live:
+        # A running trial's value so far: the latest report, wherever the service put it.
+        latest = _latest_metric([*_list(trial.get("allMetrics")), final_metric])
+        if latest is not None:
+            objective, step = latest
+    params = _mapping(trial.get("hyperparameters"))
+    started = parse_time(trial.get("startTime"))
+    ended = parse_time(trial.get("endTime"))
+    duration = ""
+    if started is not None:
+        duration = format_elapsed((ended or now) - started)
+    return TrialRow(
+        trial_id=trial_id,
+        hyperparameters=", ".join(f"{k}={v}" for k, v in params.items()),
+        objective=objective,
+        final=final,
+        step=step,
+        state=state,
+        stopped_early=bool(trial.get("isTrialStoppedEarly")),
+        duration=duration,
+    )
+
+
+def _latest_metric(metrics: object) -> tuple[float, int | None] | None:
+    """The metric at the highest training step (the last one reported when steps are missing)."""
+    best: tuple[int, int, float, int | None] | None = None
+    for i, m in enumerate(_list(metrics)):
+        metric = _mapping(m)
+        value = _number(metric.get("objectiveValue"))
+        if value is None:
+            continue
+        step = _int(metric.get("trainingStep"))
+        key = (step if step is not None else -1, i, value, step)
+        if best is None or key[:2] > best[:2]:
+            best = key
+    return None if best is None else (best[2], best[3])
+
+
+def _sort_key(row: TrialRow, goal: str) -> tuple[int, float, tuple[int, str]]:
+    if row.objective is None:
+        return (1, 0.0, trial_order(row.trial_id))
+    value = -row.objective if goal == MAXIMIZE else row.objective
+    return (0, value, trial_order(row.trial_id))
+
+
+def _with_best(row: TrialRow) -> TrialRow:
+    return TrialRow(
+        row.trial_id,
+        row.hyperparameters,
+        row.objective,
+        row.final,
+        row.step,
+        row.state,
+        row.stopped_early,
+        row.duration,
+        best=True,
+    )
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _number(value: object) -> float | None:
+    # A double arrives as a JSON number, or as a string ("NaN", "Infinity") for special values.
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _int(value: object) -> int | None:
+    # int64 fields travel as strings ("3").
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None

@@ -1,0 +1,269 @@
+"""TrialsSection: a tuning job's trials as the Console showed them, a plot and a table, live.
+
+::
+
+    Trials
+    12 trials, 9 completed · goal MINIMIZE rmse · ★ best · enter opens a trial's logs
+     0.4210 ┤ ●        ○
+            │    ●  ●     ●
+     0.0132 ┤       ★
+       ★ Trial  Objective  Step  State         Duration  Hyperparameters
+       ★ 4      0.0132     1000  ✓ SUCCEEDED  1m20s     lr=0.01, layers=3
+
+The table is a ``DataTable`` (a tuning job has tens of trials, not the job list's 100k rows, so
+the stock widget's measuring costs nothing and gives row cursor, header and scrolling for free).
+Rows are keyed by trial id: a refresh re-sorts them and, while the table has focus, the cursor
+stays on its trial (unfocused, it rests on the best). The key columns come first and the
+hyperparameters last, so at 80 columns what is cut is the tail of the parameter list, never the
+objective.
+
+The plot is a small text scatter of the objective by trial id, not a ``Sparkline``: a sparkline
+draws bars from the minimum up, which reads "higher is better" even when the goal is MINIMIZE, and
+it cannot leave a gap for a trial without an objective yet. The scatter has its range on the
+axis, a hollow point for a running trial's latest value, and the best trial's star.
+
+Feed it with ``show`` (rows from ``tui_app.model.trials``); it never fetches anything. Colours
+come only from the component classes in DEFAULT_CSS (theme variables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult, RenderResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import DataTable, Static
+
+from tui_app.model.trials import (
+    BEST_GLYPH,
+    PlotPoint,
+    TrialRow,
+    format_objective,
+    objective_series,
+    scatter_positions,
+)
+
+PLOT_ROWS = 4
+FINAL_GLYPH = "●"
+LATEST_GLYPH = "○"
+COLUMNS = ("", "Trial", "Objective", "Step", "State", "Duration", "Hyperparameters")
+
+
+class TrialsPlot(Widget):
+    """The objective of each trial, left to right in trial-id order, low at the bottom."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "trials-plot--axis",
+        "trials-plot--point",
+        "trials-plot--latest",
+        "trials-plot--best",
+    }
+    DEFAULT_CSS = """
+    TrialsPlot {
+        height: 5;
+    }
+    TrialsPlot > .trials-plot--axis { color: $text-muted; }
+    TrialsPlot > .trials-plot--point { color: $accent; }
+    TrialsPlot > .trials-plot--latest { color: $text-muted; }
+    TrialsPlot > .trials-plot--best { color: $success; text-style: bold; }
+    """
+
+    def __init__(
+        self,
+        *,
+        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.points: list[PlotPoint] = []
+
+    def show(self, points: Sequence[PlotPoint]) -> None:
+        self.points = list(points)
+        self.refresh()
+
+    def render(self) -> RenderResult:
+        known = [p.objective for p in self.points if p.objective is not None]
+        if not known:
+            return Text("no objective reported yet", style=self._style("trials-plot--axis"))
+        high, low = format_objective(max(known)), format_objective(min(known))
+        label_w = max(len(high), len(low))
+        columns = max(1, self.size.width - label_w - 3)
+        grid: list[list[tuple[str, str]]] = [[(" ", "")] * columns for _ in range(PLOT_ROWS)]
+        places = scatter_positions([p.objective for p in self.points], columns, PLOT_ROWS)
+        # The best is drawn last so that a column shared by several trials still shows its star.
+        for point, place in sorted(
+            zip(self.points, places, strict=True), key=lambda pair: pair[0].best
+        ):
+            if place is None:
+                continue
+            column, row = place
+            if point.best:
+                cell = (BEST_GLYPH, "trials-plot--best")
+            elif point.final:
+                cell = (FINAL_GLYPH, "trials-plot--point")
+            else:
+                cell = (LATEST_GLYPH, "trials-plot--latest")
+            grid[row][column] = cell
+        axis = self._style("trials-plot--axis")
+        text = Text(no_wrap=True, overflow="crop")
+        for r, cells in enumerate(grid):
+            if r:
+                text.append("\n")
+            label = high if r == 0 else low if r == PLOT_ROWS - 1 else ""
+            tick = "┤" if label else "│"
+            text.append(f" {label:>{label_w}} {tick}", axis)
+            for glyph, component in cells:
+                text.append(glyph, self._style(component) if component else "")
+        first, last = self.points[0].trial_id, self.points[-1].trial_id
+        text.append(f"\n {'':>{label_w}} └ trial {first} → {last}", axis)
+        return text
+
+    def _style(self, component: str) -> str:
+        return str(self.get_component_rich_style(component, partial=True))
+
+
+class TrialsTable(DataTable[str | Text]):
+    """One row per trial, best first; ``enter`` posts ``TrialSelected``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select_cursor", "Trial logs", id="trials.logs"),
+        Binding("j", "cursor_down", "Down", show=False, id="trials.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="trials.up"),
+    ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "trials-table--best",
+        "trials-table--failed",
+        "trials-table--running",
+    }
+    DEFAULT_CSS = """
+    TrialsTable {
+        height: auto;
+        max-height: 14;
+    }
+    TrialsTable > .trials-table--best { color: $success; text-style: bold; }
+    TrialsTable > .trials-table--failed { color: $error; }
+    TrialsTable > .trials-table--running { color: $text-muted; }
+    """
+
+    class TrialSelected(Message):
+        """``enter`` on a trial: open its logs."""
+
+        def __init__(self, trial_id: str) -> None:
+            super().__init__()
+            self.trial_id = trial_id
+
+    def __init__(
+        self,
+        *,
+        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
+        self.shown: list[TrialRow] = []
+        """The rows on screen, in their order."""
+        for label in COLUMNS:
+            self.add_column(label, key=label or "best")
+
+    def show(self, rows: Sequence[TrialRow]) -> None:
+        """Show ``rows`` in their order.
+
+        While the table has focus, the cursor stays on the trial it was on (someone is reading
+        it); otherwise it sits on the top row, the best trial so far.
+        """
+        rows = list(rows)
+        if rows == self.shown:
+            return
+        current = (
+            self.shown[self.cursor_row].trial_id if self.shown and self.cursor_row >= 0 else None
+        )
+        self.shown = rows
+        self.clear()
+        for row in rows:
+            self.add_row(*self._cells(row), key=row.trial_id)
+        ids = [r.trial_id for r in rows]
+        if self.has_focus and current in ids:
+            self.move_cursor(row=ids.index(current), animate=False, scroll=False)
+
+    def _cells(self, row: TrialRow) -> list[str | Text]:
+        if row.best:
+            style = self.get_component_rich_style("trials-table--best", partial=True)
+        elif row.state in ("FAILED", "CANCELLED", "CANCELLING"):
+            style = self.get_component_rich_style("trials-table--failed", partial=True)
+        elif row.state in ("RUNNING", "PREPARING", "QUEUED"):
+            style = self.get_component_rich_style("trials-table--running", partial=True)
+        else:
+            style = None
+        style_text = str(style) if style else ""
+        objective = row.objective_text
+        if objective and not row.final:
+            objective += "…"  # a running trial's latest value, not its final one
+        return [
+            Text(BEST_GLYPH if row.best else " ", style=style_text),
+            Text(row.trial_id, style=style_text),
+            Text(objective, style=style_text, justify="right"),
+            Text(row.step_text, style=style_text, justify="right"),
+            Text(row.state_text, style=style_text),
+            Text(row.duration, style=style_text, justify="right"),
+            Text(row.hyperparameters, style=style_text),
+        ]
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key.value is not None:
+            self.post_message(self.TrialSelected(event.row_key.value))
+
+
+class TrialsSection(Widget):
+    """The "Trials" section of the detail pane: title, caption, plot and table."""
+
+    DEFAULT_CSS = """
+    TrialsSection {
+        height: auto;
+        margin-bottom: 1;
+    }
+    TrialsSection > .trials--title { text-style: bold underline; }
+    TrialsSection > .trials--caption {
+        color: $text-muted;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    TrialsSection > TrialsPlot { margin-bottom: 1; }
+    """
+
+    def __init__(
+        self,
+        *,
+        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.caption = Static("", classes="trials--caption", markup=False)
+        self.plot = TrialsPlot()
+        self.table = TrialsTable()
+
+    def compose(self) -> ComposeResult:
+        yield Static("Trials", classes="trials--title")
+        yield self.caption
+        yield self.plot
+        yield self.table
+
+    def show(
+        self, rows: Sequence[TrialRow], goal: str, tag: str | None, completed: int | None
+    ) -> None:
+        """Draw ``rows`` (best first, from ``trial_rows``) for a job with ``goal``."""
+        done = completed if completed is not None else sum(1 for r in rows if r.final)
+        count = f"{len(rows)} trial{'' if len(rows) == 1 else 's'}, {done} completed"
+        if not rows:
+            count = "no trials yet"
+        goal_text = f"goal {goal}" + (f" {tag}" if tag else "")
+        self.caption.update(
+            f"{count} · {goal_text} · {BEST_GLYPH} best · enter opens a trial's logs"
+        )
+        self.plot.show(objective_series(rows))
+        self.plot.display = bool(rows)
+        self.table.show(rows)
+        self.table.display = bool(rows)
