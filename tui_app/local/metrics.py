@@ -382,6 +382,8 @@ class ProcessSampler:
             proc = procs[pid]
             try:
                 with proc.oneshot():
+                    if proc.status() == psutil.STATUS_ZOMBIE:
+                        continue  # exited, not yet reaped: its RSS reads 0, not a real sample
                     t = proc.cpu_times()
                     mem = proc.memory_info().rss
             except psutil.Error:
