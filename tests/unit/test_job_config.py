@@ -272,3 +272,23 @@ def test_the_job_id_argument_replaces_the_files() -> None:
     with pytest.raises(ConfigError) as err:
         from_config_yaml(text)
     assert [v.field for v in err.value.violations] == ["jobId"]
+
+
+@pytest.mark.parametrize(
+    ("job_dir", "expected"),
+    [
+        ("gs://bucket/mnist_20261122_083000", "gs://bucket/mnist_20261122_091500"),
+        ("gs://bucket/runs/mnist_20261122_083000/", "gs://bucket/runs/mnist_20261122_091500"),
+        ("gs://bucket/runs/shared", "gs://bucket/runs/shared"),  # not named after the job: kept
+        ("gs://bucket/mnist_20261122_083000/out", "gs://bucket/mnist_20261122_083000/out"),
+    ],
+)
+def test_resubmission_moves_a_job_dir_named_after_the_old_job(job_dir: str, expected: str) -> None:
+    """Trainers resume from checkpoints in their job dir: a rerun must not start from the old end."""
+    job = custom_job()
+    job["jobId"] = "mnist_20261122_083000"
+    job["trainingInput"]["jobDir"] = job_dir
+    body = resubmission(job, NOW)
+    assert body["jobId"] == "mnist_20261122_091500"
+    assert body["trainingInput"]["jobDir"] == expected
+    assert job["trainingInput"]["jobDir"] == job_dir

@@ -73,9 +73,19 @@ def resubmission(job: Mapping[str, Any], now: datetime | None = None) -> dict[st
 
     Returns:
         ``jobId``, ``trainingInput`` and ``labels`` (when it has any), copied; nothing output only.
+        A ``jobDir`` named after the old job (``gs://b/mnist_20261122_083000``) is renamed
+        after the new one: trainers resume from the checkpoints they find in their job dir, so
+        a rerun in the old dir would pick up where the old job ended instead of training.
     """
     body = submitted_fields(job)
-    body["jobId"] = new_job_id(str(job["jobId"]), now)
+    old_id = str(job["jobId"])
+    body["jobId"] = new_job_id(old_id, now)
+    ti = body.get("trainingInput")
+    job_dir = ti.get("jobDir") if isinstance(ti, dict) else None
+    if isinstance(job_dir, str) and isinstance(ti, dict):
+        head, sep, last = job_dir.rstrip("/").rpartition("/")
+        if sep and last == old_id:
+            ti["jobDir"] = f"{head}/{body['jobId']}"
     return body
 
 
