@@ -284,7 +284,7 @@ def test_the_job_id_argument_replaces_the_files() -> None:
     ],
 )
 def test_resubmission_moves_a_job_dir_named_after_the_old_job(job_dir: str, expected: str) -> None:
-    """Trainers resume from checkpoints in their job dir: a rerun must not start from the old end."""
+    """Trainers resume from checkpoints in their job dir: a rerun must not resume the old run."""
     job = custom_job()
     job["jobId"] = "mnist_20261122_083000"
     job["trainingInput"]["jobDir"] = job_dir
