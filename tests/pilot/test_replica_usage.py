@@ -139,7 +139,8 @@ async def test_ended_job_shows_its_last_samples_and_stops(
     service: LiveService, burner_uri: str, tmp_path: Path
 ) -> None:
     job_id = unique_id("usage_done")
-    service.client().create(burner_job(job_id, burner_uri, "--seconds", "2"))
+    # Longer than two sampling intervals (2 s here), so it is sampled while it runs.
+    service.client().create(burner_job(job_id, burner_uri, "--seconds", "5"))
     assert service.wait_state(job_id)["state"] == "SUCCEEDED"
     app = live_app(service, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -148,6 +149,6 @@ async def test_ended_job_shows_its_last_samples_and_stops(
         [row] = usage_of(app).rows()
         cpu, rss = figures(row)
         assert CPU_FIGURES.match(cpu) and RSS_FIGURES.match(rss), (cpu, rss)
-        assert usage_of(app).replicas[0].cpu_peak > 20  # it did burn a core for 2 s
+        assert usage_of(app).replicas[0].cpu_peak > 20  # it did burn a core for 5 s
         [worker] = usage_workers(app)
         await wait_for(pilot, lambda: worker.state is WorkerState.SUCCESS, timeout=10)
