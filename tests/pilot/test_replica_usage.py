@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from textual.worker import WorkerState
 
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import unique_id
 from tests.pilot.conftest import live_app, wait_for
-from tests.support.burner import build_burner
-from tests.support.live_service import LiveService, basic_job
+from tests.support.burner import build_burner, burner_job, sampling_service
+from tests.support.live_service import LiveService
 from tui_app.screens.describe import DescribeScreen
 from widgets.replica_usage import ReplicaUsage, ReplicaUsageRow
 
@@ -38,25 +38,12 @@ RSS_FIGURES = re.compile(r"^[\d.]+ (MiB|GiB) \(peak [\d.]+ (MiB|GiB)\)$")
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     """This module's own service, sampling every 0.3 s."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv("TUI_APP_METRICS_SECONDS", "0.3")
-    try:
-        svc = _start(tmp_path_factory.mktemp("svc-usage") / "state")
-    finally:
-        patch.undo()
-    yield svc
-    _stop(svc)
+    yield from sampling_service(tmp_path_factory, "svc-usage")
 
 
 @pytest.fixture(scope="module")
 def burner_uri(service: LiveService, tmp_path_factory: pytest.TempPathFactory) -> str:
     return service.stage(build_burner(tmp_path_factory.mktemp("burner")))
-
-
-def burner_job(job_id: str, uri: str, *args: str, **training: Any) -> dict[str, Any]:
-    body = basic_job(job_id, uri, *args, **training)
-    body["trainingInput"]["pythonModule"] = "burner.task"
-    return body
 
 
 def usage_of(app: Any) -> ReplicaUsage:
@@ -139,7 +126,7 @@ async def test_ended_job_shows_its_last_samples_and_stops(
     service: LiveService, burner_uri: str, tmp_path: Path
 ) -> None:
     job_id = unique_id("usage_done")
-    # Longer than two sampling intervals (2 s here), so it is sampled while it runs.
+    # Many sampling intervals long, so several samples exist while it runs.
     service.client().create(burner_job(job_id, burner_uri, "--seconds", "5"))
     assert service.wait_state(job_id)["state"] == "SUCCEEDED"
     app = live_app(service, tmp_path)

@@ -18,9 +18,9 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.conftest import _start, _stop, unique_id
-from tests.support.burner import build_burner
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.conftest import unique_id
+from tests.support.burner import build_burner, burner_job, sampling_service
+from tests.support.live_service import PROJECT, LiveService
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import make_credentials
 from tui_app.api.metrics_client import MetricsClient, UsageHistory
@@ -40,25 +40,12 @@ MiB = 1024 * 1024
 @pytest.fixture(scope="module")
 def metrics_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     """A real service sampling every 0.3 s (the default 2 s would make these tests slow)."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv("TUI_APP_METRICS_SECONDS", "0.3")
-    try:
-        svc = _start(tmp_path_factory.mktemp("svc-metrics") / "state")
-    finally:
-        patch.undo()
-    yield svc
-    _stop(svc)
+    yield from sampling_service(tmp_path_factory, "svc-metrics")
 
 
 @pytest.fixture(scope="module")
 def burner_uri(metrics_service: LiveService, tmp_path_factory: pytest.TempPathFactory) -> str:
     return metrics_service.stage(build_burner(tmp_path_factory.mktemp("burner")))
-
-
-def burner_job(job_id: str, uri: str, *args: str, **training: Any) -> dict[str, Any]:
-    body = basic_job(job_id, uri, *args, **training)
-    body["trainingInput"]["pythonModule"] = "burner.task"
-    return body
 
 
 def metrics(svc: LiveService, job_id: str, since: str | None = None) -> tuple[int, Any]:

@@ -9,7 +9,16 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.live_service import LiveService, basic_job
+
+SAMPLE_SECONDS = "0.3"
+"""How often the burner tests' services sample (the default 2 s would make them slow)."""
 
 BURNER_TASK = textwrap.dedent(
     """
@@ -57,3 +66,24 @@ def build_burner(dest: Path) -> Path:
         capture_output=True,
     )
     return next((dest / "dist").glob("*.tar.gz"))
+
+
+def burner_job(job_id: str, uri: str, *args: str, **training: Any) -> dict[str, Any]:
+    """A jobs.create body running the burner package staged at ``uri``."""
+    body = basic_job(job_id, uri, *args, **training)
+    body["trainingInput"]["pythonModule"] = "burner.task"
+    return body
+
+
+def sampling_service(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[LiveService]:
+    """A module's own real service sampling every SAMPLE_SECONDS (use with ``yield from``)."""
+    from tests.conftest import _start, _stop
+
+    patch = pytest.MonkeyPatch()
+    patch.setenv("TUI_APP_METRICS_SECONDS", SAMPLE_SECONDS)
+    try:
+        svc = _start(tmp_path_factory.mktemp(name) / "state")
+    finally:
+        patch.undo()
+    yield svc
+    _stop(svc)
