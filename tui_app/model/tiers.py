@@ -289,3 +289,26 @@ SCALE_TIERS: dict[str, ScaleTier] = {
     )
 }
 DEFAULT_SCALE_TIER = "BASIC"
+
+
+# -- Vertex AI (aiplatform v1): the same hardware as Vertex AI custom training offers it ---------
+
+CLOUD_TPU_DEFAULT_ACCELERATOR = "TPU_V2"
+"""The TPU of ``cloud_tpu`` without an acceleratorConfig, and of BASIC_TPU: a v2 device of
+``TPU_CORES_PER_DEVICE`` cores (v2-8)."""
+
+SCALE_TIER_TPUS: dict[str, str] = {"BASIC_TPU": "cloud_tpu"}
+"""Tiers that attach a Cloud TPU beside their groups, and its machine type. The groups list only
+the VM because the TPU's price is in the tier's published figure."""
+
+VERTEX_RETIRED_ACCELERATORS: dict[str, tuple[str, int]] = {
+    "NVIDIA_TESLA_K80": ("NVIDIA_TESLA_T4", 4)
+}
+"""GPUs Vertex AI no longer offers (the K80 reached end of support; aiplatform v1 marks it
+deprecated), with the nearest GPU it does offer on the same N1 machines and the most of that GPU
+one N1 VM takes (a T4 attaches 1, 2 or 4 per VM; eight K80s have no eight-T4 equivalent)."""
+
+VERTEX_POD_ACCELERATORS: frozenset[str] = frozenset({"TPU_V2_POD", "TPU_V3_POD", "TPU_V4_POD"})
+"""TPU Pod slices, which an ml v1 ``cloud_tpu`` + core count cannot express on Vertex AI: its
+machine spec has no v2 or v3 Pod types at all, and TPU v4 runs on ``ct4p-*`` machines with a
+``tpuTopology`` instead of a core count."""
