@@ -25,7 +25,15 @@ class JobsRefreshed(Message, bubble=False):
     """False when no job changed since the last list (the screens skip re-sorting)."""
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, JobsRefreshed)
+        """Let a newer list (``message``, queued behind this one) supersede this one.
+
+        Textual drops ``self`` and keeps ``message``; a change this list carried must survive
+        that, or a later "nothing changed" list would hide it from the screens for good.
+        """
+        if not isinstance(message, JobsRefreshed):
+            return False
+        message.changed = message.changed or self.changed
+        return True
 
 
 @dataclass
