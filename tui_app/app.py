@@ -30,7 +30,7 @@ from tui_app.settings import Settings, save_setting
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
-    from tui_app.api.jobs_client import JobsClient
+    from tui_app.api.jobs_api import JobsApi
     from tui_app.screens.builder import BuilderScreen
 
 RETRY_SECONDS = 2.0
@@ -47,7 +47,7 @@ class RowCache:
         self._rows: dict[str, tuple[str, JobRow]] = {}
         self._order: list[JobRow] = []
 
-    def collect(self, client: JobsClient) -> tuple[list[JobRow], bool]:
+    def collect(self, client: JobsApi) -> tuple[list[JobRow], bool]:
         """Every job as a row, in the default order, and whether anything changed."""
         fresh: dict[str, tuple[str, JobRow]] = {}
         changed = False

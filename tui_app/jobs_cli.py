@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from tui_app.api.errors import ApiCallError
-from tui_app.api.jobs_client import JobsClient
+from tui_app.api.jobs_api import JobsApi
 from tui_app.launch import connector, resolve
 from tui_app.model.describe import job_yaml, render_text, summarize
 from tui_app.model.job_config import resubmission
@@ -68,7 +68,7 @@ def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
         return 1
 
 
-def _run(args: argparse.Namespace, client: JobsClient) -> int:
+def _run(args: argparse.Namespace, client: JobsApi) -> int:
     now = datetime.now(UTC)
     if args.action == "list":
         jobs = client.list_jobs()
@@ -126,7 +126,7 @@ def _print_lines(lines: list[LogLine]) -> None:
         sys.stdout.flush()
 
 
-def _logs(args: argparse.Namespace, connection: Connection, client: JobsClient, local: bool) -> int:
+def _logs(args: argparse.Namespace, connection: Connection, client: JobsApi, local: bool) -> int:
     """``jobs logs``: gcloud stream-logs' lines; with ``--follow``, until the job has ended.
 
     Without ``--follow`` it prints what there is and exits. With it, lost contact and server
@@ -140,6 +140,7 @@ def _logs(args: argparse.Namespace, connection: Connection, client: JobsClient, 
         client.project,
         args.job_id,
         task_name=args.task_name,
+        job=job,
         # A single read has no cursor to protect, so it need not leave the newest 5 s out.
         settle_seconds=cloud_settle(local) if args.follow else 0.0,
     )

@@ -14,7 +14,7 @@ from tui_app.api.errors import ApiCallError
 
 if TYPE_CHECKING:  # googleapiclient loads in the poll thread, not before the first frame
     from tui_app.api.connection import Connection
-    from tui_app.api.jobs_client import JobsClient
+    from tui_app.api.jobs_api import JobsApi
 
 
 class JobsSource:
@@ -26,11 +26,11 @@ class JobsSource:
         self._connection: Connection | None = None
         self.project = project
         self._lock = threading.Lock()
-        self._client: JobsClient | None = None
+        self._client: JobsApi | None = None
         self.label = "connecting…"
         self.endpoint: str | None = None
 
-    def client(self) -> JobsClient:
+    def client(self) -> JobsApi:
         """The client, connecting first if needed (blocking: call from a worker).
 
         Raises:
@@ -59,7 +59,7 @@ class JobsSource:
         with self._lock:
             self._client = None
 
-    def call(self, fn: Callable[[JobsClient], Any]) -> Any:
+    def call(self, fn: Callable[[JobsApi], Any]) -> Any:
         """Run ``fn`` with the client; a connection failure resets it for the next call."""
         try:
             return fn(self.client())

@@ -8,6 +8,7 @@ setting from the app (theme), so hand edits survive.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,9 @@ from tui_app.locations import config_dir
 DEFAULT_PROJECT = "local-project"
 DEFAULT_THEME = "tui-dark"
 DEFAULT_REFRESH_SECONDS = 2.0
-PROFILE_KINDS = ("local", "url")
+PROFILE_KINDS = ("local", "url", "vertex")
+VERTEX_REGION = re.compile(r"^[a-z]+(-[a-z]+)*\d*$")
+"""A Google Cloud region as it appears in an API host name: ``us-central1``, ``europe-west4``."""
 
 
 class SettingsError(ValueError):
@@ -28,12 +31,13 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True)
 class Profile:
-    """A backend: the embedded local service, or any ml-v1-compatible endpoint."""
+    """A backend: the embedded local service, any ml-v1-compatible endpoint, or Vertex AI."""
 
     name: str
     kind: str = "local"
     endpoint: str | None = None
-    """For ``url`` profiles: the API root, e.g. ``https://ml.googleapis.com``."""
+    """For ``url`` profiles: the API root, e.g. ``https://ml.googleapis.com``. For ``vertex``
+    profiles an optional override of ``https://{region}-aiplatform.googleapis.com``."""
     token: str | None = None
     token_file: str | None = None
     adc: bool = False
@@ -41,6 +45,14 @@ class Profile:
     state_dir: str | None = None
     """For ``local`` profiles: the service's state dir (default: the XDG data dir)."""
     project: str | None = None
+    region: str | None = None
+    """For ``vertex`` profiles: where jobs run (required), e.g. ``us-central1``."""
+    executor_image: str | None = None
+    """For ``vertex`` profiles: the pre-built training image for Python-package jobs, used
+    instead of the one guessed from ``runtimeVersion`` (required for PyTorch, sklearn, XGBoost)."""
+    logging_endpoint: str | None = None
+    """Where log entries are read; default ``https://logging.googleapis.com`` for ``vertex``
+    and the jobs endpoint itself otherwise."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +94,27 @@ def _profile(name: str, data: Any) -> Profile:
         raise SettingsError(f"profiles.{name}.kind must be one of {', '.join(PROFILE_KINDS)}.")
     if kind == "url" and not data.get("endpoint"):
         raise SettingsError(f"profiles.{name}.endpoint is required for a url profile.")
-    allowed = {"kind", "endpoint", "token", "token_file", "adc", "state_dir", "project"}
+    if kind == "vertex":
+        for key in ("project", "region"):
+            if not data.get(key):
+                raise SettingsError(f"profiles.{name}.{key} is required for a vertex profile.")
+        if not VERTEX_REGION.match(str(data["region"])):
+            raise SettingsError(
+                f"profiles.{name}.region must be a Google Cloud region such as us-central1, "
+                f"not {data['region']!r}."
+            )
+    allowed = {
+        "kind",
+        "endpoint",
+        "token",
+        "token_file",
+        "adc",
+        "state_dir",
+        "project",
+        "region",
+        "executor_image",
+        "logging_endpoint",
+    }
     unknown = set(data) - allowed
     if unknown:
         raise SettingsError(f"profiles.{name}: unknown keys {', '.join(sorted(unknown))}.")
@@ -95,6 +127,9 @@ def _profile(name: str, data: Any) -> Profile:
         adc=bool(data.get("adc", False)),
         state_dir=data.get("state_dir"),
         project=data.get("project"),
+        region=str(data["region"]) if data.get("region") else None,
+        executor_image=data.get("executor_image"),
+        logging_endpoint=data.get("logging_endpoint"),
     )
 
 

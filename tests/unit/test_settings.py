@@ -47,7 +47,13 @@ def test_defaults_and_profiles(tmp_path: Path) -> None:
         ("- a list", "must be a mapping"),
         ("refresh_seconds: fast", "refresh_seconds must be a number"),
         ("refresh_seconds: 0", "between 0.2 and 3600"),
-        ("profiles: {x: {kind: ftp}}", "profiles.x.kind must be one of local, url"),
+        ("profiles: {x: {kind: ftp}}", "profiles.x.kind must be one of local, url, vertex"),
+        ("profiles: {x: {kind: vertex, region: us-central1}}", "profiles.x.project is required"),
+        ("profiles: {x: {kind: vertex, project: p}}", "profiles.x.region is required"),
+        (
+            "profiles: {x: {kind: vertex, project: p, region: 'US Central'}}",
+            "region must be a Google Cloud region",
+        ),
         ("profiles: {x: {kind: url}}", "profiles.x.endpoint is required"),
         ("profiles: {x: {kind: local, colour: red}}", "unknown keys colour"),
         ("keymap: [a]", "keymap must map binding ids"),
@@ -78,3 +84,27 @@ def test_save_setting_keeps_the_rest(tmp_path: Path) -> None:
     assert Settings().with_changes(profile="nope").profile == "nope"
     with pytest.raises(SettingsError):
         Settings().with_changes(profile="nope").active_profile()
+
+
+def test_vertex_profile(tmp_path: Path) -> None:
+    parsed = parse_settings(
+        """
+        profile: cloud
+        profiles:
+          cloud:
+            kind: vertex
+            project: my-project
+            region: europe-west4
+            executor_image: europe-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-4.py310:latest
+        """
+    )
+    profile = parsed.active_profile()
+    assert (profile.kind, profile.project, profile.region) == (
+        "vertex",
+        "my-project",
+        "europe-west4",
+    )
+    assert profile.executor_image is not None and "pytorch" in profile.executor_image
+    assert profile.endpoint is None and profile.logging_endpoint is None
+    args = argparse.Namespace(profile=None, project=None, state_dir=None)
+    assert resolve(args, parsed)[1] == "my-project"

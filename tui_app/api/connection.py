@@ -13,6 +13,7 @@ import sys
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from google.auth.credentials import Credentials
 
@@ -21,7 +22,14 @@ from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.locations import SERVICE_FILE, TOKEN_FILE, default_state_dir
 from tui_app.settings import Profile
 
+if TYPE_CHECKING:
+    from tui_app.api.jobs_api import JobsApi
+
 START_TIMEOUT_SECONDS = 60
+
+
+VERTEX_LOGGING_ENDPOINT = "https://logging.googleapis.com"
+CLOUD_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
 @dataclass(frozen=True)
@@ -34,8 +42,35 @@ class Connection:
     """What the header shows, e.g. ``local (127.0.0.1:8470)``."""
     local: bool = False
     """The embedded local service (its log entries arrive in order; no settling delay)."""
+    backend: str = "ml"
+    """``ml`` (the ml v1 API: the local service or a URL) or ``vertex`` (Vertex AI)."""
+    logging_endpoint: str | None = None
+    """Where Cloud Logging's entries:list is; None: the jobs endpoint serves it too."""
+    region: str | None = None
+    """Vertex AI only: the region jobs run in."""
+    executor_image: str | None = None
+    """Vertex AI only: the profile's training image for Python-package jobs."""
 
-    def jobs(self, project: str) -> JobsClient:
+    @property
+    def vertex(self) -> bool:
+        return self.backend == "vertex"
+
+    @property
+    def logs_endpoint(self) -> str:
+        return self.logging_endpoint or self.endpoint
+
+    def jobs(self, project: str) -> JobsApi:
+        if self.vertex:
+            from tui_app.api.vertex_client import VertexJobsClient
+
+            assert self.region is not None
+            return VertexJobsClient(
+                project,
+                self.region,
+                self.credentials,
+                endpoint=self.endpoint,
+                executor_image=self.executor_image,
+            )
         return JobsClient(self.endpoint, project, self.credentials)
 
 
@@ -106,7 +141,35 @@ def connect(profile: Profile, state_dir: Path | None = None, start: bool = True)
         url, token = local_service(root, start=start)
         host = url.split("://", 1)[-1]
         return Connection(url, make_credentials(token), f"{profile.name} ({host})", local=True)
+    if profile.kind == "vertex":
+        from tui_app.api.vertex_client import vertex_endpoint
+
+        assert profile.region is not None
+        endpoint = profile.endpoint or vertex_endpoint(profile.region)
+        return Connection(
+            endpoint,
+            _credentials(profile, adc=True),
+            f"{profile.name} (Vertex AI {profile.region})",
+            backend="vertex",
+            logging_endpoint=profile.logging_endpoint or VERTEX_LOGGING_ENDPOINT,
+            region=profile.region,
+            executor_image=profile.executor_image,
+        )
     assert profile.endpoint is not None
+    return Connection(
+        profile.endpoint,
+        _credentials(profile, adc=profile.adc),
+        f"{profile.name} ({profile.endpoint})",
+        logging_endpoint=profile.logging_endpoint,
+    )
+
+
+def _credentials(profile: Profile, adc: bool) -> Credentials:
+    """A token (inline or from a file) when the profile names one, else ADC when asked for.
+
+    Raises:
+        ApiCallError: the token file is unreadable, or there are no default credentials.
+    """
     if profile.token or profile.token_file:
         token = profile.token
         if token is None and profile.token_file:
@@ -116,17 +179,19 @@ def connect(profile: Profile, state_dir: Path | None = None, start: bool = True)
                 raise ApiCallError(
                     f"Cannot read the token file {profile.token_file}: {exc}"
                 ) from None
-        creds = make_credentials(token)
-    elif profile.adc:
+        return make_credentials(token)
+    if adc:
         import google.auth
         from google.auth.exceptions import DefaultCredentialsError
 
         try:
-            creds, _ = google.auth.default(
-                scopes=["https://www.googleapis.com/auth/cloud-platform"]
-            )
+            creds, _ = google.auth.default(scopes=CLOUD_SCOPES)
         except DefaultCredentialsError as exc:
-            raise ApiCallError(f"No Google application default credentials: {exc}") from None
-    else:
-        creds = make_credentials(None)
-    return Connection(profile.endpoint, creds, f"{profile.name} ({profile.endpoint})")
+            raise ApiCallError(
+                "No Google application default credentials. Run `gcloud auth application-default"
+                f" login`, or set GOOGLE_APPLICATION_CREDENTIALS. ({exc})",
+                401,
+                "UNAUTHENTICATED",
+            ) from None
+        return creds
+    return make_credentials(None)

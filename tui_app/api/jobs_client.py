@@ -26,6 +26,13 @@ def make_credentials(token: str | None) -> Credentials:
     return TokenCredentials(token) if token else AnonymousCredentials()  # type: ignore[no-untyped-call]
 
 
+def authorized_http(credentials: Credentials | None, timeout: float) -> Any:
+    """An httplib2 client that signs each request (anonymous without ``credentials``)."""
+    return google_auth_httplib2.AuthorizedHttp(
+        credentials or make_credentials(None), http=httplib2.Http(timeout=timeout)
+    )
+
+
 class JobsClient:
     """Jobs of one project at one ml v1 endpoint."""
 
@@ -38,9 +45,7 @@ class JobsClient:
     ) -> None:
         self.endpoint = endpoint.rstrip("/")
         self.project = project
-        http = google_auth_httplib2.AuthorizedHttp(
-            credentials or make_credentials(None), http=httplib2.Http(timeout=timeout)
-        )
+        http = authorized_http(credentials, timeout)
         ml = discovery.build(
             "ml",
             "v1",

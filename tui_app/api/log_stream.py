@@ -32,7 +32,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from operator import attrgetter
@@ -40,8 +40,10 @@ from typing import Any, Final
 
 from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError
+from tui_app.model.cluster import task_from_vertex, task_to_vertex
 from tui_app.model.log_line import LogLine
 from tui_app.model.severity import parse_severity, severity_name
+from tui_app.model.vertex_translate import VERTEX_FIELD
 
 __all__ = [
     "BACKOFF_SECONDS",
@@ -184,7 +186,7 @@ def to_line(entry: dict[str, Any]) -> LogLine | None:
     return LogLine(
         timestamp=ts,
         insert_id=str(entry.get("insertId") or ""),
-        task_name=str(task),
+        task_name=task_from_vertex(str(task)),
         severity=_severity(entry.get("severity")),
         text=_text(entry),
         trial_id=str(trial) if trial is not None else None,
@@ -231,7 +233,10 @@ class LogStream:
         batch_limit: int | None = None,
         end_grace_seconds: float = END_GRACE_SECONDS,
         ordered_ties: bool | None = None,
+        job: Mapping[str, Any] | None = None,
     ) -> None:
+        """``job`` (the Job as read) is needed on Vertex AI: its entries carry the numeric id
+        and ``workerpoolN-i`` task names, not the jobId and ``master-replica-0``."""
         from google.cloud import logging as gcl
 
         self.project = project
@@ -252,16 +257,24 @@ class LogStream:
             project=project,
             credentials=connection.credentials,
             _use_grpc=False,
-            client_options={"api_endpoint": connection.endpoint.rstrip("/")},
+            client_options={"api_endpoint": connection.logs_endpoint.rstrip("/")},
         )
         self._request: Callable[..., Any] = client.logging_api.api_request
-        clauses = [
-            '(resource.type="ml_job" OR resource.type="cloudml_job")',
-            f"resource.labels.job_id={_quote(job_id)}",
-        ]
-        if task_name:
-            t = _quote(task_name)
-            clauses.append(f"(resource.labels.task_name={t} OR labels.task_name={t})")
+        log_id = job_id
+        if connection.vertex:
+            log_id = str(_dict((job or {}).get(VERTEX_FIELD)).get("id") or job_id)
+            # gcloud's Vertex filter (command_lib/ai/log_util.py): the job's numeric id.
+            clauses = ['resource.type="ml_job"', f"resource.labels.job_id={_quote(log_id)}"]
+            if task_name:
+                clauses.append(f"resource.labels.task_name={_quote(task_to_vertex(task_name))}")
+        else:
+            clauses = [
+                '(resource.type="ml_job" OR resource.type="cloudml_job")',
+                f"resource.labels.job_id={_quote(job_id)}",
+            ]
+            if task_name:
+                t = _quote(task_name)
+                clauses.append(f"(resource.labels.task_name={t} OR labels.task_name={t})")
         if trial_id:
             clauses.append(f'labels."ml.googleapis.com/trial_id"={_quote(trial_id)}')
         self.base_filter = " AND ".join(clauses)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,30 @@ class Replica:
     def task_name(self) -> str:
         """The platform's name: ``master-replica-0``, ``worker-replica-1``, ``ps-replica-0``."""
         return f"{self.role.value}-replica-{self.index}"
+
+
+_POOL_TASK = re.compile(r"workerpool([0-3])-(\d+)", re.ASCII)
+_ROLE_TASK = re.compile(r"(master|worker|ps|evaluator)-replica-(\d+)", re.ASCII)
+_POOL_ROLES: tuple[Role, ...] = tuple(Role)
+"""Vertex AI's worker pools are the platform's roles in cluster order: pool 0 is the master."""
+
+
+def task_from_vertex(task_name: str) -> str:
+    """``workerpool1-0`` (Vertex AI's task name) as the platform's ``worker-replica-0``.
+
+    Anything else (``service``, a name already in the platform's form) comes back unchanged,
+    so one log view shows both backends' lines under the same replica names.
+    """
+    m = _POOL_TASK.fullmatch(task_name)
+    return f"{_POOL_ROLES[int(m[1])].value}-replica-{m[2]}" if m else task_name
+
+
+def task_to_vertex(task_name: str) -> str:
+    """The platform's ``ps-replica-0`` as Vertex AI's ``workerpool2-0``; others unchanged."""
+    m = _ROLE_TASK.fullmatch(task_name)
+    if m is None:
+        return task_name
+    return f"workerpool{_POOL_ROLES.index(Role(m[1]))}-{m[2]}"
 
 
 def replica_groups(training_input: Mapping[str, Any]) -> tuple[ReplicaGroup, ...]:

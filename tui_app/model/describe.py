@@ -81,6 +81,7 @@ def summarize(job: Mapping[str, Any], now: datetime, *, tz: tzinfo = UTC) -> lis
     error = job.get("errorMessage")
     if isinstance(error, str) and error.strip():
         sections.append(Section("Error", [("Message", error.rstrip())]))
+    sections.append(Section("Vertex AI", _vertex(_mapping(job.get("vertexJob")))))
     return [s for s in sections if s.rows]
 
 
@@ -193,6 +194,24 @@ def _overview(job: Mapping[str, Any], now: datetime, tz: tzinfo) -> list[tuple[s
     if labels:
         pairs = sorted(f"{k}={v}" for k, v in labels.items())
         _add(rows, "Labels", ", ".join(pairs))
+    return rows
+
+
+def _vertex(vj: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Where a job from the Vertex AI backend lives: its numeric id is what Vertex's own tools
+    (the console, ``gcloud ai custom-jobs``) and its logs know it by."""
+    rows: list[tuple[str, str]] = []
+    kind = {"customJobs": "custom job", "hyperparameterTuningJobs": "hyperparameter tuning job"}
+    numeric = _text(vj.get("id"))
+    if numeric:
+        what = kind.get(str(vj.get("collection")), "")
+        _add(rows, "ID", f"{numeric} ({what})" if what else numeric)
+    _add(rows, "Resource", _text(vj.get("name")))
+    _add(rows, "Vertex state", _text(vj.get("state")))
+    _add(rows, "Image", _text(vj.get("executorImageUri")))
+    _add(rows, "Console", _text(vj.get("consoleUrl")))
+    uris = _mapping(vj.get("webAccessUris"))
+    _add_lines(rows, "Web access", [f"{k}: {v}" for k, v in sorted(uris.items())])
     return rows
 
 
@@ -311,7 +330,7 @@ def _training_output(job: Mapping[str, Any]) -> list[tuple[str, str]]:
     if isinstance(units, int | float) and not isinstance(units, bool):
         _add(rows, "Consumed ML units", _number(units))
     ti = _mapping(job.get("trainingInput"))
-    if ti:
+    if ti and not job.get("vertexJob"):  # Vertex AI bills machine hours, not ML units
         # An unknown tier or machine type has no price: leave the row out.
         with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
             _add(rows, "ML units per hour", _number(ml_units_per_hour(ti)))

@@ -198,6 +198,8 @@ class DescribeScreen(Screen[None]):
             ended = job is not None and JobState(job.get("state", "QUEUED")).is_terminal
             try:
                 conn = self.app.source.connection()
+                if conn.vertex:  # Vertex AI has no per-replica samples: no charts
+                    return
                 if client is None or conn is not connection:
                     connection = conn
                     client = MetricsClient(conn.endpoint, self.app.project, conn.credentials)

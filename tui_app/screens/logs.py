@@ -238,6 +238,7 @@ class LogsScreen(Screen[None]):
             trial_id=self.trial,
             settle_seconds=settle,
             batch_limit=SCREEN_BATCH,
+            job=self.job,
         )
 
         def job() -> dict[str, Any]:
@@ -279,7 +280,11 @@ class LogsScreen(Screen[None]):
         from tui_app.api.log_stream import LogStream
 
         stream = LogStream(
-            self.app.source.connection(), self.app.project, self.job_id, trial_id=self.trial
+            self.app.source.connection(),
+            self.app.project,
+            self.job_id,
+            trial_id=self.trial,
+            job=self.job,
         )
         stream.start_before(before)
         while wanted > 0 and not self._stop.is_set():
@@ -389,6 +394,7 @@ class LogsScreen(Screen[None]):
                 self.job_id,
                 task_name=None if task == ALL else task,
                 trial_id=self.trial,
+                job=self.job,
             )
             stream.start_before(before)
             lines = stream.older(HISTORY_BATCH)
