@@ -30,6 +30,7 @@ from textual.widgets import Footer, Input, Static
 
 from tui_app.api.errors import ApiCallError
 from tui_app.app import JobsApp
+from tui_app.model.backend_notes import Backend
 from tui_app.model.builder_form import (
     FormValues,
     field_key,
@@ -91,13 +92,19 @@ class Check:
     errors: dict[str, list[str]] = field(default_factory=dict)
     general: list[str] = field(default_factory=list)
     problems: list[FieldViolation] = field(default_factory=list)
+    notes: list[FieldViolation] = field(default_factory=list)
+    """Set fields the backend will ignore or change (not errors: the job can still go)."""
 
 
-def check_form(form: FormValues, server: list[FieldViolation]) -> Check:
+def check_form(
+    form: FormValues, server: list[FieldViolation], backend: Backend | None = None
+) -> Check:
     """Read ``form`` into a job and validate it as jobs.create would.
 
     A package folder stands in for ``packageUris`` (its sdist is built at submit); ``server``
     holds what the service said about the last submit, until the fields it names change.
+    With ``backend``, a valid job is also reviewed for it: what it cannot take is a problem,
+    what it ignores is a note.
     """
     job, problems = form_to_job(form)
     package_path = form.get("package_path").strip()
@@ -108,12 +115,19 @@ def check_form(form: FormValues, server: list[FieldViolation]) -> Check:
         why = package_folder_error(package_path)
         if why:
             problems.append(FieldViolation("packagePath", why))
+    notes: list[FieldViolation] = []
     try:
-        parse_job(probe)
+        parsed = parse_job(probe)
     except JobSpecError as exc:
         problems += exc.violations
+    else:
+        if backend is not None and backend.kind != "local" and package_path:
+            problems.append(FieldViolation("packagePath", REMOTE_PACKAGE_FOLDER))
+        elif backend is not None and not problems:
+            refused, notes = backend.review(parsed)
+            problems += refused
     problems += server
-    result = Check(job, package_path, problems=problems)
+    result = Check(job, package_path, problems=problems, notes=notes)
     for problem in problems:
         key = field_key(problem.field)
         message = problem.description
@@ -129,7 +143,10 @@ def check_form(form: FormValues, server: list[FieldViolation]) -> Check:
 
 
 def fresh_form(app: JobsApp, base: str = DEFAULT_BASE) -> FormValues:
-    """An empty BASIC form with a new ``<base>_<timestamp>`` id."""
+    """An empty BASIC form with a new ``<base>_<timestamp>`` id, in a Vertex profile's region."""
+    profile = app.settings.profiles.get(app.profile_name)
+    if profile is not None and profile.kind == "vertex" and profile.region:
+        return new_form(new_job_id(base, app.clock()), region=profile.region)
     return new_form(new_job_id(base, app.clock()))
 
 
@@ -241,6 +258,7 @@ class BuilderScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield StatusHeader()
         yield Static("", id="builder-status")
+        yield Static("", id="builder-notes")
         with Horizontal(id="builder-body"):
             yield BuilderForm(self._initial, id="builder-form")
             with Vertical(id="builder-preview"):
@@ -289,7 +307,7 @@ class BuilderScreen(Screen[None]):
             self._timer.stop()
             self._timer = None
         form = self.form.values()
-        check = check_form(form, self.server_errors)
+        check = check_form(form, self.server_errors, self.backend)
         self.check = check
         self.form.show_errors(check.errors, check.general)
         self.form.query_one(TierPanel).summary = summarize_cluster(
@@ -306,7 +324,32 @@ class BuilderScreen(Screen[None]):
         )
         self.query_one("#gcloud-preview", CodePreview).text = format_command(argv)
         self._show_status()
+        self._show_notes(check.notes)
         return check
+
+    @property
+    def backend(self) -> Backend | None:
+        """Where ctrl+j submits, from the active profile (known without connecting)."""
+        profile = self.app.settings.profiles.get(self.app.profile_name)
+        if profile is None:
+            return None
+        return Backend(profile.kind, profile.region, profile.executor_image)
+
+    def _show_notes(self, notes: list[FieldViolation]) -> None:
+        box = self.query_one("#builder-notes", Static)
+        backend = self.backend
+        box.display = bool(notes) and backend is not None
+        if not box.display or backend is None:
+            return
+        head = (
+            f"{backend.label} ignores or changes {len(notes)} field{'s' if len(notes) > 1 else ''}:"
+        )
+        lines = [
+            f"  • {n.field.removeprefix('trainingInput.')}: "
+            + n.description.removeprefix("Ignored: ")
+            for n in notes
+        ]
+        box.update("\n".join([head, *lines]))
 
     def _show_status(self) -> None:
         check = self.check

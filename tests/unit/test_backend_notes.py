@@ -1,0 +1,112 @@
+"""What each backend refuses or ignores in a config, as the builder shows it before submit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tui_app.api.connection import connect
+from tui_app.api.errors import ApiCallError
+from tui_app.api.vertex_client import VertexJobsClient
+from tui_app.model.backend_notes import Backend, local_notes
+from tui_app.settings import Profile
+
+JOB: dict[str, Any] = {
+    "jobId": "mnist_20261122_083000",
+    "trainingInput": {
+        "scaleTier": "BASIC",
+        "region": "us-central1",
+        "packageUris": ["gs://my-bucket/trainer-0.1.tar.gz"],
+        "pythonModule": "trainer.task",
+        "runtimeVersion": "2.11",
+        "jobDir": "gs://my-bucket/mnist_20261122_083000",
+    },
+}
+
+
+def _with(**ti: Any) -> dict[str, Any]:
+    return {**JOB, "trainingInput": {**JOB["trainingInput"], **ti}}
+
+
+def test_a_plain_config_has_nothing_to_say_on_vertex() -> None:
+    assert Backend("vertex", "us-central1").review(JOB) == ([], [])
+
+
+def test_vertex_names_what_it_ignores_and_what_it_refuses() -> None:
+    refused, notes = Backend("vertex", "us-central1").review(
+        _with(scheduling={"priority": 3}, useChiefInTfConfig=True)
+    )
+    assert refused == []
+    assert [n.field for n in notes] == [
+        "trainingInput.scheduling.priority",
+        "trainingInput.useChiefInTfConfig",
+    ]
+    refused, _ = Backend("vertex", "europe-west4").review(JOB)
+    assert [v.field for v in refused] == ["trainingInput.region"]
+    assert "europe-west4" in refused[0].description
+
+
+def test_the_local_service_names_the_cloud_only_fields() -> None:
+    job = _with(
+        serviceAccount="trainer@p.iam.gserviceaccount.com",
+        masterConfig={"diskConfig": {"bootDiskSizeGb": 200}},
+    )
+    refused, notes = Backend("local").review(job)
+    assert refused == []
+    assert [n.field for n in notes] == [
+        "trainingInput.serviceAccount",
+        "trainingInput.masterConfig.diskConfig",
+    ]
+    assert local_notes({"scaleTier": "BASIC"}) == []
+    assert Backend("url").review(job) == ([], [])
+
+
+def test_a_vertex_profile_connects_to_the_regional_host_with_its_token(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("ya29.test\n")
+    profile = Profile(
+        "cloud", kind="vertex", project="p", region="europe-west4", token_file=str(token)
+    )
+    conn = connect(profile)
+    assert conn.vertex and not conn.local
+    assert conn.endpoint == "https://europe-west4-aiplatform.googleapis.com"
+    assert conn.logs_endpoint == "https://logging.googleapis.com"
+    assert conn.label == "cloud (Vertex AI europe-west4)"
+    client = conn.jobs("p")
+    assert isinstance(client, VertexJobsClient) and client.parent == (
+        "projects/p/locations/europe-west4"
+    )
+
+
+def test_vertex_without_credentials_says_how_to_get_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
+    profile = Profile("cloud", kind="vertex", project="p", region="us-central1")
+    with pytest.raises(ApiCallError) as err:
+        connect(profile)
+    assert err.value.status_code == 401
+    assert "gcloud auth application-default login" in err.value.message
+
+
+def test_vertex_uses_application_default_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adc = tmp_path / "adc.json"
+    adc.write_text(
+        json.dumps(
+            {
+                "type": "authorized_user",
+                "client_id": "id.apps.googleusercontent.com",
+                "client_secret": "secret",
+                "refresh_token": "1//refresh",
+            }
+        )
+    )
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(adc))
+    conn = connect(Profile("cloud", kind="vertex", project="p", region="us-central1"))
+    assert type(conn.credentials).__module__ == "google.oauth2.credentials"
+    assert getattr(conn.credentials, "refresh_token", None) == "1//refresh"

@@ -1,0 +1,78 @@
+"""What each backend does with a config: which set fields it refuses, and which it ignores.
+
+One config.yaml can go to the local service or to Vertex AI, and neither honours every field
+of ml v1's ``trainingInput``. The builder shows these notes beside the form, so a field that
+will have no effect is said before submit, not discovered after a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tui_app.model.job_spec import FieldViolation
+from tui_app.model.vertex_translate import TranslationError, to_vertex, vertex_notes
+
+ROLE_CONFIGS = ("masterConfig", "workerConfig", "parameterServerConfig", "evaluatorConfig")
+
+# Not ``region``: gcloud requires one, so every config has it, and a note on every form is noise.
+_LOCAL_IGNORED: tuple[tuple[str, str], ...] = (
+    ("serviceAccount", "replicas run as your own user, not a service account"),
+    ("network", "replicas share this machine's network"),
+    ("enableWebAccess", "there is no web shell: read the replica's logs instead"),
+    ("encryptionConfig", "nothing is encrypted with a Cloud KMS key"),
+    ("pythonVersion", "replicas run on the service's own Python"),
+)
+
+
+def local_notes(training_input: Mapping[str, Any]) -> list[FieldViolation]:
+    """The set fields the local service accepts but has no use for on one machine."""
+    notes = [
+        FieldViolation(f"trainingInput.{name}", why)
+        for name, why in _LOCAL_IGNORED
+        if training_input.get(name) not in (None, "", [], {})
+    ]
+    for role in ROLE_CONFIGS:
+        config = training_input.get(role) or {}
+        if config.get("diskConfig"):
+            notes.append(
+                FieldViolation(
+                    f"trainingInput.{role}.diskConfig", "replicas use this machine's disk"
+                )
+            )
+        if config.get("tpuTfVersion"):
+            notes.append(
+                FieldViolation(f"trainingInput.{role}.tpuTfVersion", "there are no TPUs here")
+            )
+    return notes
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where the builder will submit: ``local``, ``url`` (any ml v1 endpoint) or ``vertex``."""
+
+    kind: str
+    region: str | None = None
+    executor_image: str | None = None
+
+    @property
+    def label(self) -> str:
+        return {"local": "The local service", "vertex": "Vertex AI"}.get(self.kind, "")
+
+    def review(self, job: Mapping[str, Any]) -> tuple[list[FieldViolation], list[FieldViolation]]:
+        """``(refused, ignored)`` for a job that is valid ml v1.
+
+        An ml v1 URL takes the config as it is: it has nothing to add.
+        """
+        ti = job.get("trainingInput") or {}
+        if self.kind == "local":
+            return [], local_notes(ti)
+        if self.kind != "vertex" or self.region is None:
+            return [], []
+        try:
+            request = to_vertex(job, region=self.region, executor_image=self.executor_image)
+        except TranslationError as exc:
+            refused = list(exc.violations)
+            return refused, vertex_notes(ti, region=self.region, executor_image=self.executor_image)
+        return [], list(request.notes)
