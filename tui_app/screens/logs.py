@@ -40,6 +40,9 @@ TIMESTAMP_MODES: tuple[TimestampMode, ...] = ("off", "utc", "local", "relative")
 CONTEXT_STEPS = (0, 2, 5, 10)
 VISIBLE_POLL_SECONDS = 0.25
 HIDDEN_POLL_SECONDS = 5.0
+CLOUD_POLL_SECONDS = (5.0, 15.0)
+"""Visible and hidden poll intervals on Vertex AI: Cloud Logging allows about 60 entries:list
+calls a minute per project, and its lines are 5 s late anyway (gcloud polls every 60 s)."""
 SCREEN_BATCH = 5_000
 HISTORY_BATCH = 5_000
 """Lines per screen update: a 100k-line tail is shown over several frames, not in one 0.8 s."""
@@ -246,8 +249,12 @@ class LogsScreen(Screen[None]):
             self.job = fresh
             return fresh
 
+        visible, hidden = (
+            CLOUD_POLL_SECONDS if connection.vertex else (VISIBLE_POLL_SECONDS, HIDDEN_POLL_SECONDS)
+        )
+
         def interval() -> float:
-            return VISIBLE_POLL_SECONDS if self.app.screen is self else HIDDEN_POLL_SECONDS
+            return visible if self.app.screen is self else hidden
 
         def on_error(exc: ApiCallError | None) -> None:
             self.post_message(StreamStatus(str(exc) if exc else None))
