@@ -93,9 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--polling-interval",
         type=_positive_seconds,
-        default=1.0,
+        default=None,
         metavar="S",
-        help="with --follow: seconds between polls (default 1)",
+        help="with --follow: seconds between polls (default 1; 5 on Vertex AI, for its quota)",
     )
 
     svc = sub.add_parser("service", help="manage the local jobs service")

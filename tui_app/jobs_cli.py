@@ -165,7 +165,7 @@ def _logs(args: argparse.Namespace, connection: Connection, client: JobsApi, loc
             stop,
             _print_lines,
             lambda: client.get(args.job_id),
-            lambda: float(args.polling_interval),
+            lambda: float(args.polling_interval or (5.0 if connection.vertex else 1.0)),
             on_error,
         )
         if fatal:
