@@ -260,7 +260,6 @@ class LogStream:
             client_options={"api_endpoint": connection.logs_endpoint.rstrip("/")},
         )
         self._request: Callable[..., Any] = client.logging_api.api_request
-        log_id = job_id
         if connection.vertex:
             log_id = str(_dict((job or {}).get(VERTEX_FIELD)).get("id") or job_id)
             # gcloud's Vertex filter (command_lib/ai/log_util.py): the job's numeric id.
