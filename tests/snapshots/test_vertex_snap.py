@@ -18,8 +18,10 @@ from widgets.job_table import JobTable
 
 
 async def _loaded(pilot: Pilot[Any]) -> None:
+    """Every job listed and the table focused (the footer shows the focused widget's keys)."""
     for _ in range(250):
-        if len(pilot.app.screen.query_one(JobTable).rows) >= len(STATES):
+        table = pilot.app.screen.query_one(JobTable)
+        if len(table.rows) >= len(STATES) and pilot.app.focused is table:
             break
         await pilot.pause(0.02)
     await pilot.pause(0.2)
