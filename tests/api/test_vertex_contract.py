@@ -367,6 +367,18 @@ def test_an_unknown_job_is_not_found(client: VertexJobsClient) -> None:
     assert (gone.value.status_code, gone.value.status) == (404, "NOT_FOUND")
 
 
+def test_an_unknown_numeric_id_never_falls_back_to_its_display_name(
+    client: VertexJobsClient, replay: VertexReplay
+) -> None:
+    """``name@id`` names one job: if that id is gone, a job that merely shares the display name
+    must not be read (or cancelled) in its place."""
+    with pytest.raises(ApiCallError) as gone:
+        client.cancel("mnist_20261122_083000@1234567890123456789")
+    assert gone.value.status_code == 404
+    assert calls(replay, "POST") == []
+    assert not any("filter" in r.query for r in calls(replay))
+
+
 def test_a_job_deleted_since_the_list_answers_the_servers_404(
     client: VertexJobsClient, replay: VertexReplay
 ) -> None:

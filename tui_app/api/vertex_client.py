@@ -174,7 +174,7 @@ class VertexJobsClient:
             hit = self._known.get(job_id)
         if hit is not None:
             return hit
-        display, sep, numeric = job_id.rpartition(ID_SEPARATOR)
+        _, sep, numeric = job_id.rpartition(ID_SEPARATOR)
         if sep and numeric.isdigit():
             for collection in COLLECTIONS:
                 try:
@@ -184,8 +184,13 @@ class VertexJobsClient:
                         continue
                     raise
                 return collection, numeric
-        else:
-            display = job_id
+            # Never fall back to the display name: that could be another job (and a cancel).
+            raise ApiCallError(
+                f"No Vertex AI job {numeric} in project {self.project}, region {self.region}.",
+                404,
+                "NOT_FOUND",
+            )
+        display = job_id
         matches = [
             (collection, resource_id(str(r.get("name", ""))))
             for collection in COLLECTIONS
