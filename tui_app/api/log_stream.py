@@ -43,10 +43,11 @@ from tui_app.api.errors import ApiCallError
 from tui_app.model.cluster import task_from_vertex, task_to_vertex
 from tui_app.model.log_line import LogLine
 from tui_app.model.severity import parse_severity, severity_name
-from tui_app.model.vertex_translate import VERTEX_FIELD
+from tui_app.model.vertex_resources import VERTEX_FIELD
 
 __all__ = [
     "BACKOFF_SECONDS",
+    "CLOUD_POLL_SECONDS",
     "CLOUD_SETTLE_SECONDS",
     "LogStream",
     "cloud_settle",
@@ -58,6 +59,9 @@ __all__ = [
 PAGE_SIZE: Final = 1000
 RECENT_IDS: Final = 10_000
 """How many recent insertIds ``poll`` remembers to drop an entry the server sends twice."""
+CLOUD_POLL_SECONDS: Final = 5.0
+"""Between polls on Vertex AI: Cloud Logging allows about 60 entries:list calls a minute per
+project, and its lines are ``CLOUD_SETTLE_SECONDS`` late anyway."""
 CLOUD_SETTLE_SECONDS: Final = 5.0
 """gcloud's upper bound: only entries older than now - 5 s are read from the cloud."""
 BACKOFF_SECONDS: Final = (0.5, 1.0, 2.0, 4.0, 8.0, 10.0)

@@ -29,6 +29,7 @@ from tui_app.model.tiers import (
     ReplicaGroup,
     Role,
 )
+from tui_app.model.vertex_resources import CUSTOM_JOBS, TUNING_JOBS, VERTEX_FIELD
 
 DEFAULT_METRIC_TAG = "training/hptuning/metric"
 _ALGORITHMS = {
@@ -81,7 +82,7 @@ def summarize(job: Mapping[str, Any], now: datetime, *, tz: tzinfo = UTC) -> lis
     error = job.get("errorMessage")
     if isinstance(error, str) and error.strip():
         sections.append(Section("Error", [("Message", error.rstrip())]))
-    sections.append(Section("Vertex AI", _vertex(_mapping(job.get("vertexJob")))))
+    sections.append(Section("Vertex AI", _vertex(_mapping(job.get(VERTEX_FIELD)))))
     return [s for s in sections if s.rows]
 
 
@@ -201,7 +202,7 @@ def _vertex(vj: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Where a job from the Vertex AI backend lives: its numeric id is what Vertex's own tools
     (the console, ``gcloud ai custom-jobs``) and its logs know it by."""
     rows: list[tuple[str, str]] = []
-    kind = {"customJobs": "custom job", "hyperparameterTuningJobs": "hyperparameter tuning job"}
+    kind = {CUSTOM_JOBS: "custom job", TUNING_JOBS: "hyperparameter tuning job"}
     numeric = _text(vj.get("id"))
     if numeric:
         what = kind.get(str(vj.get("collection")), "")
@@ -330,7 +331,7 @@ def _training_output(job: Mapping[str, Any]) -> list[tuple[str, str]]:
     if isinstance(units, int | float) and not isinstance(units, bool):
         _add(rows, "Consumed ML units", _number(units))
     ti = _mapping(job.get("trainingInput"))
-    if ti and not job.get("vertexJob"):  # Vertex AI bills machine hours, not ML units
+    if ti and not job.get(VERTEX_FIELD):  # Vertex AI bills machine hours, not ML units
         # An unknown tier or machine type has no price: leave the row out.
         with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
             _add(rows, "ML units per hour", _number(ml_units_per_hour(ti)))

@@ -55,11 +55,22 @@ from tui_app.model.tiers import (
     Role,
 )
 from tui_app.model.vertex_images import runtime_of_image, tf_image
+from tui_app.model.vertex_resources import CUSTOM_JOBS, TUNING_JOBS, VERTEX_FIELD
 
-CUSTOM_JOBS = "customJobs"
-TUNING_JOBS = "hyperparameterTuningJobs"
-VERTEX_FIELD = "vertexJob"
-"""The key ``from_vertex`` adds to the ml v1 Job: the Vertex AI resource's name, id and state."""
+__all__ = [
+    "CUSTOM_JOBS",
+    "TUNING_JOBS",
+    "VERTEX_FIELD",
+    "TranslationError",
+    "VertexRequest",
+    "executor_image",
+    "from_vertex",
+    "ml_state",
+    "resource_id",
+    "to_vertex",
+    "vertex_notes",
+]
+
 
 MAX_DISPLAY_NAME = 128
 TPU_MACHINE_TYPE = "cloud-tpu"
