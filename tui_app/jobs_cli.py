@@ -132,7 +132,7 @@ def _logs(args: argparse.Namespace, connection: Connection, client: JobsApi, loc
     Without ``--follow`` it prints what there is and exits. With it, lost contact and server
     errors are retried (the stream resumes where it stopped); other errors end it with rc 1.
     """
-    from tui_app.api.log_stream import LogStream, cloud_settle
+    from tui_app.api.log_stream import CLOUD_POLL_SECONDS, LogStream, cloud_settle
 
     job = client.get(args.job_id)  # an unknown job is the server's NOT_FOUND, not an empty log
     stream = LogStream(
@@ -165,7 +165,9 @@ def _logs(args: argparse.Namespace, connection: Connection, client: JobsApi, loc
             stop,
             _print_lines,
             lambda: client.get(args.job_id),
-            lambda: float(args.polling_interval or (5.0 if connection.vertex else 1.0)),
+            lambda: float(
+                args.polling_interval or (CLOUD_POLL_SECONDS if connection.vertex else 1.0)
+            ),
             on_error,
         )
         if fatal:

@@ -33,6 +33,24 @@ def authorized_http(credentials: Credentials | None, timeout: float) -> Any:
     )
 
 
+def execute(request: Any, no_answer: str) -> dict[str, Any]:
+    """Run a googleapiclient request once, as an ``ApiCallError`` if it fails.
+
+    No retries: a retried create on a server that picks ids would make a second job.
+
+    Args:
+        request: The built ``HttpRequest``.
+        no_answer: What to say when nothing answered (before the transport's own message).
+    """
+    try:
+        result = request.execute(num_retries=0)
+    except HttpError as exc:
+        raise ApiCallError.from_http_error(exc) from None
+    except (TimeoutError, OSError, httplib2.HttpLib2Error) as exc:
+        raise ApiCallError(f"{no_answer}: {exc}") from None
+    return dict(result or {})
+
+
 class JobsClient:
     """Jobs of one project at one ml v1 endpoint."""
 
@@ -65,13 +83,7 @@ class JobsClient:
 
     @staticmethod
     def _execute(request: Any) -> dict[str, Any]:
-        try:
-            result = request.execute(num_retries=0)
-        except HttpError as exc:
-            raise ApiCallError.from_http_error(exc) from None
-        except (TimeoutError, OSError, httplib2.HttpLib2Error) as exc:
-            raise ApiCallError(f"The jobs service does not answer: {exc}") from None
-        return dict(result or {})
+        return execute(request, "The jobs service does not answer")
 
     def iter_jobs(
         self, filter_text: str | None = None, page_size: int = 100

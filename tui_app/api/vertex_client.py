@@ -18,13 +18,11 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any, Final
 
-import httplib2
 from google.auth.credentials import Credentials
 from googleapiclient import discovery
-from googleapiclient.errors import HttpError
 
 from tui_app.api.errors import ApiCallError
-from tui_app.api.jobs_client import DEFAULT_TIMEOUT_SECONDS, authorized_http
+from tui_app.api.jobs_client import DEFAULT_TIMEOUT_SECONDS, authorized_http, execute
 from tui_app.model.job_spec import JobSpecError, parse_job
 from tui_app.model.vertex_translate import (
     CUSTOM_JOBS,
@@ -95,15 +93,11 @@ class VertexJobsClient:
 
     def _execute(self, request: Any) -> dict[str, Any]:
         try:
-            # No retries: a retried create would make a second job (Vertex picks the id).
-            result = request.execute(num_retries=0)
-        except HttpError as exc:
-            raise ApiCallError.from_http_error(exc) from None
-        except (TimeoutError, OSError, httplib2.HttpLib2Error) as exc:
-            raise ApiCallError(f"Vertex AI does not answer at {self.endpoint}: {exc}") from None
+            return execute(request, f"Vertex AI does not answer at {self.endpoint}")
+        except ApiCallError:
+            raise
         except Exception as exc:  # google.auth refresh errors and the like: say them, no trace
             raise ApiCallError(f"Cannot call Vertex AI: {exc}", 401, "UNAUTHENTICATED") from None
-        return dict(result or {})
 
     def _list(
         self, collection: str, filter_text: str | None = None, page_size: int = 100

@@ -40,9 +40,8 @@ TIMESTAMP_MODES: tuple[TimestampMode, ...] = ("off", "utc", "local", "relative")
 CONTEXT_STEPS = (0, 2, 5, 10)
 VISIBLE_POLL_SECONDS = 0.25
 HIDDEN_POLL_SECONDS = 5.0
-CLOUD_POLL_SECONDS = (5.0, 15.0)
-"""Visible and hidden poll intervals on Vertex AI: Cloud Logging allows about 60 entries:list
-calls a minute per project, and its lines are 5 s late anyway (gcloud polls every 60 s)."""
+CLOUD_HIDDEN_POLL_SECONDS = 15.0
+"""On Vertex AI, while the pane is hidden (visible: ``log_stream.CLOUD_POLL_SECONDS``)."""
 SCREEN_BATCH = 5_000
 HISTORY_BATCH = 5_000
 """Lines per screen update: a 100k-line tail is shown over several frames, not in one 0.8 s."""
@@ -211,7 +210,7 @@ class LogsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="logs", exit_on_error=False, description="Log stream")
     def _fetch_job_then_stream(self) -> None:
-        from tui_app.api.log_stream import BACKOFF_SECONDS, LogStream
+        from tui_app.api.log_stream import BACKOFF_SECONDS, CLOUD_POLL_SECONDS, LogStream
 
         # The first read retries like the stream does: a dropped keep-alive connection or a
         # service that is restarting must not leave the pane empty for good.
@@ -250,7 +249,9 @@ class LogsScreen(Screen[None]):
             return fresh
 
         visible, hidden = (
-            CLOUD_POLL_SECONDS if connection.vertex else (VISIBLE_POLL_SECONDS, HIDDEN_POLL_SECONDS)
+            (CLOUD_POLL_SECONDS, CLOUD_HIDDEN_POLL_SECONDS)
+            if connection.vertex
+            else (VISIBLE_POLL_SECONDS, HIDDEN_POLL_SECONDS)
         )
 
         def interval() -> float:
