@@ -6,6 +6,7 @@ building the client needs no network. Every call is blocking: the TUI runs them 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,7 +34,27 @@ def authorized_http(credentials: Credentials | None, timeout: float) -> Any:
     )
 
 
-def execute(request: Any, no_answer: str) -> dict[str, Any]:
+class ThreadHttp:
+    """One signing httplib2 client per thread.
+
+    httplib2 is not thread-safe, and the TUI calls one client from several workers at once (the
+    list poller, the detail, the log pane). Sharing one ``Http`` let a get read another
+    request's answer or wait out its timeout: the detail then stayed "Loading…" for 30 s.
+    """
+
+    def __init__(self, credentials: Credentials | None, timeout: float) -> None:
+        self._credentials = credentials
+        self._timeout = timeout
+        self._local = threading.local()
+
+    def get(self) -> Any:
+        http = getattr(self._local, "http", None)
+        if http is None:
+            http = self._local.http = authorized_http(self._credentials, self._timeout)
+        return http
+
+
+def execute(request: Any, no_answer: str, http: Any = None) -> dict[str, Any]:
     """Run a googleapiclient request once, as an ``ApiCallError`` if it fails.
 
     No retries: a retried create on a server that picks ids would make a second job.
@@ -41,9 +62,10 @@ def execute(request: Any, no_answer: str) -> dict[str, Any]:
     Args:
         request: The built ``HttpRequest``.
         no_answer: What to say when nothing answered (before the transport's own message).
+        http: The client to send it with (``ThreadHttp.get()``); None: the one it was built on.
     """
     try:
-        result = request.execute(num_retries=0)
+        result = request.execute(http=http, num_retries=0)
     except HttpError as exc:
         raise ApiCallError.from_http_error(exc) from None
     except (TimeoutError, OSError, httplib2.HttpLib2Error) as exc:
@@ -63,11 +85,11 @@ class JobsClient:
     ) -> None:
         self.endpoint = endpoint.rstrip("/")
         self.project = project
-        http = authorized_http(credentials, timeout)
+        self._http = ThreadHttp(credentials, timeout)
         ml = discovery.build(
             "ml",
             "v1",
-            http=http,
+            http=self._http.get(),
             static_discovery=True,
             cache_discovery=False,
             client_options={"api_endpoint": self.endpoint},
@@ -81,9 +103,8 @@ class JobsClient:
     def _name(self, job_id: str) -> str:
         return f"{self.parent}/jobs/{job_id}"
 
-    @staticmethod
-    def _execute(request: Any) -> dict[str, Any]:
-        return execute(request, "The jobs service does not answer")
+    def _execute(self, request: Any) -> dict[str, Any]:
+        return execute(request, "The jobs service does not answer", self._http.get())
 
     def iter_jobs(
         self, filter_text: str | None = None, page_size: int = 100

@@ -22,7 +22,7 @@ from google.auth.credentials import Credentials
 from googleapiclient import discovery
 
 from tui_app.api.errors import ApiCallError
-from tui_app.api.jobs_client import DEFAULT_TIMEOUT_SECONDS, authorized_http, execute
+from tui_app.api.jobs_client import DEFAULT_TIMEOUT_SECONDS, ThreadHttp, execute
 from tui_app.model.job_spec import JobSpecError, parse_job
 from tui_app.model.vertex_translate import (
     CUSTOM_JOBS,
@@ -67,10 +67,13 @@ class VertexJobsClient:
         self.region = region
         self.executor_image = executor_image
         self.endpoint = (endpoint or vertex_endpoint(region)).rstrip("/")
+        self._thread_http = ThreadHttp(credentials, timeout)
+        self._fixed_http = http
+        """A given ``http`` (a test's replay) serves every thread; else one per thread."""
         service = discovery.build(
             "aiplatform",
             "v1",
-            http=http or authorized_http(credentials, timeout),
+            http=http or self._thread_http.get(),
             static_discovery=True,
             cache_discovery=False,
             client_options={"api_endpoint": self.endpoint},
@@ -93,7 +96,8 @@ class VertexJobsClient:
 
     def _execute(self, request: Any) -> dict[str, Any]:
         try:
-            return execute(request, f"Vertex AI does not answer at {self.endpoint}")
+            http = self._fixed_http or self._thread_http.get()
+            return execute(request, f"Vertex AI does not answer at {self.endpoint}", http)
         except ApiCallError:
             raise
         except Exception as exc:  # google.auth refresh errors and the like: say them, no trace
