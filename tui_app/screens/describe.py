@@ -83,6 +83,8 @@ class DescribeScreen(Screen[None]):
         self.job_id = job_id
         self.set_reactive(DescribeScreen.show_yaml, yaml)
         self.error: str | None = None
+        self._fetching = False
+        """A read of the job is on its way (see ``_refetch``)."""
 
     def compose(self) -> ComposeResult:
         yield StatusHeader()
@@ -101,23 +103,37 @@ class DescribeScreen(Screen[None]):
         header.profile = self.app.source.label
         header.project = self.app.project
         self.query_one("#describe-body").focus()
-        self._fetch()
+        self._refetch()
         self._poll_usage()
 
     def on_jobs_refreshed(self, message: JobsRefreshed) -> None:
         if self.job is None or not JobState(self.job.get("state", "QUEUED")).is_terminal:
+            self._refetch()
+
+    def _refetch(self) -> None:
+        """Read the job again, unless a read is already on its way (it brings the news).
+
+        Starting another would cancel it: with a get slower than the list's refresh interval (a
+        busy service, a far endpoint), no read would ever land and the pane would stay empty.
+        """
+        if not self._fetching:
+            self._fetching = True
             self._fetch()
 
     @work(thread=True, exclusive=True, group="describe", exit_on_error=False)
     def _fetch(self) -> None:
+        worker = get_current_worker()
         try:
             job = self.app.source.call(lambda c: c.get(self.job_id))
         except ApiCallError as exc:
-            if not get_current_worker().is_cancelled:
+            if not worker.is_cancelled:
                 self.app.call_from_thread(self._failed, str(exc))
-            return
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(setattr, self, "job", job)
+        else:
+            if not worker.is_cancelled:
+                self.app.call_from_thread(setattr, self, "job", job)
+        finally:
+            if not worker.is_cancelled:
+                self.app.call_from_thread(setattr, self, "_fetching", False)
 
     def _failed(self, message: str) -> None:
         self.error = message
