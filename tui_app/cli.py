@@ -23,17 +23,29 @@ def _state(args: argparse.Namespace) -> StateDir:
     return StateDir(Path(args.state_dir).expanduser() if args.state_dir else default_state_dir())
 
 
-def _add_state_dir(p: argparse.ArgumentParser) -> None:
+# The connection options are accepted before the subcommand (``tui-app --project X jobs list``)
+# and after it (``tui-app jobs list --project X``). A subcommand's copy has no default of its own
+# (SUPPRESS): argparse would otherwise overwrite the value given before the subcommand with the
+# subcommand's default, and the option would be silently ignored.
+
+
+def _add_state_dir(p: argparse.ArgumentParser, *, top: bool = False) -> None:
     p.add_argument(
         "--state-dir",
+        default=None if top else argparse.SUPPRESS,
         help="the service's state dir (default: $TUI_APP_STATE_DIR or ~/.local/share/tui-app)",
     )
 
 
-def _add_connection(p: argparse.ArgumentParser) -> None:
-    _add_state_dir(p)
-    p.add_argument("--project", help="project id (default: settings, else local-project)")
-    p.add_argument("--profile", help="backend profile from settings.yaml (default: local)")
+def _add_connection(p: argparse.ArgumentParser, *, top: bool = False) -> None:
+    _add_state_dir(p, top=top)
+    default = None if top else argparse.SUPPRESS
+    p.add_argument(
+        "--project", default=default, help="project id (default: settings, else local-project)"
+    )
+    p.add_argument(
+        "--profile", default=default, help="backend profile from settings.yaml (default: local)"
+    )
 
 
 def _positive_seconds(text: str) -> float:
@@ -59,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start the local service if needed, submit sample jobs, then open the TUI",
     )
-    _add_connection(parser)
+    _add_connection(parser, top=True)
     sub = parser.add_subparsers(dest="command")
 
     jobs = sub.add_parser("jobs", help="the job list without the TUI, for scripts")
@@ -116,7 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = ssub.add_parser("env", help="print the export lines that point gcloud at the service")
     _add_state_dir(p)
     p.add_argument(
-        "--project", default=DEFAULT_PROJECT, help="project for gcloud (CLOUDSDK_CORE_PROJECT)"
+        "--project",
+        default=argparse.SUPPRESS,
+        help=f"project for gcloud (CLOUDSDK_CORE_PROJECT; default {DEFAULT_PROJECT})",
     )
     return parser
 
@@ -173,7 +187,7 @@ def _service(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 1
-            print("\n".join(sc.env_lines(state, current, args.project)))
+            print("\n".join(sc.env_lines(state, current, args.project or sc.DEFAULT_PROJECT)))
             return 0
     except sc.ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -181,8 +195,25 @@ def _service(args: argparse.Namespace) -> int:
     return 2
 
 
+def _refuse_ignored(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit with a usage error for an option the chosen command would ignore.
+
+    An option that is accepted and then has no effect is worse than one that is refused: the
+    user believes it was applied.
+    """
+    if args.command is not None and args.demo:
+        parser.error(f"--demo opens the TUI; it cannot be combined with `{args.command}`")
+    if args.command == "service":
+        if args.profile:
+            parser.error("--profile selects a backend for the TUI and `jobs`, not for `service`")
+        if args.project and args.action != "env":
+            parser.error(f"--project has no meaning for `service {args.action}`")
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _refuse_ignored(parser, args)
     if args.command == "service":
         return _service(args)
     from tui_app.settings import load_settings

@@ -89,3 +89,20 @@ def test_unknown_profile_is_a_clear_error(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "Unknown profile 'nope'; known profiles: local." in result.stderr
+
+
+def test_options_before_the_subcommand_are_honoured(service: LiveService, package_uri: str) -> None:
+    """``tui-app --project P --state-dir D jobs list`` lists P, not the default project."""
+    other = "before-sub-project"  # no other test lists this project
+    job_id = unique_id("before_sub")
+    service.client(project=other).create(basic_job(job_id, package_uri, "--steps", "1"))
+    argv = ["--state-dir", str(service.state_dir), "--project", other, "jobs", "list", "--json"]
+    result = subprocess.run(
+        [sys.executable, "-m", "tui_app.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert [j["jobId"] for j in json.loads(result.stdout)] == [job_id]
