@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import io
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
-from textual.widgets import Static
+from textual.widgets import Footer, Static
+from textual.widgets._footer import FooterKey
 
 from tests.support.fixed_jobs import FixedSource
+from tests.support.settle import settled, wait_until
 from tui_app.app import JobsApp
 from tui_app.screens.describe import DescribeScreen
 from tui_app.screens.help import HelpScreen
 from tui_app.settings import Settings, load_settings
+from widgets.job_table import JobTable
 
 NOW = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)
 
@@ -117,3 +122,48 @@ async def test_no_color_is_honoured(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         ]
         joined = "\n".join(lines)
         assert "✗ FAILED" in joined and "▶ RUNNING" in joined
+
+
+class GatedSource(FixedSource):
+    """The fixed jobs, held back until the test opens the gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def call(self, fn: Any) -> Any:
+        self.gate.wait(60)
+        return super().call(fn)
+
+
+async def test_footer_shows_the_lists_keys_once_the_list_arrives(tmp_path: Path) -> None:
+    """While the list loads its table's keys are inactive; once rows arrive the footer must
+    offer them (space Mark, enter Open). Textual does not refresh the footer when a widget's
+    ``loading`` ends, so the footer kept them hidden when the list came late (issue 14)."""
+    source = GatedSource()
+    app = JobsApp(
+        Settings(),
+        lambda: None,  # type: ignore[arg-type,return-value]
+        "demo-project",
+        "local",
+        settings_file=tmp_path / "settings.yaml",
+        clock=lambda: NOW,
+        source=source,
+    )
+
+    def shown() -> set[str]:
+        return {str(key.description) for key in app.screen.query_one(Footer).query(FooterKey)}
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        try:
+            await wait_until(
+                pilot, lambda: app.screen.query_one(JobTable).loading, "the list loading"
+            )
+            await pilot.pause()  # the loading indicator animates: the screen never settles
+            assert "Mark" not in shown()  # loading: the table's keys are not active yet
+        finally:
+            source.gate.set()
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        await settled(pilot)
+        assert isinstance(app.focused, JobTable)
+        assert {"Mark", "Open", "Filter", "Cancel"} <= shown(), shown()

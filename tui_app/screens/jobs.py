@@ -107,9 +107,20 @@ class JobsScreen(Screen[None]):
         header.profile = self.app.source.label
         header.project = self.app.project
         self.table.now = self.app.clock()
-        self.table.loading = True
+        self._set_loading(True)
         self.set_interval(1.0, self._tick)
         self.table.focus()
+
+    def _set_loading(self, loading: bool) -> None:
+        """Show or hide the table's loading indicator, and the footer's table keys with it.
+
+        A loading widget's bindings are inactive, and Textual does not recompute the footer
+        when ``loading`` changes: without the refresh the footer could keep the list's keys
+        (space Mark, enter Open) hidden after the first list arrived.
+        """
+        if self.table.loading != loading:
+            self.table.loading = loading
+            self.refresh_bindings()
 
     def _tick(self) -> None:
         self.table.now = self.app.clock()
@@ -122,7 +133,7 @@ class JobsScreen(Screen[None]):
         if not message.changed and self._loaded:
             return
         self.rows = message.rows
-        self.table.loading = False
+        self._set_loading(False)
         self._loaded = True
         header.counts = count_by_state(self.rows)
         self._resort()
@@ -135,7 +146,7 @@ class JobsScreen(Screen[None]):
         if message.error is None:
             banner.display = False
             return
-        self.table.loading = False
+        self._set_loading(False)
         banner.update(
             f"Disconnected from {message.label}: {message.error}\n"
             "Retrying every 2 s; the list below is the last one received."
