@@ -15,6 +15,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from tests.support.fixed_jobs import FixedSource
+from tests.support.settle import settled, wait_until
 from tui_app.app import JobsApp
 from tui_app.screens.builder import BuilderScreen
 from tui_app.settings import Settings
@@ -71,16 +72,14 @@ def opened(job: dict[str, Any]) -> Any:
     async def run_before(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, JobsApp)
-        for _ in range(100):
-            if app.last_rows:
-                break
-            await pilot.pause(0.02)
+        await wait_until(pilot, lambda: app.last_rows, "the jobs listed")
         app.open_builder(job, note=f"Copy of {job['jobId']}")
-        for _ in range(100):
-            if isinstance(app.screen, BuilderScreen) and app.screen.check is not None:
-                break
-            await pilot.pause(0.02)
-        await pilot.pause(0.3)
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, BuilderScreen) and app.screen.check is not None,
+            "the builder's first check",
+        )
+        await settled(pilot)
 
     return run_before
 
@@ -107,7 +106,7 @@ def test_builder_preview_narrow(snap_compare: Any, tmp_path: Path) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         await opened(CUSTOM)(pilot)
         await pilot.press("f2")
-        await pilot.pause(0.2)
+        await settled(pilot)
 
     assert snap_compare(make_app(tmp_path), run_before=run_before, terminal_size=(80, 24))
 

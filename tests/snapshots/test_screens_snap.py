@@ -15,8 +15,11 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from tests.support.fixed_jobs import FixedSource
+from tests.support.settle import settled, wait_until
 from tui_app.app import JobsApp
+from tui_app.screens.confirm import ConfirmScreen
 from tui_app.settings import Settings
+from widgets.job_table import JobTable
 
 NOW = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)
 SIZES = [(80, 24), (120, 40)]
@@ -35,12 +38,15 @@ def make_app(tmp_path: Path) -> JobsApp:
 
 
 async def _loaded(pilot: Pilot[Any]) -> None:
+    """The list drawn from every fixed job, the table focused (the footer shows its keys)."""
     app = pilot.app
-    for _ in range(100):
-        if getattr(app, "last_rows", None):
-            break
-        await pilot.pause(0.02)
-    await pilot.pause(0.1)
+    assert isinstance(app, JobsApp)
+    await wait_until(
+        pilot,
+        lambda: app.last_rows and isinstance(app.focused, JobTable),
+        "the jobs listed and the table focused",
+    )
+    await settled(pilot)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -58,7 +64,12 @@ def test_job_detail(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) ->
     async def open_detail(pilot: Pilot[Any]) -> None:
         await _loaded(pilot)
         await pilot.press("slash", *"census_dist_20261122_07", "enter", "enter")
-        await pilot.pause(0.3)
+        await wait_until(
+            pilot,
+            lambda: getattr(pilot.app.screen, "job", None) is not None,
+            "the detail of census_dist_20261122_07…",
+        )
+        await settled(pilot)
 
     assert snap_compare(make_app(tmp_path), run_before=open_detail, terminal_size=size)
 
@@ -71,6 +82,9 @@ def test_cancel_confirm(snap_compare: Any, tmp_path: Path, size: tuple[int, int]
         await _loaded(pilot)
         await pilot.press("slash", *"bert", "enter")  # the filter stays, the list has focus
         await pilot.press("home", "space", "space", "x")
-        await pilot.pause(0.3)
+        await wait_until(
+            pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen), "the confirmation"
+        )
+        await settled(pilot)
 
     assert snap_compare(make_app(tmp_path), run_before=confirm, terminal_size=size)

@@ -14,9 +14,11 @@ from textual.pilot import Pilot
 
 from tests.snapshots.test_screens_snap import NOW, SIZES
 from tests.support.fixed_jobs import TUNING_JOBS, FixedSource
+from tests.support.settle import settled, wait_until
 from tui_app.app import JobsApp
 from tui_app.screens.describe import DescribeScreen
 from tui_app.settings import Settings
+from widgets.trials_table import TrialsTable
 
 JOB_ID = "hptune_20261122_084000"
 
@@ -31,13 +33,14 @@ def make_app(tmp_path: Path) -> JobsApp:
 
 async def open_trials(pilot: Pilot[Any]) -> None:
     """The detail of the running tuning job, its trials table focused (``t``)."""
-    pilot.app.push_screen(DescribeScreen(JOB_ID))
-    for _ in range(100):
-        if getattr(pilot.app.screen, "job", None) is not None:
-            break
-        await pilot.pause(0.02)
+    screen = DescribeScreen(JOB_ID)
+    pilot.app.push_screen(screen)
+    await wait_until(pilot, lambda: screen.job is not None, f"the detail of {JOB_ID}")
     await pilot.press("t")
-    await pilot.pause(0.3)
+    await wait_until(
+        pilot, lambda: isinstance(pilot.app.focused, TrialsTable), "the trials focused"
+    )
+    await settled(pilot)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

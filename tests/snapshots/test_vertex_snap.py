@@ -13,18 +13,20 @@ from typing import Any
 from textual.pilot import Pilot
 
 from tests.pilot.test_vertex_views import FAILED_NAME, HP_NAME, STATES, vertex_app
+from tests.support.settle import settled, wait_until
 from tests.support.vertex_replay import VertexReplay
 from widgets.job_table import JobTable
 
 
 async def _loaded(pilot: Pilot[Any]) -> None:
     """Every job listed and the table focused (the footer shows the focused widget's keys)."""
-    for _ in range(250):
+
+    def ready() -> bool:
         table = pilot.app.screen.query_one(JobTable)
-        if len(table.rows) >= len(STATES) and pilot.app.focused is table:
-            break
-        await pilot.pause(0.02)
-    await pilot.pause(0.2)
+        return len(table.rows) >= len(STATES) and pilot.app.focused is table
+
+    await wait_until(pilot, ready, "every job listed and the table focused")
+    await settled(pilot)
 
 
 def _detail_end(job_id: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
@@ -33,9 +35,14 @@ def _detail_end(job_id: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
     async def run(pilot: Pilot[Any]) -> None:
         await _loaded(pilot)
         await pilot.press("slash", *job_id, "enter", "enter")
-        await pilot.pause(0.5)
+        await wait_until(
+            pilot,
+            lambda: getattr(pilot.app.screen, "job", None) is not None,
+            f"the detail of {job_id}",
+        )
+        await settled(pilot)
         await pilot.press("end")
-        await pilot.pause(0.3)
+        await settled(pilot)
 
     return run
 
