@@ -15,7 +15,13 @@ from tui_app.locations import default_state_dir
 from tui_app.model.job_id import new_job_id
 from tui_app.package_build import build_sdist
 
-TRAINER_DIR = Path(__file__).resolve().parent.parent / "examples" / "trainer"
+_HERE = Path(__file__).resolve().parent
+# An installed wheel carries the sample trainer as tui_app/sample_trainer (setup.py maps it
+# there); a checkout or an editable install has it in examples/trainer.
+TRAINER_DIR = next(
+    (d for d in (_HERE / "sample_trainer", _HERE.parent / "examples" / "trainer") if d.is_dir()),
+    _HERE / "sample_trainer",
+)
 DEMO_BUCKET = "tui-app-demo"
 
 __all__ = ["build_sdist", "build_trainer_sdist", "sample_jobs", "submit_demo_jobs"]
@@ -25,7 +31,8 @@ def build_trainer_sdist(dest_dir: Path) -> Path:
     """The sample trainer (examples/trainer) as an sdist in ``dest_dir``."""
     if not (TRAINER_DIR / "setup.py").exists():
         raise FileNotFoundError(
-            f"The sample trainer is not at {TRAINER_DIR}; run tui-app --demo from a checkout."
+            f"The sample trainer is not at {TRAINER_DIR}: this install of tui-app is "
+            "incomplete; reinstall it (pip install tui-app) or run from a checkout."
         )
     return build_sdist(TRAINER_DIR, dest_dir)
 
@@ -96,7 +103,7 @@ def submit_demo_jobs(state_dir: Path | None, project: str) -> list[str]:
 
     Raises:
         ApiCallError: the service refused a job or cannot be reached.
-        FileNotFoundError: not run from a checkout (no examples/trainer).
+        FileNotFoundError: the install lacks the sample trainer.
     """
     from tui_app.local.paths import StateDir
 

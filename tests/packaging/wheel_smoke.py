@@ -1,0 +1,141 @@
+"""Run by a fresh venv's Python, with tui-app installed from its wheel: does the install work?
+
+Not a test module: ``tests/packaging/test_wheel.py`` runs it as a script, in isolated mode
+(``-I``) from a temporary directory, so nothing of the checkout is importable and every import
+below must come from the wheel. It exits non-zero with a message naming what is missing.
+
+Arguments: the checkout's root, the venv's site-packages, a scratch directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PACKAGES = ("tui_app", "widgets", "themes")
+# Data, not our code: the sample trainer the wheel carries for `tui-app --demo` (its setup.py
+# would run setuptools when imported). Its files are checked, not imported.
+DATA_PACKAGES = ("tui_app.sample_trainer",)
+
+
+def fail(message: str) -> None:
+    print(f"FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def source_modules(root: Path, site: Path) -> list[str]:
+    """Every module of the checkout's packages, by the files that are there."""
+    names = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__main__":  # runs the program when imported; the file is checked
+                if not (site / path.relative_to(root)).is_file():
+                    fail(f"{path.relative_to(root)} is not in the wheel")
+                continue
+            if parts[-1] == "__init__":
+                parts.pop()
+            names.append(".".join(parts))
+    return names
+
+
+def check_imports(root: Path, site: Path) -> None:
+    names = source_modules(root, site)
+    for name in names:
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:
+            fail(f"import {name}: {type(exc).__name__}: {exc}")
+        where = Path(module.__file__ or "")
+        if site not in where.parents:
+            fail(f"{name} was imported from {where}, not from the installed wheel")
+    print(f"imported {len(names)} modules from the wheel")
+
+
+def check_data(root: Path, site: Path) -> None:
+    for package in PACKAGES:
+        for tcss in (root / package).rglob("*.tcss"):
+            if not (site / tcss.relative_to(root)).is_file():
+                fail(f"{tcss.relative_to(root)} is not in the wheel")
+    trainer = root / "examples" / "trainer"
+    for path in [trainer / "setup.py", *trainer.joinpath("trainer").glob("*.py")]:
+        installed = site / "tui_app" / "sample_trainer" / path.relative_to(trainer)
+        if not installed.is_file():
+            fail(f"the sample trainer's {path.relative_to(root)} is not in the wheel")
+
+
+def run(*argv: str) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    if done.returncode != 0:
+        fail(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()[-2000:]}")
+    return done.stdout
+
+
+async def open_app(state_dir: Path) -> None:
+    """The app headless on the service the demo started: the demo jobs listed, a job's
+    detail, the builder (its own stylesheet), back to the list."""
+    from tui_app.app import JobsApp
+    from tui_app.launch import connector
+    from tui_app.settings import Profile, Settings
+
+    app = JobsApp(
+        Settings(refresh_seconds=0.3),
+        connector(Profile("local"), state_dir),
+        "local-project",
+        "local",
+        settings_file=state_dir / "settings.yaml",
+    )
+
+    async def until(condition: object, what: str) -> None:
+        deadline = time.monotonic() + 60
+        while not condition():  # type: ignore[operator]
+            if time.monotonic() > deadline:
+                fail(f"the app never showed {what}")
+            await pilot.pause(0.05)
+
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(lambda: len(app.last_rows) >= 5, "the five demo jobs")
+        await pilot.press("enter")
+        await until(lambda: getattr(app.screen, "job", None) is not None, "a job's detail")
+        await pilot.press("escape", "3")
+        await until(lambda: type(app.screen).__name__ == "BuilderScreen", "the builder")
+        await pilot.press("escape")  # the builder's fields take digits; esc goes back
+        await until(lambda: type(app.screen).__name__ == "JobsScreen", "the list again")
+    print(f"the app listed {len(app.last_rows)} jobs and opened the detail and the builder")
+
+
+def main() -> None:
+    root, site, scratch = (Path(a).resolve() for a in sys.argv[1:4])
+    if str(root) in sys.path or "" in sys.path:
+        fail(f"the checkout {root} is importable: {sys.path}")
+    check_imports(root, site)
+    check_data(root, site)
+    bin_dir = Path(sys.executable).parent
+    tui = str(bin_dir / "tui-app")
+    print(run(tui, "--version").strip())
+    state_dir = scratch / "state"
+    # What `tui-app --demo` does before it opens the TUI: start the service (the wheel's
+    # console script, through the client) and submit the jobs built from the wheel's copy of
+    # the sample trainer.
+    from tui_app.demo import submit_demo_jobs
+
+    try:
+        ids = submit_demo_jobs(state_dir, "local-project")
+    except Exception as exc:
+        fail(f"the demo's jobs were not submitted: {type(exc).__name__}: {exc}")
+    print(f"submitted {len(ids)} demo jobs")
+    try:
+        listed = run(tui, "jobs", "list", "--state-dir", str(state_dir))
+        if len(listed.strip().splitlines()) < 6:
+            fail(f"tui-app jobs list shows fewer than the 5 demo jobs:\n{listed}")
+        asyncio.run(open_app(state_dir))
+    finally:
+        run(tui, "service", "stop", "--state-dir", str(state_dir))
+
+
+if __name__ == "__main__":
+    main()
