@@ -150,7 +150,8 @@ def send(target: Target, req: FuzzRequest, timeout: float = 60) -> Answer:
     """One request on a fresh connection, exactly as built (no quoting, no redirects)."""
     conn = http.client.HTTPConnection(target.host, target.port, timeout=timeout)
     try:
-        conn.putrequest(req.method, req.path, skip_accept_encoding=True)
+        skip_host = any(k.lower() == "host" for k, _ in req.headers)  # the request's own Host
+        conn.putrequest(req.method, req.path, skip_host=skip_host, skip_accept_encoding=True)
         if req.auth and target.token:
             conn.putheader("Authorization", f"Bearer {target.token}")
         for key, value in req.headers:

@@ -69,8 +69,15 @@ class LiveService:
         token: str | None = "default",
         headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
-        """A raw HTTP call; returns (status, parsed JSON body)."""
+        """A raw HTTP call; returns (status, parsed JSON body).
+
+        A body goes as JSON (``Content-Type: application/json``, what every real client sends)
+        unless ``headers`` say otherwise; urllib's own default is a form body, which the
+        service refuses on its JSON routes.
+        """
         req = urllib.request.Request(self.url + path, data=body, method=method)
+        if body is not None and "content-type" not in {k.lower() for k in headers or {}}:
+            req.add_header("Content-Type", "application/json")
         tok = self.token if token == "default" else token
         if tok:
             req.add_header("Authorization", f"Bearer {tok}")

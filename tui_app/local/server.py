@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from tui_app import __version__
+from tui_app.local.browser_guard import BrowserGuard, json_content_type_problem
 from tui_app.local.entries import list_entries
 from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.jobs import JobService
@@ -31,6 +32,7 @@ MAX_BODY_BYTES = 64 * 1024 * 1024
 MAX_JSON_BYTES = 8 * 1024 * 1024
 SERVICE_KEY: web.AppKey[JobService] = web.AppKey("service", JobService)
 TOKEN_KEY: web.AppKey[str | None] = web.AppKey("token", str)
+GUARD_KEY: web.AppKey[BrowserGuard] = web.AppKey("browser_guard", BrowserGuard)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 _POLICY = {"version": 1, "etag": "ACAB", "bindings": []}
@@ -81,6 +83,16 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 
 @web.middleware
+async def _browser_guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Requests that come from a web page never reach a route, whatever the auth mode."""
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    why = request.app[GUARD_KEY].problem(request.method, headers)
+    if why:
+        raise ApiError("PERMISSION_DENIED", why)
+    return await handler(request)
+
+
+@web.middleware
 async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
     token = request.app[TOKEN_KEY]
     if token is None or request.path == "/healthz":
@@ -100,7 +112,10 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 
 async def _body(request: web.Request, required: bool = True) -> Any:
-    """The JSON body, ``None`` when empty; 400 when it is not JSON."""
+    """The JSON body, ``None`` when empty; 400 when it is not JSON or not sent as JSON."""
+    why = json_content_type_problem(request.headers.get("Content-Type"), request.body_exists)
+    if why:
+        raise invalid_field("body", why)
     try:
         raw = await request.read()
     except ConnectionError:  # the client hung up mid-body: nobody reads the answer, no traceback
@@ -213,11 +228,20 @@ async def healthz(request: web.Request) -> web.Response:
     )
 
 
-def make_app(service: JobService, token: str | None) -> web.Application:
-    """The aiohttp application; the caller starts and closes ``service``."""
-    app = web.Application(middlewares=[_errors, _auth], client_max_size=MAX_BODY_BYTES)
+def make_app(
+    service: JobService, token: str | None, guard: BrowserGuard | None = None
+) -> web.Application:
+    """The aiohttp application; the caller starts and closes ``service``.
+
+    ``guard`` says where the service listens (the caller sets its port once bound); without
+    one, requests must be addressed to a loopback name, on any port.
+    """
+    app = web.Application(
+        middlewares=[_errors, _browser_guard, _auth], client_max_size=MAX_BODY_BYTES
+    )
     app[SERVICE_KEY] = service
     app[TOKEN_KEY] = token
+    app[GUARD_KEY] = guard or BrowserGuard("127.0.0.1")
     r = app.router
     r.add_get("/healthz", healthz)
     r.add_post("/v1/projects/{project}/jobs", create_job)

@@ -288,6 +288,7 @@ def serve(state: StateDir, opts: ServiceOptions) -> int:
 async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> int:
     from aiohttp import web
 
+    from tui_app.local.browser_guard import BrowserGuard
     from tui_app.local.jobs import JobService
     from tui_app.local.server import make_app
     from tui_app.local.store import StoreError
@@ -304,7 +305,8 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
     except (StoreError, StateDirError) as exc:
         raise ServiceError(str(exc)) from None
     await service.start()
-    app = make_app(service, token)
+    guard = BrowserGuard(host, port or None)
+    app = make_app(service, token, guard)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, host, port, reuse_address=True)
@@ -317,6 +319,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
             f"Cannot listen on {host}:{port}: {exc.strerror}. Choose another --port."
         ) from None
     bound = port or _bound_port(runner)
+    guard.port = bound
     url = f"http://{host}:{bound}"
     tmp = state.service_file.with_suffix(".tmp")
     tmp.write_text(

@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from tui_app.local.browser_guard import json_content_type_problem
 from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.object_store import ObjectStore, UploadSession, bucket_error, no_session
 from tui_app.local.paths import StateDir
@@ -144,6 +145,9 @@ async def _media(request: web.Request, bucket: str) -> web.Response:
 async def _start_resumable(request: web.Request, bucket: str) -> web.Response:
     """``uploadType=resumable``: open a session and answer with its absolute URI."""
     store = request.app[STORE_KEY]
+    why = json_content_type_problem(request.headers.get("Content-Type"), request.body_exists)
+    if why:
+        raise invalid_field("Content-Type", why)
     meta = parse_metadata(await read_small(request.content, MAX_METADATA_BYTES))
     name = _object_name(request, meta)
     store.check_storable(bucket, name)
