@@ -46,7 +46,7 @@ def fixed_app(tmp_path: Path, **settings: object) -> JobsApp:
 async def test_help_lists_every_key_of_the_list(tmp_path: Path) -> None:
     app = fixed_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: app.last_rows, "the list")
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = text_of(app, "#help-content")
@@ -70,7 +70,7 @@ async def test_help_lists_every_key_of_the_list(tmp_path: Path) -> None:
 async def test_palette_offers_the_screen_actions(tmp_path: Path) -> None:
     app = fixed_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: app.last_rows, "the list")
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for title in ("Filter", "Cancel", "Resubmit", "Edit+submit", "Describe", "Theme"):
             assert any(t.startswith(title) for t in titles), (title, titles)
@@ -78,11 +78,9 @@ async def test_palette_offers_the_screen_actions(tmp_path: Path) -> None:
 
 async def test_theme_change_is_remembered(tmp_path: Path) -> None:
     app = fixed_app(tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.1)
+    async with app.run_test(size=(80, 24)):
         assert app.theme == "tui-dark"
-        app.theme = "tui-high-contrast"
-        await pilot.pause(0.1)
+        app.theme = "tui-high-contrast"  # saved by the theme's watcher, synchronously
     settings, problem = load_settings(tmp_path / "settings.yaml")
     assert problem is None and settings.theme == "tui-high-contrast"
     again = fixed_app(tmp_path, theme=settings.theme)
@@ -93,25 +91,34 @@ async def test_theme_change_is_remembered(tmp_path: Path) -> None:
 async def test_describe_and_yaml_keys(tmp_path: Path) -> None:
     app = fixed_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: app.last_rows, "the list")
         await pilot.press("slash", *"census_dist_20261122_07", "enter", "d")
-        await pilot.pause(0.3)
+        await wait_until(
+            pilot,
+            lambda: "RuntimeError: loss is NaN" in text_of(app, "#describe-content"),
+            "the detail with the errorMessage",
+        )
         assert isinstance(app.screen, DescribeScreen)
-        text = text_of(app, "#describe-content")
-        assert "RuntimeError: loss is NaN at step 1200" in text  # the full errorMessage
+        # the full errorMessage, not its first line
+        assert "RuntimeError: loss is NaN at step 1200" in text_of(app, "#describe-content")
         await pilot.press("y")
-        await pilot.pause(0.1)
-        assert "errorMessage:" in text_of(app, "#describe-content")
+        await wait_until(
+            pilot, lambda: "errorMessage:" in text_of(app, "#describe-content"), "the YAML"
+        )
         await pilot.press("escape", "y")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, DescribeScreen) and app.screen.show_yaml
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, DescribeScreen) and app.screen.show_yaml,
+            "the detail opened in YAML by y on the list",
+        )
 
 
 async def test_no_color_is_honoured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     app = fixed_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        await settled(pilot)
         assert app.no_color
         # States stay readable without colour: symbol and name on every row.
         lines = [

@@ -258,8 +258,7 @@ async def test_edit_and_resubmit_valid_and_invalid(
         assert isinstance(app.screen, MessageScreen)
         assert "trainingInput.scaleTier" in app.screen.text
         await pilot.press("escape")
-        await pilot.pause(0.5)
-        assert isinstance(app.screen, BuilderScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, BuilderScreen))
         assert app.screen.query_one("#f-scale_tier", Select).value == "BASIC"
         assert len(service.client(project).list_jobs()) == 2
 

@@ -154,10 +154,14 @@ async def test_hostile_text_is_neutralised_on_screen(
             describe=lambda: stream_state(logs),
         )
         view = logs.view("master-replica-0")
-        await pilot.pause(0.2)
-        shown = "\n".join(
-            view.render_line(y).text for y in range(view.scrollable_content_region.height)
-        )
+
+        def shown_text() -> str:
+            return "\n".join(
+                view.render_line(y).text for y in range(view.scrollable_content_region.height)
+            )
+
+        await wait_for(pilot, lambda: "red words" in shown_text(), describe=shown_text)
+        shown = shown_text()
         assert "\x1b" not in shown and "\x07" not in shown and "\x00" not in shown
         assert "evil title" not in shown
         assert "red words" in shown and "plain" in shown
@@ -166,8 +170,7 @@ async def test_hostile_text_is_neutralised_on_screen(
         assert any(len(line.text) == 1024 * 1024 for line in log_lines(view))  # stored whole
         # The 1 MiB line renders (cut for display), with wrap on too.
         await pilot.press("w")
-        await pilot.pause(0.2)
-        assert view.wrap
+        await wait_for(pilot, lambda: view.wrap)
         # e jumps to the first error across replicas: the traceback on stderr.
         await pilot.press("e")
         assert logs.current == ALL

@@ -100,11 +100,14 @@ async def test_running_cluster_shows_a_row_per_replica(
                 describe=lambda: str([figures(r) for r in usage_of(app).rows()]),
             )
             # Drawn: one pair (scale marker, value) per column of each sparkline.
-            await pilot.pause(0.2)
-            for row in rows:
-                for spark in (row.cpu, row.memory):
-                    assert spark.size.width > 20
-                    assert len(spark.data or []) == 2 * spark.size.width
+            sparks = [spark for row in rows for spark in (row.cpu, row.memory)]
+            await wait_for(
+                pilot,
+                lambda: all(
+                    s.size.width > 20 and len(s.data or []) == 2 * s.size.width for s in sparks
+                ),
+                describe=lambda: str([(s.size.width, len(s.data or [])) for s in sparks]),
+            )
             # It keeps polling while the job runs: more samples arrive.
             before = len(usage.replicas[0].samples)
             await wait_for(pilot, lambda: len(usage_of(app).replicas[0].samples) > before + 2)

@@ -101,5 +101,7 @@ async def test_what_vertex_cannot_run_shows_under_its_field(tmp_path: Path) -> N
         assert "gs://" in error_text(app, "job_dir")
         before = len(replay.requests)
         await pilot.press("ctrl+j")
-        await pilot.pause(0.3)
+        await wait_for(
+            pilot, lambda: any("Cannot submit" in (n.title or "") for n in app._notifications)
+        )
         assert not any(r.method == "POST" for r in replay.requests[before:])

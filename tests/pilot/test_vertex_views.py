@@ -244,11 +244,14 @@ async def test_a_change_survives_two_queued_polls(tmp_path: Path) -> None:
         # Both polls land before the app's message loop gets to the first one.
         app.post_message(JobsRefreshed(after, NOW, 0.01, changed))
         app.post_message(JobsRefreshed(again, NOW, 0.01, unchanged))
-        await pilot.pause(0.3)
-        assert rows(app).get(RUNNING_NAME) == "CANCELLING", (
-            "product bug: JobsRefreshed.can_replace (tui_app/messages.py) lets the later "
-            "changed=False list replace the pending changed=True one, so JobsScreen never "
-            "shows the change"
+        await wait_for(
+            pilot,
+            lambda: rows(app).get(RUNNING_NAME) == "CANCELLING",
+            describe=lambda: (
+                "product bug: JobsRefreshed.can_replace (tui_app/messages.py) lets the later "
+                "changed=False list replace the pending changed=True one, so JobsScreen never "
+                "shows the change"
+            ),
         )
 
 
