@@ -128,6 +128,10 @@ def test_follow_ends_by_itself_when_the_job_ends(service: LiveService, package_u
     assert r.stdout.splitlines() == gcloud_lines(_entries(service, job_id))
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_quietly(service: LiveService, package_uri: str) -> None:
     job_id = unique_id("logs_sigint")
     client = service.client()
@@ -139,6 +143,9 @@ def test_ctrl_c_exits_130_quietly(service: LiveService, package_uri: str) -> Non
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # As in a terminal: a suite started in the background (`cmd &` from a script)
+            # runs with SIGINT ignored, and Python keeps an inherited SIG_IGN.
+            preexec_fn=_sigint_default,
         )
         assert proc.stdout is not None
         proc.stdout.readline()  # streaming
