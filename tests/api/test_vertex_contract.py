@@ -289,7 +289,7 @@ def test_create_of_a_tuning_job_posts_to_its_collection(
     [
         # Cannot run on Vertex AI as written: every such field is named at once.
         (
-            {"region": "europe-west4", "runtimeVersion": "1.15"},
+            {"region": "europe-west4", "runtimeVersion": "1.14"},  # 1.14: no image on the list
             {"trainingInput.region", "trainingInput.runtimeVersion"},
         ),
         # Not an ml v1 job at all: refused by ml v1's own validation.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,36 @@ def test_vertex_names_what_it_ignores_and_what_it_refuses() -> None:
     refused, _ = Backend("vertex", "europe-west4").review(JOB)
     assert [v.field for v in refused] == ["trainingInput.region"]
     assert "europe-west4" in refused[0].description
+
+
+def test_vertex_says_where_tuning_trials_write_and_keeps_early_stopping() -> None:
+    """A one-replica tuning job: the trial-directory note, and no word against early stopping
+    (it runs as Vertex AI's median rule)."""
+    hp = {
+        "enableTrialEarlyStopping": True,
+        "params": [{"parameterName": "lr", "type": "DOUBLE", "minValue": 0.01, "maxValue": 0.1}],
+    }
+    refused, notes = Backend("vertex", "us-central1").review(_with(hyperparameters=hp))
+    assert refused == []
+    assert [n.field for n in notes] == ["trainingInput.hyperparameters"]
+    assert "AIP_MODEL_DIR=gs://my-bucket/mnist_20261122_083000/<trial id>/model/" in (
+        notes[0].description
+    )
+    # Refused or not, the notes are the same (the builder shows both).
+    refused, notes_too = Backend("vertex", "us-central1").review(
+        _with(hyperparameters=hp, jobDir="/tmp/out")
+    )
+    assert [v.field for v in refused] == ["trainingInput.jobDir"]
+    assert [n.field for n in notes_too] == ["trainingInput.hyperparameters"]
+
+
+def test_vertex_notes_an_image_past_its_end_of_availability_when_given_the_date() -> None:
+    assert Backend("vertex", "us-central1", today=date(2024, 11, 1)).review(JOB) == ([], [])
+    refused, notes = Backend("vertex", "us-central1", today=date(2026, 11, 25)).review(JOB)
+    assert refused == []
+    assert [n.field for n in notes] == ["trainingInput.runtimeVersion"]
+    assert "tf-cpu.2-11.py310" in notes[0].description
+    assert "2024-11-15" in notes[0].description
 
 
 def test_the_local_service_names_the_cloud_only_fields() -> None:

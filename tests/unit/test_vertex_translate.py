@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,18 @@ from hypothesis import strategies as st
 
 from tests.support.config_corpus import SETTINGS, VALID, load_corpus_file, valid_jobs
 from tests.support.discovery_schema import discovery_document, violations
+from tui_app.model.describe import render_text, summarize
 from tui_app.model.job_spec import JobSpecError, parse_job
 from tui_app.model.tiers import LEGACY_MACHINE_TYPES, SCALE_TIERS
 from tui_app.model.trials import trial_rows
-from tui_app.model.vertex_images import runtime_of_image, tf_image
+from tui_app.model.vertex_images import (
+    LIST_READ,
+    TF_IMAGES,
+    image_of_uri,
+    runtime_of_image,
+    runtimes_with_images,
+    tf_image,
+)
 from tui_app.model.vertex_translate import (
     CUSTOM_JOBS,
     TUNING_JOBS,
@@ -42,7 +50,8 @@ REGION = "us-central1"
 PKG = "gs://bucket/packages/trainer-0.1.tar.gz"
 CPU_211 = "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-11.py310:latest"
 GPU_211 = "us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-11.py310:latest"
-TPU_211 = "us-docker.pkg.dev/vertex-ai/training/tf-tpu.2-11:latest"
+CPU_211_PY37 = "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-11:latest"
+TPU_212 = "us-docker.pkg.dev/vertex-ai/training/tf-tpu.2-12:latest"
 PYTORCH = "europe-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-1.py310:latest"
 SCHEMAS = discovery_document("aiplatform", "v1")["schemas"]
 SCHEMA_OF = {
@@ -66,6 +75,12 @@ def job(**ti: Any) -> dict[str, Any]:
 
 def custom(**ti: Any) -> dict[str, Any]:
     return job(scaleTier="CUSTOM", **ti)
+
+
+def tpu_job(**ti: Any) -> dict[str, Any]:
+    """A job for a TPU VM: no ml v1 runtime has a TPU image, so it runs on the profile's
+    executor_image (``TPU_212``) and names no runtime."""
+    return job(runtimeVersion=None, **ti)
 
 
 def pools(req: VertexRequest) -> list[dict[str, Any]]:
@@ -154,11 +169,14 @@ def test_every_tier_is_in_the_table() -> None:
 
 @pytest.mark.parametrize("tier", sorted(TIER_POOLS))
 def test_scale_tiers_become_fixed_pools(tier: str) -> None:
-    req = to_vertex(job(scaleTier=tier), region=REGION)
+    body, image = (
+        (tpu_job(scaleTier=tier), TPU_212) if tier == "BASIC_TPU" else (job(scaleTier=tier), None)
+    )
+    req = to_vertex(body, region=REGION, executor_image=image)
     assert req.collection == CUSTOM_JOBS
     assert machines(req) == TIER_POOLS[tier]
     assert note_fields(req) == TIER_NOTES.get(tier, [])
-    round_trip(job(scaleTier=tier), REGION)
+    round_trip(body, REGION, image)
 
 
 def test_no_scale_tier_means_basic() -> None:
@@ -172,18 +190,26 @@ def test_basic_gpu_note_says_what_replaced_the_k80() -> None:
     assert "NVIDIA_TESLA_T4" in note.description and "n1-standard-8" in note.description
 
 
-def test_basic_tpu_runs_on_a_tpu_vm_with_the_tpu_image() -> None:
-    req = to_vertex(job(scaleTier="BASIC_TPU"), region=REGION)
-    assert pools(req)[0]["pythonPackageSpec"]["executorImageUri"] == TPU_211
+def test_basic_tpu_runs_on_a_tpu_vm_with_a_listed_tpu_image() -> None:
+    """No ml v1 runtime has a TPU image on Google's list, so the refusal names the ones that
+    exist; a runtime that has one, or the profile's image, runs on the TPU VM."""
+    found = refusals(job(scaleTier="BASIC_TPU", runtimeVersion="2.8"))
+    why = found["trainingInput.runtimeVersion"]
+    assert "TensorFlow 2.8 image for TPU machines" in why
+    assert "2.12 (Python 3.8); 2.15 (Python 3.10)" in why and "executor_image" in why
+    req = to_vertex(job(scaleTier="BASIC_TPU", runtimeVersion="2.12"), region=REGION)
+    assert pools(req)[0]["pythonPackageSpec"]["executorImageUri"] == TPU_212
+    req = to_vertex(tpu_job(scaleTier="BASIC_TPU"), region=REGION, executor_image=TPU_212)
+    assert pools(req)[0]["pythonPackageSpec"]["executorImageUri"] == TPU_212
     (note,) = req.notes
     assert "TPU VM" in note.description and "TPU Node" in note.description
 
 
 def test_basic_tpu_takes_the_tpu_type_of_an_accelerator_config() -> None:
-    body = job(
+    body = tpu_job(
         scaleTier="BASIC_TPU", masterConfig={"acceleratorConfig": {"type": "TPU_V3", "count": 8}}
     )
-    assert machines(to_vertex(body, region=REGION)) == [
+    assert machines(to_vertex(body, region=REGION, executor_image=TPU_212)) == [
         ({**TPU_V2, "acceleratorType": "TPU_V3"}, "1")
     ]
 
@@ -224,13 +250,14 @@ def test_every_legacy_machine_type_is_in_the_table() -> None:
 @pytest.mark.parametrize("name", sorted(LEGACY))
 def test_legacy_machine_types_become_compute_engine_machines(name: str) -> None:
     spec, noted = LEGACY[name]
-    req = to_vertex(custom(masterType=name), region=REGION)
+    tpu = name == "cloud_tpu"
+    body = custom(masterType=name, runtimeVersion=None if tpu else "2.11")
+    req = to_vertex(body, region=REGION, executor_image=TPU_212 if tpu else None)
     assert machines(req) == [(spec, "1")]
     assert note_fields(req) == (["trainingInput.masterType"] if noted else [])
     image = pools(req)[0]["pythonPackageSpec"]["executorImageUri"]
-    kind = "tpu" if name == "cloud_tpu" else "gpu" if "acceleratorType" in spec else "cpu"
-    assert f"/tf-{kind}.2-11" in image
-    back = round_trip(custom(masterType=name), REGION)
+    assert image == (TPU_212 if tpu else GPU_211 if "acceleratorType" in spec else CPU_211)
+    back = round_trip(body, REGION, TPU_212 if tpu else None)
     assert parse_job({k: back[k] for k in ("jobId", "trainingInput")})
 
 
@@ -300,18 +327,19 @@ def test_a_cloud_tpu_worker_becomes_the_primary_tpu_vm() -> None:
         workerConfig={"acceleratorConfig": {"type": "TPU_V3", "count": "8"}},
         evaluatorType="n1-standard-4",
         evaluatorCount=1,
+        runtimeVersion=None,
     )
-    req = to_vertex(body, region=REGION)
+    req = to_vertex(body, region=REGION, executor_image=TPU_212)
     assert machines(req) == [
         ({**TPU_V2, "acceleratorType": "TPU_V3"}, "1"),
         None,
         None,
         ({"machineType": "n1-standard-4"}, "1"),
     ]
-    assert pools(req)[0]["pythonPackageSpec"]["executorImageUri"] == TPU_211
+    assert pools(req)[0]["pythonPackageSpec"]["executorImageUri"] == TPU_212
     assert note_fields(req) == ["trainingInput.workerType"]
     assert "n1-highcpu-16" in req.notes[0].description
-    back = round_trip(body, REGION)
+    back = round_trip(body, REGION, TPU_212)
     assert back["trainingInput"]["masterType"] == "cloud_tpu"
 
 
@@ -482,38 +510,195 @@ def test_images_come_from_the_nearest_registry(region: str, host: str) -> None:
     round_trip(job(region=region), region)
 
 
+# Google's list of prebuilt training containers, TensorFlow section, as read on LIST_READ
+# (https://cloud.google.com/vertex-ai/docs/training/pre-built-containers): every image name, with
+# its Python and end of availability, written out here so a wrong row in vertex_images fails.
+LISTED_TF_IMAGES = {
+    # tag: (Python, end of availability)
+    "tf-cpu.2-17.py310": ("3.10", "2026-07-11"),
+    "tf-gpu.2-17.py310": ("3.10", "2026-07-11"),
+    "tf-cpu.2-16.py310": ("3.10", "2026-06-28"),
+    "tf-gpu.2-16.py310": ("3.10", "2026-06-28"),
+    "tf-cpu.2-15.py310": ("3.10", "2025-11-14"),
+    "tf-gpu.2-15.py310": ("3.10", "2025-11-14"),
+    "tf-tpu.2-15.cp310": ("3.10", "2025-10-23"),
+    "tf-cpu.2-14.py310": ("3.10", "2025-09-26"),
+    "tf-gpu.2-14.py310": ("3.10", "2025-09-26"),
+    "tf-cpu.2-13.py310": ("3.10", "2025-07-05"),
+    "tf-gpu.2-13.py310": ("3.10", "2025-07-05"),
+    "tf-cpu.2-12.py310": ("3.10", "2025-06-30"),
+    "tf-gpu.2-12.py310": ("3.10", "2025-06-30"),
+    "tf-tpu.2-12": ("3.8", "2025-06-30"),
+    "tf-cpu.2-11.py310": ("3.10", "2024-11-15"),
+    "tf-gpu.2-11.py310": ("3.10", "2024-11-15"),
+    "tf-cpu.2-11": ("3.7", "2024-11-15"),
+    "tf-gpu.2-11": ("3.7", "2024-11-15"),
+    "tf-cpu.2-9.py310": ("3.10", "2024-11-15"),
+    "tf-gpu.2-9.py310": ("3.10", "2024-11-15"),
+    "tf-cpu.2-9": ("3.7", "2024-11-15"),
+    "tf-gpu.2-9": ("3.7", "2024-11-15"),
+    "tf-cpu.2-8.py310": ("3.10", "2024-11-15"),
+    "tf-gpu.2-8.py310": ("3.10", "2024-11-15"),
+    "tf-cpu.2-8": ("3.7", "2024-11-15"),
+    "tf-gpu.2-8": ("3.7", "2024-11-15"),
+    **{f"tf-{k}.2-{n}": ("3.7", "2024-09-01") for n in range(1, 8) for k in ("cpu", "gpu")},
+    "tf-cpu.1-15": ("3.7", "2024-09-01"),
+    "tf-gpu.1-15": ("3.7", "2024-09-01"),
+}
+
+
+def test_the_image_table_is_googles_list() -> None:
+    assert {
+        i.tag: (i.python, i.end_of_availability.isoformat()) for i in TF_IMAGES
+    } == LISTED_TF_IMAGES
+    assert len(TF_IMAGES) == len(LISTED_TF_IMAGES), "one row per image"
+    for image in TF_IMAGES:
+        assert image.tag.startswith(f"tf-{image.kind}.{image.tensorflow.replace('.', '-')}")
+        for host, region in (
+            ("us", "us-west1"),
+            ("europe", "europe-west4"),
+            ("asia", "asia-east1"),
+        ):
+            uri = image.uri(region)
+            assert uri == f"{host}-docker.pkg.dev/vertex-ai/training/{image.tag}:latest"
+            assert image_of_uri(uri) == image
+    # On the day the table was read, Google's list had no TensorFlow image still available.
+    assert all(i.end_of_availability < LIST_READ for i in TF_IMAGES)
+
+
 @pytest.mark.parametrize(
-    ("runtime", "gpu", "tpu", "tag"),
+    ("runtime", "python", "gpu", "tpu", "tag"),
     [
-        ("2.1", False, False, "tf-cpu.2-1"),
-        ("2.5", True, False, "tf-gpu.2-5"),
-        ("2.8", False, True, "tf-tpu.2-8"),
-        ("2.10", False, False, "tf-cpu.2-10"),
-        ("2.11", False, False, "tf-cpu.2-11.py310"),
-        ("2.11", True, False, "tf-gpu.2-11.py310"),
-        ("2.11", True, True, "tf-tpu.2-11"),  # a TPU VM has no GPUs: tpu wins
-        ("2.15", True, False, "tf-gpu.2-15.py310"),
+        ("1.15", None, False, False, "tf-cpu.1-15"),
+        ("1.15", "3.7", True, False, "tf-gpu.1-15"),
+        ("2.1", None, False, False, "tf-cpu.2-1"),
+        ("2.5", "3.7", True, False, "tf-gpu.2-5"),
+        # Without pythonVersion, the newest Python the list has for that TensorFlow.
+        ("2.8", None, False, False, "tf-cpu.2-8.py310"),
+        ("2.8", "3.7", False, False, "tf-cpu.2-8"),
+        ("2.9", None, True, False, "tf-gpu.2-9.py310"),
+        ("2.11", None, False, False, "tf-cpu.2-11.py310"),
+        ("2.11", None, True, False, "tf-gpu.2-11.py310"),
+        ("2.11", "3.7", False, False, "tf-cpu.2-11"),
+        ("2.11", "3.7", True, False, "tf-gpu.2-11"),
+        ("2.12", None, True, True, "tf-tpu.2-12"),  # a TPU VM has no GPUs: tpu wins
+        ("2.15", None, False, True, "tf-tpu.2-15.cp310"),
+        ("2.15", None, True, False, "tf-gpu.2-15.py310"),
+        ("2.17", None, False, False, "tf-cpu.2-17.py310"),
     ],
 )
-def test_executor_image_for_runtime(runtime: str, gpu: bool, tpu: bool, tag: str) -> None:
-    image = executor_image(runtime, gpu=gpu, tpu=tpu, region=REGION)
+def test_executor_image_for_runtime(
+    runtime: str, python: str | None, gpu: bool, tpu: bool, tag: str
+) -> None:
+    image = executor_image(runtime, gpu=gpu, tpu=tpu, region=REGION, python_version=python)
     assert image == f"us-docker.pkg.dev/vertex-ai/training/{tag}:latest"
     assert runtime_of_image(image) == runtime
 
 
-@pytest.mark.parametrize("runtime", [None, "", "1.15", "1.0", "3.0", "2.x", "2.01", "latest"])
+@pytest.mark.parametrize(
+    "runtime", [None, "", "1.14", "1.0", "2.10", "2.18", "3.0", "2.x", "2.01", "latest"]
+)
 def test_no_image_for_other_runtimes(runtime: str | None) -> None:
     with pytest.raises(TranslationError) as err:
         executor_image(runtime, gpu=False, tpu=False, region=REGION)
     (v,) = err.value.violations
     assert v.field == "trainingInput.runtimeVersion"
     assert "executor_image" in v.description
+    # It says what exists instead, from the table.
+    assert runtimes_with_images("cpu") in v.description
+    assert runtimes_with_images("cpu") == (
+        "1.15, 2.1-2.9, 2.11 (Python 3.7); 2.8, 2.9, 2.11-2.17 (Python 3.10)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("runtime", "python", "kind", "field", "hint"),
+    [
+        ("2.11", None, "tpu", "runtimeVersion", "2.12 (Python 3.8); 2.15 (Python 3.10)"),
+        ("2.5", "3.7", "tpu", "runtimeVersion", "TensorFlow 2.5 image for TPU machines"),
+        ("1.15", "2.7", "cpu", "pythonVersion", "Python 3.7 only, not 2.7"),
+        ("2.17", "3.7", "gpu", "pythonVersion", "set pythonVersion to 3.10 or remove it"),
+    ],
+)
+def test_a_runtime_without_that_image_says_what_exists(
+    runtime: str, python: str | None, kind: str, field: str, hint: str
+) -> None:
+    with pytest.raises(TranslationError) as err:
+        executor_image(
+            runtime, gpu=kind == "gpu", tpu=kind == "tpu", region=REGION, python_version=python
+        )
+    (v,) = err.value.violations
+    assert v.field == f"trainingInput.{field}"
+    assert hint in v.description and v.description.endswith(".")
 
 
 def test_runtime_of_image_ignores_other_images() -> None:
-    for uri in (PYTORCH, "gcr.io/p/tf-cpu.2-11:latest", "", None):
-        assert runtime_of_image(uri) is None
-    assert tf_image("1.15", gpu=False, tpu=False, region=REGION) is None
+    unlisted = (
+        PYTORCH,
+        "gcr.io/p/tf-cpu.2-11:latest",
+        "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-10:latest",  # no 2.10 on the list
+        "us-docker.pkg.dev/vertex-ai/training/tf-tpu.2-11:latest",  # nor a 2.11 TPU image
+        "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-11.py310:2.11",  # only :latest works
+        "",
+        None,
+    )
+    for uri in unlisted:
+        assert runtime_of_image(uri) is None, uri
+    assert tf_image("1.14", gpu=False, tpu=False, region=REGION) is None
+    assert tf_image("2.11", gpu=False, tpu=True, region=REGION) is None
+
+
+def test_python_version_picks_the_image_and_reads_back() -> None:
+    body = job(pythonVersion="3.7")
+    req = to_vertex(body, region=REGION)
+    assert pools(req)[0]["pythonPackageSpec"]["executorImageUri"] == CPU_211_PY37
+    assert req.notes == ()
+    back = round_trip(body, REGION)
+    assert (back["trainingInput"]["runtimeVersion"], back["trainingInput"]["pythonVersion"]) == (
+        "2.11",
+        "3.7",
+    )
+    assert "executorImageUri" not in back[VERTEX_FIELD]
+    # Without pythonVersion the Python 3.10 image runs it, and reads back without one.
+    back = round_trip(job(), REGION)
+    assert "pythonVersion" not in back["trainingInput"]
+
+
+def test_python_version_is_noted_where_it_decides_nothing() -> None:
+    req = to_vertex(job(pythonVersion="3.7"), region=REGION, executor_image=PYTORCH)
+    assert note_fields(req) == ["trainingInput.runtimeVersion", "trainingInput.pythonVersion"]
+    body = job(
+        pythonVersion="3.7",
+        packageUris=None,
+        pythonModule=None,
+        masterConfig={"imageUri": "gcr.io/p/t:1"},
+    )
+    req = to_vertex(body, region=REGION)
+    assert note_fields(req) == ["trainingInput.runtimeVersion", "trainingInput.pythonVersion"]
+    assert "own Python" in req.notes[1].description
+
+
+@pytest.mark.parametrize(
+    ("today", "noted"),
+    [(None, False), (date(2024, 11, 15), False), (date(2024, 11, 16), True), (LIST_READ, True)],
+)
+def test_an_image_past_its_end_of_availability_is_noted_when_the_date_is_known(
+    today: date | None, noted: bool
+) -> None:
+    req = to_vertex(job(), region=REGION, today=today)
+    assert note_fields(req) == (["trainingInput.runtimeVersion"] if noted else [])
+    assert vertex_notes(job()["trainingInput"], region=REGION, today=today) == list(req.notes)
+    if noted:
+        why = req.notes[0].description
+        assert "tf-cpu.2-11.py310" in why and "2024-11-15" in why
+        assert "executor_image" in why and "pre-built-containers" in why
+    # The profile's own image is the profile's business.
+    assert (
+        to_vertex(
+            job(runtimeVersion=None), region=REGION, executor_image=PYTORCH, today=today
+        ).notes
+        == ()
+    )
 
 
 # -- other fields -------------------------------------------------------------------------------
@@ -552,20 +737,26 @@ def test_job_fields_scheduling_identity_network_and_encryption() -> None:
     ("fields", "noted"),
     [
         ({"useChiefInTfConfig": True}, "trainingInput.useChiefInTfConfig"),
-        ({"pythonVersion": "3.7"}, "trainingInput.pythonVersion"),
         (
-            {"masterType": "cloud_tpu", "masterConfig": {"tpuTfVersion": "2.11"}},
+            {
+                "masterType": "cloud_tpu",
+                "masterConfig": {"tpuTfVersion": "2.11"},
+                "runtimeVersion": None,
+            },
             "trainingInput.masterConfig.tpuTfVersion",
         ),
         ({"masterType": "n1-standard-4"}, None),
+        ({"pythonVersion": "3.7"}, None),  # it picks the image (see above)
     ],
 )
 def test_ignored_fields_are_noted(fields: dict[str, Any], noted: str | None) -> None:
     body = custom(**{"masterType": "n1-standard-4", **fields})
-    req = to_vertex(body, region=REGION)
+    image = TPU_212 if fields.get("masterType") == "cloud_tpu" else None
+    req = to_vertex(body, region=REGION, executor_image=image)
     assert note_fields(req) == ([noted] if noted else [])
     assert all(n.description.startswith("Ignored: ") for n in req.notes)
-    assert vertex_notes(body["trainingInput"], region=REGION) == list(req.notes)
+    notes = vertex_notes(body["trainingInput"], region=REGION, executor_image=image)
+    assert notes == list(req.notes)
 
 
 def test_machine_types_outside_custom_are_noted() -> None:
@@ -742,12 +933,132 @@ def test_tuning_defaults_follow_gcloud() -> None:
     assert "maxFailedTrialCount" not in req.body
 
 
-def test_early_stopping_is_noted() -> None:
+def test_single_replica_trials_are_told_where_they_write() -> None:
+    """Vertex AI sets no TF_CONFIG on a one-replica trial, so the ml v1 idiom finds no trial
+    id: the note says so, where each trial does write, and what to change."""
+    body = job(hyperparameters=_one_param(), jobDir="gs://bucket/hp/")
+    req = to_vertex(body, region=REGION)
+    (note,) = req.notes
+    assert note.field == "trainingInput.hyperparameters"
+    for fact in (
+        "TF_CONFIG only when a job has more than one",
+        "--job-dir=gs://bucket/hp.",
+        "AIP_MODEL_DIR=gs://bucket/hp/<trial id>/model/",
+        "AIP_CHECKPOINT_DIR .../checkpoints/",
+        "AIP_TENSORBOARD_LOG_DIR .../logs/",
+        "CLUSTER_SPEC, set on every replica, has the trial id in task.trial",
+        "read CLUSTER_SPEC where it read TF_CONFIG",
+        "gs://bucket/hp/<trial id> as on ml v1",
+    ):
+        assert fact in note.description, fact
+    assert vertex_notes(body["trainingInput"], region=REGION) == [note]
+    # The directories the note names are those Vertex AI derives from what is sent.
+    assert req.body["trialJobSpec"]["baseOutputDirectory"] == {"outputUriPrefix": "gs://bucket/hp/"}
+    (no_dir,) = to_vertex(job(hyperparameters=_one_param()), region=REGION).notes
+    assert "Set jobDir" in no_dir.description and "CLUSTER_SPEC" in no_dir.description
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"scaleTier": "STANDARD_1"},
+        {
+            "scaleTier": "CUSTOM",
+            "masterType": "n1-standard-4",
+            "workerType": "n1-standard-4",
+            "workerCount": 1,
+        },
+        {
+            "scaleTier": "CUSTOM",
+            "masterType": "n1-standard-4",
+            "evaluatorType": "n1-standard-4",
+            "evaluatorCount": 1,
+        },
+    ],
+)
+def test_distributed_trials_keep_the_ml_v1_idiom(fields: dict[str, Any]) -> None:
+    """Trials of more than one replica get TF_CONFIG with task.trial: nothing to say."""
+    req = to_vertex(
+        job(hyperparameters=_one_param(), jobDir="gs://bucket/hp", **fields), region=REGION
+    )
+    assert req.notes == ()
+
+
+def test_a_tuning_jobs_detail_shows_the_trial_directory_note() -> None:
+    body = job(hyperparameters=_one_param(), jobDir="gs://bucket/hp")
+    resource = server_copy(to_vertex(body, region=REGION), REGION, state="JOB_STATE_RUNNING")
+    out = from_vertex(resource, TUNING_JOBS)
+    (note,) = out[VERTEX_FIELD]["notes"]
+    assert note["field"] == "trainingInput.hyperparameters"
+    assert "AIP_MODEL_DIR=gs://bucket/hp/<trial id>/model/" in note["description"]
+    text = render_text(summarize(out, datetime(2026, 1, 2, 4, tzinfo=UTC)))
+    vertex_section = text.split("\nVertex AI\n", 1)[1]
+    assert "Notes:" in vertex_section
+    assert "hyperparameters: Each trial runs on one machine" in vertex_section
+    # A custom job, or a tuning job of several replicas, has nothing to note.
+    custom_job = from_vertex(server_copy(to_vertex(job(), region=REGION), REGION), CUSTOM_JOBS)
+    assert "notes" not in custom_job[VERTEX_FIELD]
+    assert "Notes:" not in render_text(summarize(custom_job, datetime(2026, 1, 2, tzinfo=UTC)))
+
+
+MEDIAN = SCHEMAS["GoogleCloudAiplatformV1StudySpecMedianAutomatedStoppingSpec"]
+
+
+def test_early_stopping_is_the_median_rule_by_step() -> None:
+    """The discovery document's median rule, compared by step as the local service does."""
+    assert MEDIAN["properties"] == {
+        "useElapsedDuration": {
+            "description": MEDIAN["properties"]["useElapsedDuration"]["description"],
+            "type": "boolean",
+        }
+    }
+    assert "median" in MEDIAN["description"]
+    study_properties = SCHEMAS["GoogleCloudAiplatformV1StudySpec"]["properties"]
+    assert study_properties["medianAutomatedStoppingSpec"]["$ref"] == MEDIAN["id"]
     hp = {**_one_param(), "enableTrialEarlyStopping": True}
-    req = to_vertex(job(hyperparameters=hp), region=REGION)
-    assert note_fields(req) == ["trainingInput.hyperparameters.enableTrialEarlyStopping"]
-    hp["enableTrialEarlyStopping"] = False
-    assert to_vertex(job(hyperparameters=hp), region=REGION).notes == ()
+    body = job(hyperparameters=hp, jobDir="gs://bucket/hp")
+    req = to_vertex(body, region=REGION)
+    assert req.body["studySpec"]["medianAutomatedStoppingSpec"] == {"useElapsedDuration": False}
+    assert not [f for f in note_fields(req) if "EarlyStopping" in f]
+    back = round_trip(body, REGION)
+    assert back["trainingInput"]["hyperparameters"]["enableTrialEarlyStopping"] is True
+    for off in (False, None):
+        hp["enableTrialEarlyStopping"] = off
+        study = to_vertex(job(hyperparameters=hp), region=REGION).body["studySpec"]
+        assert not [k for k in study if k.endswith("StoppingSpec")]
+        back = round_trip(job(hyperparameters=hp), REGION)
+        assert "enableTrialEarlyStopping" not in back["trainingInput"]["hyperparameters"]
+
+
+def _read_back_study(**study: Any) -> dict[str, Any]:
+    req = to_vertex(job(hyperparameters=_one_param(), jobDir="gs://bucket/hp"), region=REGION)
+    resource = server_copy(req, REGION)
+    resource["studySpec"].update(study)
+    assert violations("aiplatform", "v1", SCHEMA_OF[TUNING_JOBS], resource) == []
+    return from_vertex(resource, TUNING_JOBS)
+
+
+@pytest.mark.parametrize(
+    ("study", "note"),
+    [
+        # The server leaves a false boolean out, so the median rule may come back empty.
+        ({"medianAutomatedStoppingSpec": {}}, None),
+        ({"medianAutomatedStoppingSpec": {"useElapsedDuration": True}}, "elapsed time"),
+        ({"decayCurveStoppingSpec": {}}, "decay-curve rule"),
+        ({"convexAutomatedStoppingSpec": {"minStepCount": "10"}}, "convex rule"),
+    ],
+)
+def test_any_stopping_rule_reads_back_as_early_stopping(
+    study: dict[str, Any], note: str | None
+) -> None:
+    back = _read_back_study(**study)
+    assert back["trainingInput"]["hyperparameters"]["enableTrialEarlyStopping"] is True
+    stopping = [
+        n
+        for n in back[VERTEX_FIELD]["notes"]
+        if n["field"] == "trainingInput.hyperparameters.enableTrialEarlyStopping"
+    ]
+    assert [note in n["description"] for n in stopping] == ([True] if note else [])
 
 
 # -- refusals -----------------------------------------------------------------------------------
@@ -839,7 +1150,28 @@ REFUSALS = [
     pytest.param(job(pythonModule=None), "trainingInput.pythonModule", "imageUri", id="no-module"),
     pytest.param(job(jobDir="/tmp/out"), "trainingInput.jobDir", "gs://", id="local-job-dir"),
     pytest.param(
-        job(runtimeVersion="1.15"), "trainingInput.runtimeVersion", "executor_image", id="tf1"
+        job(runtimeVersion="1.14"), "trainingInput.runtimeVersion", "executor_image", id="tf1"
+    ),
+    pytest.param(
+        job(runtimeVersion="2.10"), "trainingInput.runtimeVersion", "2.11-2.17", id="tf-2.10"
+    ),
+    pytest.param(
+        job(runtimeVersion="1.15", pythonVersion="2.7"),
+        "trainingInput.pythonVersion",
+        "Python 3.7 only",
+        id="python-2.7",
+    ),
+    pytest.param(
+        job(scaleTier="BASIC_TPU"),
+        "trainingInput.runtimeVersion",
+        "TPU images for TensorFlow 2.12",
+        id="no-tpu-image",
+    ),
+    pytest.param(
+        job(scaleTier="BASIC_TPU", runtimeVersion="2.12", hyperparameters=_one_param()),
+        "trainingInput.hyperparameters",
+        "GPUs",
+        id="tuning-on-tpu",
     ),
     pytest.param(
         job(runtimeVersion=None), "trainingInput.runtimeVersion", "executor_image", id="no-runtime"
@@ -954,7 +1286,7 @@ def test_untranslatable_fields_are_refused_by_name(
 def test_every_refusal_is_reported_at_once() -> None:
     body = job(
         packageUris=["/local/a.tar.gz", "gs://okay/b.tar.gz", "/local/c.tar.gz"],
-        runtimeVersion="1.15",
+        runtimeVersion="1.14",
         jobDir="/tmp/out",
         region="asia-east1",
         hyperparameters={**_one_param(), "resumePreviousJobId": "old"},
@@ -1245,7 +1577,8 @@ def test_tuning_job_trials_in_ml_v1_shape() -> None:
 
 # Corpus files that cannot run on Vertex AI as written, and why (the fields refused).
 CORPUS_REFUSALS = {
-    "basic_gpu.yaml": {"trainingInput.runtimeVersion"},  # 1.15
+    "basic_tpu.yaml": {"trainingInput.runtimeVersion"},  # 2.8: no TPU image on Google's list
+    "custom_tpu.yaml": {"trainingInput.runtimeVersion"},  # 2.5, likewise
     "default_tier.yaml": {"trainingInput.runtimeVersion"},  # unset
     "hp_bayesian.yaml": {"trainingInput.runtimeVersion"},
     "hp_grid.yaml": {"trainingInput.runtimeVersion"},
@@ -1283,10 +1616,12 @@ def test_corpus_round_trips(path: Path) -> None:
     assert parse_job({k: back[k] for k in ("jobId", "labels", "trainingInput") if k in back})
 
 
-# Refusals any valid ml v1 job may meet on Vertex AI: local files, TF1 runtimes, Pods, resumes.
+# Refusals any valid ml v1 job may meet on Vertex AI: local files, runtimes or Pythons without an
+# image, Pods, resumes, tuning on TPUs.
 EXPECTED_REFUSAL = re.compile(
     r"^trainingInput\.("
-    r"runtimeVersion|packageUris\[\d+\]|jobDir|hyperparameters\.resumePreviousJobId"
+    r"runtimeVersion|pythonVersion|packageUris\[\d+\]|jobDir"
+    r"|hyperparameters(\.resumePreviousJobId)?"
     r"|\w+Config\.acceleratorConfig\.type|workerCount"
     r")$"
 )
@@ -1347,8 +1682,8 @@ def test_vertex_notes_never_raises(ti: dict[str, Any]) -> None:
 
 def _as_the_refusals_advise(body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """A valid job with each refused field changed the way its message says: packages and job
-    dir in Cloud Storage, T4 for K80, a TPU VM for a Pod, one TPU worker, no resumed study, and
-    the profile's executor_image for a runtime without an image."""
+    dir in Cloud Storage, T4 for K80, a TPU VM for a Pod, one TPU worker, no resumed study, no
+    tuning on a TPU, and the profile's executor_image for a runtime without an image."""
     out = copy.deepcopy(body)
     ti = out["trainingInput"]
     if "packageUris" in ti:
@@ -1367,8 +1702,15 @@ def _as_the_refusals_advise(body: dict[str, Any]) -> tuple[dict[str, Any], str |
             acc["type"] = "TPU_V3"
     if ti.get("workerType") == "cloud_tpu" and int(ti.get("workerCount") or 0) > 1:
         ti["workerCount"] = "1"
-    runtime = str(ti.get("runtimeVersion", ""))
-    return out, (None if runtime.startswith("2.") else PYTORCH)
+    try:
+        to_vertex(out, region=_region(out))
+    except TranslationError as err:
+        fields = {v.field for v in err.violations}
+        if "trainingInput.hyperparameters" in fields:
+            del ti["hyperparameters"]
+        if fields & {"trainingInput.runtimeVersion", "trainingInput.pythonVersion"}:
+            return out, PYTORCH
+    return out, None
 
 
 @SETTINGS

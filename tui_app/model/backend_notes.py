@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from tui_app.model.job_spec import FieldViolation
@@ -55,6 +56,9 @@ class Backend:
     kind: str
     region: str | None = None
     executor_image: str | None = None
+    today: date | None = None
+    """The date, when the screen passes it: a Vertex AI image past its end of availability on
+    Google's list is then noted (the model never reads the clock itself)."""
 
     @property
     def label(self) -> str:
@@ -70,9 +74,10 @@ class Backend:
             return [], local_notes(ti)
         if self.kind != "vertex" or self.region is None:
             return [], []
+        region, image, today = self.region, self.executor_image, self.today
         try:
-            request = to_vertex(job, region=self.region, executor_image=self.executor_image)
+            request = to_vertex(job, region=region, executor_image=image, today=today)
         except TranslationError as exc:
-            refused = list(exc.violations)
-            return refused, vertex_notes(ti, region=self.region, executor_image=self.executor_image)
+            notes = vertex_notes(ti, region=region, executor_image=image, today=today)
+            return list(exc.violations), notes
         return [], list(request.notes)

@@ -213,6 +213,18 @@ def _vertex(vj: Mapping[str, Any]) -> list[tuple[str, str]]:
     _add(rows, "Console", _text(vj.get("consoleUrl")))
     uris = _mapping(vj.get("webAccessUris"))
     _add_lines(rows, "Web access", [f"{k}: {v}" for k, v in sorted(uris.items())])
+    # What the translation notes for the job as read back (the builder shows the same notes
+    # before submit): fields Vertex runs differently, and where a tuning job's trials write.
+    notes = [_mapping(n) for n in vj.get("notes") or [] if isinstance(n, Mapping)]
+    _add_lines(
+        rows,
+        "Notes",
+        [
+            f"{str(n.get('field', '')).removeprefix('trainingInput.')}: "
+            + str(n.get("description", "")).removeprefix("Ignored: ")
+            for n in notes
+        ],
+    )
     return rows
 
 

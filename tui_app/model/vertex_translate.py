@@ -5,11 +5,12 @@ on Vertex AI, and shows what Vertex AI returns in the views built for ml v1 jobs
 translation goes both ways, and a job that went out comes back as a config that translates to the
 same request (resubmit, edit-and-resubmit).
 
-Facts come from ``../shared/vertex-notes.md`` (cited as §n) and the aiplatform v1 discovery
-document; machine types and accelerators from ``tiers.py``. Where Vertex AI has no equivalent the
-choice is ours, marked [M]. What cannot run as written is refused with every such field named
-(``TranslationError``); what runs differently, or is dropped, is reported as a note, so nothing
-changes silently.
+Facts come from the aiplatform v1 discovery document that ships in google-api-python-client
+(field names, types, enums, and the descriptions quoted below), Google's Vertex AI pages (cited by
+address where used), ``tiers.py`` (machine types and accelerators) and ``vertex_images.py``
+(prebuilt images). Where Vertex AI has no equivalent the choice is ours, marked [M]. What cannot
+run as written is refused with every such field named (``TranslationError``); what runs
+differently, or is dropped, is reported as a note, so nothing changes silently.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from pydantic import BaseModel
@@ -54,7 +56,16 @@ from tui_app.model.tiers import (
     MachineType,
     Role,
 )
-from tui_app.model.vertex_images import runtime_of_image, tf_image
+from tui_app.model.vertex_images import (
+    LIST_URL,
+    TrainingImage,
+    find_tf_image,
+    image_of_uri,
+    machine_kind,
+    runtimes_with_images,
+    tf_image,
+    tf_images,
+)
 from tui_app.model.vertex_resources import CUSTOM_JOBS, TUNING_JOBS, VERTEX_FIELD
 
 __all__ = [
@@ -74,7 +85,7 @@ __all__ = [
 
 MAX_DISPLAY_NAME = 128
 TPU_MACHINE_TYPE = "cloud-tpu"
-"""Vertex AI's machine type for a single-host TPU VM (§3.3); the TPU type is the accelerator."""
+"""Vertex AI's machine type for a single-host TPU VM; the TPU type is the accelerator."""
 CONSOLE = "https://console.cloud.google.com/vertex-ai/training"
 
 _VERTEX_STATES: dict[str, str] = {
@@ -87,12 +98,12 @@ _VERTEX_STATES: dict[str, str] = {
     "JOB_STATE_SUCCEEDED": "SUCCEEDED",
     "JOB_STATE_FAILED": "FAILED",
     "JOB_STATE_CANCELLED": "CANCELLED",
-    # §4: these should not occur for custom jobs; they ended without success, or wait on a person.
+    # These should not occur for custom jobs; they ended without success, or wait on a person.
     "JOB_STATE_EXPIRED": "FAILED",
     "JOB_STATE_PARTIALLY_SUCCEEDED": "FAILED",
     "JOB_STATE_PAUSED": "QUEUED",
 }
-# [M] (§2): Vertex trial states onto the ml v1 job states that ml v1 trials used.
+# [M]: Vertex trial states onto the ml v1 job states that ml v1 trials used.
 _TRIAL_STATES: dict[str, str] = {
     "STATE_UNSPECIFIED": "STATE_UNSPECIFIED",
     "REQUESTED": "QUEUED",
@@ -105,6 +116,21 @@ _TRIAL_STATES: dict[str, str] = {
 # takes names our table does not list, so these pass through rather than being refused.
 _CE_NAME = re.compile(r"^[a-z][a-z0-9]*-[a-z0-9]+(-[a-z0-9]+)*$")
 _WHITESPACE = re.compile(r"\s")
+MEDIAN_STOPPING = "medianAutomatedStoppingSpec"
+MEDIAN_STOPPING_SPEC: Mapping[str, Any] = {"useElapsedDuration": False}
+"""``enableTrialEarlyStopping: true`` on Vertex AI: the median rule, which the local service
+runs too (optuna's MedianPruner). The discovery document's StudySpec.medianAutomatedStoppingSpec
+"stops a pending Trial if the Trial's best objective_value is strictly below the median
+'performance' of all completed Trials reported up to the Trial's last measurement", performance
+being the running average of a trial's measurements (MedianPruner compares the latest value at
+the same step instead; both wait on completed trials, and ml v1 never said which rule it ran).
+``useElapsedDuration`` false compares trials by step, the ``global_step`` ml v1 trainers report
+with cloudml-hypertune, not by elapsed time, which varies with machine and load."""
+OTHER_STOPPING = {
+    "decayCurveStoppingSpec": "decay-curve",
+    "convexAutomatedStoppingSpec": "convex",
+}
+"""Vertex AI's other automated stopping rules: they read back as early stopping, with a note."""
 _NAME = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/(?P<rest>.+)$")
 
 
@@ -129,7 +155,8 @@ class TranslationError(JobSpecError):
 class _Role:
     role: Role
     pool: int
-    """Its fixed position in ``workerPoolSpecs`` (§3.1)."""
+    """Its fixed position in ``workerPoolSpecs``: primary, workers, parameter servers,
+    evaluators, as Google's distributed training page orders them."""
     type_field: str
     count_field: str | None
     config_field: str
@@ -178,6 +205,8 @@ class _Translation:
 
     region: str | None
     executor_image: str | None
+    today: date | None = None
+    """When known, images past their end of availability on Google's list are noted."""
     refusals: list[FieldViolation] = field(default_factory=list)
     notes: list[FieldViolation] = field(default_factory=list)
 
@@ -194,7 +223,11 @@ class _Translation:
 
 
 def to_vertex(
-    job: Mapping[str, Any], *, region: str, executor_image: str | None = None
+    job: Mapping[str, Any],
+    *,
+    region: str,
+    executor_image: str | None = None,
+    today: date | None = None,
 ) -> VertexRequest:
     """The Vertex AI request that runs an ml v1 job.
 
@@ -202,7 +235,9 @@ def to_vertex(
         job: An ml v1 Job (``jobId``, ``labels``, ``trainingInput``); output fields are ignored.
         region: Where the profile runs jobs; a different ``trainingInput.region`` is refused.
         executor_image: The profile's image for Python-package jobs; without it the image
-            follows ``runtimeVersion`` (``vertex_images.tf_image``).
+            follows ``runtimeVersion`` and ``pythonVersion`` (``vertex_images.find_tf_image``).
+        today: The date, when the caller knows it: an image Google's list says is no longer
+            available on it is noted. This module never reads the clock itself.
 
     Returns:
         The collection, the body and the notes.
@@ -210,7 +245,7 @@ def to_vertex(
     Raises:
         TranslationError: naming every field that cannot run on Vertex AI.
     """
-    t = _Translation(region, executor_image)
+    t = _Translation(region, executor_image, today)
     collection, body = _translate(job, t)
     if t.refusals:
         raise TranslationError(t.refusals)
@@ -222,8 +257,10 @@ def vertex_notes(
     *,
     region: str | None = None,
     executor_image: str | None = None,
+    today: date | None = None,
 ) -> list[FieldViolation]:
-    """The fields of a trainingInput that Vertex AI ignores or runs differently (for the builder).
+    """The fields of a trainingInput that Vertex AI ignores or runs differently (for the builder
+    and, for a job read back from Vertex AI, for its detail).
 
     Never raises: refusals are ``to_vertex``'s business; these are the same notes it returns.
 
@@ -231,45 +268,81 @@ def vertex_notes(
         training_input: An ml v1 TrainingInput, valid or not.
         region: The profile's region, when known.
         executor_image: The profile's image for Python-package jobs, when it has one.
+        today: The date, when known (see ``to_vertex``).
 
     Returns:
         The notes, [] for a config that runs on Vertex AI as written.
     """
-    t = _Translation(region, executor_image)
+    t = _Translation(region, executor_image, today)
     if isinstance(training_input, Mapping):
         _translate({"jobId": "notes", "trainingInput": training_input}, t)
     return t.notes
 
 
-def executor_image(runtime_version: str | None, *, gpu: bool, tpu: bool, region: str) -> str:
-    """The pre-built image that runs a Python package written for an ml v1 runtime.
+def executor_image(
+    runtime_version: str | None,
+    *,
+    gpu: bool,
+    tpu: bool,
+    region: str,
+    python_version: str | None = None,
+) -> str:
+    """The prebuilt image that runs a Python package written for an ml v1 runtime.
 
     Args:
         runtime_version: ``trainingInput.runtimeVersion``.
         gpu: The replica has GPUs.
         tpu: The replica is a TPU VM.
         region: Where the job runs.
+        python_version: ``trainingInput.pythonVersion``; None lets the newest Python on Google's
+            list for that TensorFlow run it.
 
     Returns:
         The image URI (``vertex_images.tf_image``).
 
     Raises:
-        TranslationError: naming ``trainingInput.runtimeVersion`` when no image is known.
+        TranslationError: naming ``trainingInput.runtimeVersion`` (or ``pythonVersion``) when
+            Google's list has no such image, with the runtimes it does have images for.
     """
-    image = tf_image(runtime_version, gpu=gpu, tpu=tpu, region=region)
+    return _listed_image(runtime_version, python_version, machine_kind(gpu=gpu, tpu=tpu)).uri(
+        region
+    )
+
+
+def _listed_image(runtime: str | None, python: str | None, kind: str) -> TrainingImage:
+    """The row of Google's list that runs this runtime and Python on this kind of machine; a
+    refusal names what the list has instead, since guessing an image name that does not exist
+    would only fail later, on Vertex AI, with a less helpful message."""
+    image = find_tf_image(runtime, kind=kind, python_version=python)
     if image is not None:
         return image
-    example = tf_image("2.11", gpu=False, tpu=False, region=region)
-    fix = (
-        f"set the profile's executor_image to the image that runs your package (for example "
-        f"{example}), or a TensorFlow 2 runtimeVersion such as 2.11."
+    machines = {"cpu": "CPU", "gpu": "GPU", "tpu": "TPU"}[kind]
+    fix = "or set the profile's executor_image to an image that runs your package"
+    exists = f"Google's list ({LIST_URL}) has {machines} images for TensorFlow " + (
+        runtimes_with_images(kind)
     )
-    if not runtime_version:
-        why = f"runtimeVersion is not set, so no Vertex AI image is known for the package; {fix}"
+    same_runtime = tf_images(runtime, kind)
+    if runtime and same_runtime and python:
+        pythons = ", ".join(i.python for i in same_runtime)
+        raise TranslationError(
+            [
+                FieldViolation(
+                    f"{_P}.pythonVersion",
+                    f"Google's list has TensorFlow {runtime} {machines} images for Python "
+                    f"{pythons} only, not {python}; set pythonVersion to {same_runtime[0].python} "
+                    f"or remove it, {fix}.",
+                )
+            ]
+        )
+    if not runtime:
+        why = (
+            f"runtimeVersion is not set, so no prebuilt Vertex AI image is known for the "
+            f"package. {exists}: set one of those runtimes, {fix}."
+        )
     else:
         why = (
-            f"Vertex AI has no pre-built image for runtime version {runtime_version!r} (only "
-            f"TensorFlow 2.x runtimes map to one); {fix}"
+            f"Vertex AI has no prebuilt TensorFlow {runtime} image for {machines} machines. "
+            f"{exists}: use one of those runtimes, {fix}."
         )
     raise TranslationError([FieldViolation(f"{_P}.runtimeVersion", why)])
 
@@ -321,6 +394,8 @@ def _translate(job: object, t: _Translation) -> tuple[str, dict[str, Any]]:
     hp = ti.get("hyperparameters")
     if isinstance(hp, Mapping) and hp:
         body.update(_tuning_fields(hp, f"{_P}.hyperparameters", t))
+        _tuning_machines(spec, t)
+        _trial_directory_note(spec, t)
         body["trialJobSpec"] = spec
         return TUNING_JOBS, body
     body["jobSpec"] = spec
@@ -406,7 +481,7 @@ def _custom_job_spec(ti: Mapping[str, Any], t: _Translation) -> dict[str, Any]:
 
 
 def _ignored_fields(ti: Mapping[str, Any], t: _Translation) -> None:
-    """Notes for the ml v1 fields Vertex AI has no place for (§3.2)."""
+    """Notes for the ml v1 fields Vertex AI has no place for."""
     scheduling = _mapping(ti.get("scheduling"))
     if scheduling.get("maxWaitTime") is not None:
         t.note(
@@ -427,12 +502,6 @@ def _ignored_fields(ti: Mapping[str, Any], t: _Translation) -> None:
             "Ignored: Vertex AI always names the primary replica 'chief' in TF_CONFIG (never "
             "'master'), as useChiefInTfConfig: true did.",
         )
-    if ti.get("pythonVersion") is not None:
-        t.note(
-            f"{_P}.pythonVersion",
-            f"Ignored: the executor image decides the Python version (3.10 in the images for "
-            f"TensorFlow 2.11 and later), not pythonVersion {ti['pythonVersion']!r}.",
-        )
     for role in _ROLES:
         if _mapping(ti.get(role.config_field)).get("tpuTfVersion") is not None:
             t.note(
@@ -440,21 +509,13 @@ def _ignored_fields(ti: Mapping[str, Any], t: _Translation) -> None:
                 "Ignored: a TPU VM runs the TensorFlow of the job's image; there is no "
                 "separate TPU software version.",
             )
-    hp = _mapping(ti.get("hyperparameters"))
-    if hp.get("enableTrialEarlyStopping"):
-        # [M] §2: Vertex's nearest features (decayCurveStoppingSpec, medianAutomatedStoppingSpec)
-        # are untested on tuning jobs, so nothing is sent rather than something unproven.
-        t.note(
-            f"{_P}.hyperparameters.enableTrialEarlyStopping",
-            "Ignored: trials are not stopped early on Vertex AI; every trial runs to its end.",
-        )
 
 
 # -- pools ------------------------------------------------------------------------------------
 
 
 def _pools(ti: Mapping[str, Any], t: _Translation) -> list[_Pool | None]:
-    """The four fixed pool positions (§3.1), None where a role runs nothing."""
+    """The four fixed pool positions, None where a role runs nothing."""
     pools: list[_Pool | None] = [None, None, None, None]
     tier = ti.get("scaleTier") or DEFAULT_SCALE_TIER
     master_config = _mapping(ti.get("masterConfig"))
@@ -545,7 +606,7 @@ def _tpu_worker(
 ) -> None:
     """ml v1's ``cloud_tpu`` worker was a TPU Node beside the master VM that ran the code; on
     Vertex AI the code runs on the TPU VM itself, so the TPU VM becomes the primary pool with
-    the master's code and disk, and the master VM goes ([M] following §3.3's BASIC_TPU)."""
+    the master's code and disk, and the master VM goes ([M], as for BASIC_TPU)."""
     path = f"{_P}.workerType"
     if count > 1:
         t.refuse(
@@ -627,7 +688,7 @@ def _machine_spec(
 
 
 def _vertex_gpus(machine: MachineType) -> tuple[str | None, int]:
-    """A machine's built-in GPUs as Vertex AI runs them: retired ones replaced (§3.3)."""
+    """A machine's built-in GPUs as Vertex AI runs them: retired ones replaced."""
     kind, count = machine.gpu_type, machine.gpus
     if kind in VERTEX_RETIRED_ACCELERATORS:
         new, most = VERTEX_RETIRED_ACCELERATORS[kind]
@@ -755,7 +816,7 @@ def _code_spec(
     ti: Mapping[str, Any], pool: _Pool, job_dir: str | None, region: str, t: _Translation
 ) -> dict[str, Any]:
     """One pool's containerSpec or pythonPackageSpec: ml v1 ran the same code on every replica,
-    the master's image unless the role had its own, and passed ``--job-dir`` last (§3.2)."""
+    the master's image unless the role had its own, and passed ``--job-dir`` last."""
     master = _mapping(ti.get("masterConfig"))
     image = pool.config.get("imageUri") or master.get("imageUri")
     job_args = _strings(ti.get("args"), f"{_P}.args", t)
@@ -785,6 +846,8 @@ def _code_spec(
                 f"{_P}.runtimeVersion",
                 "Ignored: a custom container brings its own runtime.",
             )
+        if ti.get("pythonVersion"):
+            t.note(f"{_P}.pythonVersion", "Ignored: a custom container brings its own Python.")
         return {"containerSpec": container}
     packages = _package_uris(ti, t)
     module = ti.get("pythonModule")
@@ -795,20 +858,14 @@ def _code_spec(
         )
     if t.executor_image:
         uri = t.executor_image
-        if ti.get("runtimeVersion"):
-            t.note(
-                f"{_P}.runtimeVersion",
-                f"Ignored: the profile's executor_image {uri} runs the package.",
-            )
+        for name in ("runtimeVersion", "pythonVersion"):
+            if ti.get(name):
+                t.note(
+                    f"{_P}.{name}",
+                    f"Ignored: the profile's executor_image {uri} runs the package.",
+                )
     else:
-        try:
-            uri = executor_image(
-                _str(ti.get("runtimeVersion")), gpu=pool.gpu, tpu=pool.tpu, region=region
-            )
-        except TranslationError as exc:
-            for v in exc.violations:
-                t.refuse(v.field, v.description)
-            uri = ""
+        uri = _runtime_image(ti, pool, region, t)
     python: dict[str, Any] = {
         "executorImageUri": uri,
         "packageUris": packages,
@@ -817,6 +874,32 @@ def _code_spec(
     if job_args + tail:
         python["args"] = job_args + tail
     return {"pythonPackageSpec": python}
+
+
+def _runtime_image(ti: Mapping[str, Any], pool: _Pool, region: str, t: _Translation) -> str:
+    """The listed image for the job's runtimeVersion and pythonVersion on this pool's machine
+    (``vertex_images``), "" after a refusal."""
+    try:
+        image = _listed_image(
+            _str(ti.get("runtimeVersion")),
+            _str(ti.get("pythonVersion")),
+            machine_kind(gpu=pool.gpu, tpu=pool.tpu),
+        )
+    except TranslationError as exc:
+        for v in exc.violations:
+            t.refuse(v.field, v.description)
+        return ""
+    if t.today is not None and image.end_of_availability < t.today:
+        # Google's framework support policy: after this date "you can no longer use images for
+        # this framework version" and services "might block the creation of new resources".
+        t.note(
+            f"{_P}.runtimeVersion",
+            f"Runs on {image.tag} (TensorFlow {image.tensorflow}, Python {image.python}), whose "
+            f"end of availability on Google's list ({LIST_URL}) was "
+            f"{image.end_of_availability.isoformat()}: Vertex AI may refuse new jobs on it. If "
+            "it does, set the profile's executor_image to a current image from that list.",
+        )
+    return image.uri(region)
 
 
 def _package_uris(ti: Mapping[str, Any], t: _Translation) -> list[str]:
@@ -842,7 +925,7 @@ def _package_uris(ti: Mapping[str, Any], t: _Translation) -> list[str]:
 
 
 def _tuning_fields(hp: Mapping[str, Any], path: str, t: _Translation) -> dict[str, Any]:
-    """A HyperparameterTuningJob's own fields (§2); the trial spec is the CustomJobSpec."""
+    """A HyperparameterTuningJob's own fields; the trial spec is the CustomJobSpec."""
     if hp.get("resumePreviousJobId"):
         t.refuse(
             f"{path}.resumePreviousJobId",
@@ -867,6 +950,8 @@ def _tuning_fields(hp: Mapping[str, Any], path: str, t: _Translation) -> dict[st
     }
     if hp.get("algorithm"):
         study["algorithm"] = str(hp["algorithm"])
+    if hp.get("enableTrialEarlyStopping") is True:
+        study[MEDIAN_STOPPING] = dict(MEDIAN_STOPPING_SPEC)
     out: dict[str, Any] = {"studySpec": study}
     for ml_name, vertex_name, low, default in (
         ("maxTrials", "maxTrialCount", 1, 1),
@@ -880,6 +965,75 @@ def _tuning_fields(hp: Mapping[str, Any], path: str, t: _Translation) -> dict[st
         elif value is not None:
             out[vertex_name] = value  # gcloud fills in 1 for unset counts, and so do we
     return out
+
+
+def _tuning_machines(spec: Mapping[str, Any], t: _Translation) -> None:
+    """Google's page on tuning jobs says Vertex AI "doesn't support hyperparameter tuning jobs
+    that require TPUs" (https://cloud.google.com/vertex-ai/docs/training/
+    using-hyperparameter-tuning), so such a job is refused here rather than by the server."""
+    pools = [_mapping(p) for p in _list(spec.get("workerPoolSpecs"))]
+    if any(_mapping(p.get("machineSpec")).get("machineType") == TPU_MACHINE_TYPE for p in pools):
+        t.refuse(
+            f"{_P}.hyperparameters",
+            "Vertex AI does not run hyperparameter tuning jobs on TPUs; tune on GPUs (scaleTier "
+            "BASIC_GPU, or CUSTOM machines with an acceleratorConfig) and keep the TPU for a job "
+            "without hyperparameters.",
+        )
+
+
+def _trial_directory_note(spec: Mapping[str, Any], t: _Translation) -> None:
+    """Where each trial writes on Vertex AI, when an ml v1 trainer's way of finding out fails.
+
+    ml v1 gave every trial the same ``--job-dir`` and the trial id in TF_CONFIG's ``task.trial``;
+    Google's samples made one directory per trial with ``os.path.join(job_dir, json.loads(
+    os.environ.get('TF_CONFIG', '{}')).get('task', {}).get('trial', ''))``. What Vertex AI gives
+    a trial instead, from Google's pages (paraphrased):
+
+    - TF_CONFIG is set on every replica of a distributed job, with ``task.trial`` holding the
+      trial number (from 1) in a tuning job, but not at all on single-replica jobs; CLUSTER_SPEC
+      is set on every replica, jobs of one replica included, and has the same ``task.trial``
+      (https://cloud.google.com/vertex-ai/docs/training/distributed-training, "Environment
+      variables for your cluster").
+    - With ``baseOutputDirectory`` set, each trial's custom job gets the subdirectory named by
+      the trial id as its own, so AIP_MODEL_DIR is ``<base>/<trial id>/model/``,
+      AIP_CHECKPOINT_DIR ``<base>/<trial id>/checkpoints/`` and AIP_TENSORBOARD_LOG_DIR
+      ``<base>/<trial id>/logs/`` (CustomJobSpec.baseOutputDirectory in the aiplatform v1
+      discovery document; https://cloud.google.com/vertex-ai/docs/training/code-requirements,
+      "Environment variables for special Cloud Storage directories").
+    - CLOUD_ML_TRIAL_ID, which ml v1 set and cloudml-hypertune reads (trial 0 without it), is on
+      none of Google's Vertex AI pages; Google's own Vertex samples read it as the trial id
+      (GoogleCloudPlatform/vertex-ai-samples, ``community-content/vertex_model_garden/model_oss/
+      util/hypertune_utils.py``). Undocumented, so the note does not advise it.
+
+    So the idiom still works for trials of several replicas, and only single-replica trials,
+    the common case, all write the one ``--job-dir``: that is when the note is given.
+    """
+    pools = [_mapping(p) for p in _list(spec.get("workerPoolSpecs"))]
+    if sum(_int(p.get("replicaCount")) or 0 for p in pools) != 1:
+        return
+    base = _str(_mapping(spec.get("baseOutputDirectory")).get("outputUriPrefix"))
+    head = (
+        "Each trial runs on one machine, and Vertex AI sets TF_CONFIG only when a job has more "
+        "than one, so the ml v1 idiom os.path.join(job_dir, TF_CONFIG's task.trial) finds no "
+        "trial id"
+    )
+    cluster_spec = "CLUSTER_SPEC, set on every replica, has the trial id in task.trial"
+    if base:
+        base = base.rstrip("/")
+        why = (
+            f"{head} and every trial writes to the same --job-dir={base}. Each trial does get "
+            f"its own directories: AIP_MODEL_DIR={base}/<trial id>/model/ (AIP_CHECKPOINT_DIR "
+            f".../checkpoints/, AIP_TENSORBOARD_LOG_DIR .../logs/), and {cluster_spec}. In the "
+            f"trainer, read CLUSTER_SPEC where it read TF_CONFIG (trials then write "
+            f"{base}/<trial id> as on ml v1), or save to AIP_MODEL_DIR."
+        )
+    else:
+        why = (
+            f"{head}: trials cannot tell their outputs apart. {cluster_spec}: read it where "
+            "the trainer read TF_CONFIG. Set jobDir to also give each trial its own "
+            "AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR under it."
+        )
+    t.note(f"{_P}.hyperparameters", why)
 
 
 def _parameters(params: object, path: str, t: _Translation) -> list[dict[str, Any]]:
@@ -935,7 +1089,7 @@ def _parameters(params: object, path: str, t: _Translation) -> list[dict[str, An
 
 
 def ml_state(vertex_state: str | None) -> str:
-    """The ml v1 job state a Vertex AI ``JOB_STATE_*`` reads as (§4); unknown ones are
+    """The ml v1 job state a Vertex AI ``JOB_STATE_*`` reads as; unknown ones are
     STATE_UNSPECIFIED so a new state shows as unknown rather than as a wrong one."""
     return _VERTEX_STATES.get(vertex_state or "", "STATE_UNSPECIFIED")
 
@@ -1002,12 +1156,45 @@ def from_vertex(
         vertex["executorImageUri"] = image
     if _mapping(r.get("webAccessUris")):
         vertex["webAccessUris"] = dict(_mapping(r.get("webAccessUris")))
+    # A tuning job's detail says what its trials meet on Vertex AI (where they write, how they
+    # are stopped). Custom jobs are left out: the list reads every job on every refresh, and the
+    # translation would triple the cost of reading one for notes the builder already gave.
+    notes: list[FieldViolation] = []
+    if tuning:
+        notes += _stopping_notes(_mapping(r.get("studySpec")))
+        notes += vertex_notes(job["trainingInput"], region=region, executor_image=image)
+    if notes:
+        vertex["notes"] = [{"field": n.field, "description": n.description} for n in notes]
     job[VERTEX_FIELD] = vertex
     return job
 
 
+def _stopping_notes(study: Mapping[str, Any]) -> list[FieldViolation]:
+    """What ml v1's on/off ``enableTrialEarlyStopping`` cannot say about a study's stopping rule:
+    a resubmit sends ``MEDIAN_STOPPING_SPEC``, so any other rule or measure changes."""
+    path = f"{_P}.hyperparameters.enableTrialEarlyStopping"
+    for key, rule in OTHER_STOPPING.items():
+        if study.get(key) is not None:
+            return [
+                FieldViolation(
+                    path,
+                    f"Vertex AI stops this job's trials by its {rule} rule ({key}); ml v1 has "
+                    "only on or off, so a resubmit uses the median rule.",
+                )
+            ]
+    if _mapping(study.get(MEDIAN_STOPPING)).get("useElapsedDuration") is True:
+        return [
+            FieldViolation(
+                path,
+                "Vertex AI compares this job's trials by elapsed time (useElapsedDuration); a "
+                "resubmit compares them by step, as the local service does.",
+            )
+        ]
+    return []
+
+
 def _console_url(project: str, region: str, job: str, tuning: bool) -> str:
-    # §5 gives the custom job page; the tuning job page follows the same pattern [M].
+    # The custom job page's address is the console's; the tuning job page follows it [M].
     kind = "hyperparameter-tuning-jobs" if tuning else "custom-jobs"
     return f"{CONSOLE}/{kind}/locations/{region}/{kind}/{job}?project={project}"
 
@@ -1182,23 +1369,39 @@ def _python_code(
     if args:
         ti["args"] = args
     image = _str(first.get("executorImageUri"))
-    runtime = runtime_of_image(image)
-    if runtime in RUNTIME_PYTHON and region:
-        for i, spec in python:
-            machine = _mapping(pools[i].get("machineSpec"))
-            kind = ACCELERATORS.get(_str(machine.get("acceleratorType")) or "")
-            want = tf_image(
-                runtime,
-                gpu=kind is not None and not kind.is_tpu,
-                tpu=machine.get("machineType") == TPU_MACHINE_TYPE,
-                region=region,
-            )
-            if want != spec.get("executorImageUri"):
-                break
-        else:
+    listed = image_of_uri(image)
+    if listed is None or listed.tensorflow not in RUNTIME_PYTHON or not region:
+        return image
+    runtime = listed.tensorflow
+    # The runtime alone when its default Python gives these images, else with pythonVersion
+    # when ml v1 had that Python for the runtime (3.7 for 2.x); any other image is kept as is.
+    for python_version in (None, listed.python):
+        if python_version is not None and python_version not in RUNTIME_PYTHON[runtime]:
+            continue
+        if all(
+            _pool_image(pools[i], runtime, python_version, region) == spec.get("executorImageUri")
+            for i, spec in python
+        ):
             ti["runtimeVersion"] = runtime
+            if python_version is not None:
+                ti["pythonVersion"] = python_version
             return None
     return image
+
+
+def _pool_image(
+    pool: Mapping[str, Any], runtime: str, python_version: str | None, region: str
+) -> str | None:
+    """The image ``to_vertex`` gives a pool with this machine for this runtime and Python."""
+    machine = _mapping(pool.get("machineSpec"))
+    kind = ACCELERATORS.get(_str(machine.get("acceleratorType")) or "")
+    return tf_image(
+        runtime,
+        gpu=kind is not None and not kind.is_tpu,
+        tpu=machine.get("machineType") == TPU_MACHINE_TYPE,
+        region=region,
+        python_version=python_version,
+    )
 
 
 def _hyperparameters(r: Mapping[str, Any]) -> dict[str, Any]:
@@ -1221,6 +1424,8 @@ def _hyperparameters(r: Mapping[str, Any]) -> dict[str, Any]:
         hp["hyperparameterMetricTag"] = metric["metricId"]
     if study.get("algorithm"):
         hp["algorithm"] = study["algorithm"]
+    if any(study.get(key) is not None for key in (MEDIAN_STOPPING, *OTHER_STOPPING)):
+        hp["enableTrialEarlyStopping"] = True
     return hp
 
 

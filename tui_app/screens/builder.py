@@ -333,7 +333,10 @@ class BuilderScreen(Screen[None]):
         profile = self.app.settings.profiles.get(self.app.profile_name)
         if profile is None:
             return None
-        return Backend(profile.kind, profile.region, profile.executor_image)
+        # The date lets the notes say when Vertex AI's image for the job is past its end of
+        # availability on Google's list (the app's clock: frozen in tests).
+        today = self.app.clock().date()
+        return Backend(profile.kind, profile.region, profile.executor_image, today=today)
 
     def _show_notes(self, notes: list[FieldViolation]) -> None:
         box = self.query_one("#builder-notes", Static)
