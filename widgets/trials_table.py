@@ -7,8 +7,8 @@
      0.4210 ┤ ●        ○
             │    ●  ●     ●
      0.0132 ┤       ★
-       ★ Trial  Objective  Step  State         Duration  Hyperparameters
-       ★ 4      0.0132     1000  ✓ SUCCEEDED  1m20s     lr=0.01, layers=3
+       ★ Trial  Objective  Step  State         Duration  Output  Hyperparameters
+       ★ 4      0.0132     1000  ✓ SUCCEEDED  1m20s     4/      lr=0.01, layers=3
 
 The table is a ``DataTable`` (a tuning job has tens of trials, not the job list's 100k rows, so
 the stock widget's measuring costs nothing and gives row cursor, header and scrolling for free).
@@ -50,7 +50,7 @@ from tui_app.model.trials import (
 PLOT_ROWS = 4
 FINAL_GLYPH = "●"
 LATEST_GLYPH = "○"
-COLUMNS = ("", "Trial", "Objective", "Step", "State", "Duration", "Hyperparameters")
+COLUMNS = ("", "Trial", "Objective", "Step", "State", "Duration", "Output", "Hyperparameters")
 
 
 class TrialsPlot(Widget):
@@ -138,6 +138,7 @@ class TrialsTable(DataTable[str | Text]):
         "trials-table--best",
         "trials-table--failed",
         "trials-table--running",
+        "trials-table--shared",
     }
     DEFAULT_CSS = """
     TrialsTable {
@@ -147,6 +148,7 @@ class TrialsTable(DataTable[str | Text]):
     TrialsTable > .trials-table--best { color: $success; text-style: bold; }
     TrialsTable > .trials-table--failed { color: $error; }
     TrialsTable > .trials-table--running { color: $text-muted; }
+    TrialsTable > .trials-table--shared { color: $warning; text-style: bold; }
     """
 
     class TrialSelected(Message):
@@ -165,8 +167,14 @@ class TrialsTable(DataTable[str | Text]):
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
         self.shown: list[TrialRow] = []
         """The rows on screen, in their order."""
+        self.with_output = False
+        """Whether the Output column is there: only when the backend says where trials wrote."""
+        self._add_columns()
+
+    def _add_columns(self) -> None:
         for label in COLUMNS:
-            self.add_column(label, key=label or "best")
+            if label != "Output" or self.with_output:
+                self.add_column(label, key=label or "best")
 
     def show(self, rows: Sequence[TrialRow]) -> None:
         """Show ``rows`` in their order.
@@ -181,7 +189,11 @@ class TrialsTable(DataTable[str | Text]):
             self.shown[self.cursor_row].trial_id if self.shown and self.cursor_row >= 0 else None
         )
         self.shown = rows
-        self.clear()
+        with_output = any(r.output_text for r in rows)
+        self.clear(columns=with_output != self.with_output)
+        if with_output != self.with_output:
+            self.with_output = with_output
+            self._add_columns()
         for row in rows:
             self.add_row(*self._cells(row), key=row.trial_id)
         ids = [r.trial_id for r in rows]
@@ -199,9 +211,9 @@ class TrialsTable(DataTable[str | Text]):
             style = None
         style_text = str(style) if style else ""
         objective = row.objective_text
-        if objective and not row.final:
+        if row.objective is not None and not row.final:
             objective += "…"  # a running trial's latest value, not its final one
-        return [
+        cells: list[str | Text] = [
             Text(BEST_GLYPH if row.best else " ", style=style_text),
             Text(row.trial_id, style=style_text),
             Text(objective, style=style_text, justify="right"),
@@ -210,6 +222,13 @@ class TrialsTable(DataTable[str | Text]):
             Text(row.duration, style=style_text, justify="right"),
             Text(row.hyperparameters, style=style_text),
         ]
+        if self.with_output:
+            shared = self._shared_style() if row.shared_with else style_text
+            cells.insert(-1, Text(row.output_text, style=shared))
+        return cells
+
+    def _shared_style(self) -> str:
+        return str(self.get_component_rich_style("trials-table--shared", partial=True))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -20,7 +20,7 @@ from tui_app.app import JobsApp
 from tui_app.screens.describe import DescribeScreen
 from tui_app.screens.logs import ALL, LogsScreen
 from tui_app.settings import Settings
-from widgets.trials_table import TrialsPlot, TrialsSection, TrialsTable
+from widgets.trials_table import COLUMNS, TrialsPlot, TrialsSection, TrialsTable
 
 RUNNING_ID = "hptune_20261122_084000"
 DONE_ID = "hptune_20261122_075500"
@@ -219,3 +219,30 @@ async def test_live_grid_search_fills_the_table_and_opens_a_trials_logs(
         view = logs.view(ALL)
         await wait_for(pilot, lambda: bool(log_lines(view)), timeout=30)
         assert {line.trial_id for line in log_lines(view)} == {best}
+
+
+async def test_where_trials_wrote_and_who_shared_a_directory(tmp_path: Path) -> None:
+    jobs = copy.deepcopy(TUNING_JOBS)
+    done = next(j for j in jobs if j["jobId"] == DONE_ID)
+    done["trainingInput"]["jobDir"] = "gs://bucket/hptune"
+    trials = {t["trialId"]: t for t in done["trainingOutput"]["trials"]}
+    trials["1"]["output"] = {"directory": "gs://bucket/hptune/1/", "objects": 3}
+    trials["2"]["output"] = {"directory": "gs://bucket/hptune/", "sharedWith": ["3"]}
+    trials["3"]["output"] = {"directory": "gs://bucket/hptune/", "sharedWith": ["2"]}
+    trials["3"].pop("finalMetric", None)
+    app = fixed_app(tmp_path, jobs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_detail(pilot, DONE_ID)
+        table = table_of(app)
+        await wait_for(pilot, lambda: table.with_output)
+        rows = {cell_text(table, i, 1): i for i in range(table.row_count)}
+        output = COLUMNS.index("Output")
+        assert cell_text(table, rows["1"], output) == "1/"
+        assert cell_text(table, rows["2"], output) == "job dir ⚠ shared with 3"
+        assert cell_text(table, rows["3"], 2) == "no metric"
+    # A job whose backend says nothing of outputs has no Output column.
+    app = fixed_app(tmp_path, copy.deepcopy(TUNING_JOBS))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_detail(pilot, DONE_ID)
+        assert not table_of(app).with_output
+        assert "Output" not in [str(c.label) for c in table_of(app).columns.values()]

@@ -397,3 +397,25 @@ def test_format_time() -> None:
     assert format_time("2026-11-22T08:30:00.5+01:00") == "2026-11-22 07:30:00 UTC"
     assert format_time("not a time") is None
     assert format_time(None) is None
+
+
+def test_trial_outputs_and_missing_metrics() -> None:
+    job = hp_job()
+    job["trainingOutput"]["trials"] = [
+        {
+            "trialId": "1",
+            "state": "SUCCEEDED",
+            "finalMetric": {"trainingStep": "200", "objectiveValue": 0.87},
+            "output": {"directory": "gs://b/job/1/", "objects": 5, "metricFrom": "events"},
+        },
+        {
+            "trialId": "2",
+            "state": "SUCCEEDED",
+            "output": {"directory": "gs://b/job/", "sharedWith": ["3", "4"]},
+        },
+    ]
+    out = section(summarize(job, NOW), "Training Output")
+    assert out["Trials"].split("\n") == [
+        "#1 objective 0.87 at step 200 (from summary events), wrote to gs://b/job/1/",
+        "#2 no metric reported, wrote to gs://b/job/ ⚠ shared with trials 3, 4",
+    ]

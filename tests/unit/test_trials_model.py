@@ -217,3 +217,24 @@ def test_a_running_trial_with_a_final_metric_so_far_is_provisional() -> None:
         False,
     )
     assert rows[1].best
+
+
+def test_a_finished_trial_without_a_metric_says_so() -> None:
+    rows = trial_rows(job(trial("1"), trial("2", state="RUNNING"), trial("3", state="FAILED")), NOW)
+    shown = {r.trial_id: r.objective_text for r in rows}
+    assert shown == {"1": "no metric", "2": "", "3": ""}
+
+
+def test_where_each_trial_wrote_relative_to_the_job_dir() -> None:
+    data = job(
+        trial("1", 0.5, output={"directory": "gs://b/job/1/", "objects": 4}),
+        trial("2", 0.6, output={"directory": "gs://b/job/", "sharedWith": ["3"]}),
+        trial("3", 0.7, output={"directory": "gs://elsewhere/x/", "sharedWith": ["2"]}),
+        trial("4", 0.8),
+    )
+    data["trainingInput"]["jobDir"] = "gs://b/job"
+    rows = {r.trial_id: r for r in trial_rows(data, NOW)}
+    assert rows["1"].output_text == "1/"
+    assert rows["2"].output_text == "job dir ⚠ shared with 3"
+    assert rows["3"].output_text == "gs://elsewhere/x/ ⚠ shared with 2"
+    assert rows["4"].output_text == ""

@@ -29,6 +29,7 @@ from tui_app.model.tiers import (
     ReplicaGroup,
     Role,
 )
+from tui_app.model.trials import SHARED_GLYPH, TRIAL_OUTPUT_FIELD
 from tui_app.model.vertex_resources import CUSTOM_JOBS, TUNING_JOBS, VERTEX_FIELD
 
 DEFAULT_METRIC_TAG = "training/hptuning/metric"
@@ -61,7 +62,13 @@ class Section:
     rows: list[tuple[str, str]]
 
 
-def summarize(job: Mapping[str, Any], now: datetime, *, tz: tzinfo = UTC) -> list[Section]:
+def summarize(
+    job: Mapping[str, Any],
+    now: datetime,
+    *,
+    tz: tzinfo = UTC,
+    environment: Mapping[str, Any] | None = None,
+) -> list[Section]:
     """The job's summary: overview, training input, training output and the error, if any.
 
     Sections with nothing to show are left out; so are rows whose field is missing.
@@ -70,6 +77,8 @@ def summarize(job: Mapping[str, Any], now: datetime, *, tz: tzinfo = UTC) -> lis
         job: A Job resource as the API returns it (camelCase keys, int64 fields as strings).
         now: The current time, for the elapsed time of a job that is still running.
         tz: The time zone to show times in.
+        environment: The local service's ``:environment`` answer for the job, when it has one:
+            a "Runtime environment" section says which Python and frameworks the job got.
 
     Returns:
         The sections, in reading order.
@@ -82,8 +91,42 @@ def summarize(job: Mapping[str, Any], now: datetime, *, tz: tzinfo = UTC) -> lis
     error = job.get("errorMessage")
     if isinstance(error, str) and error.strip():
         sections.append(Section("Error", [("Message", error.rstrip())]))
+    sections.append(Section("Runtime environment", environment_rows(environment or {})))
     sections.append(Section("Vertex AI", _vertex(_mapping(job.get(VERTEX_FIELD)))))
     return [s for s in sections if s.rows]
+
+
+FRAMEWORK_ROWS: tuple[str, ...] = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-keras")
+FRAMEWORK_ROWS += ("keras", "scikit-learn", "xgboost", "pandas", "numpy", "scipy")
+FRAMEWORK_ROWS += ("google-cloud-storage",)
+
+
+def environment_rows(env: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The runtime environment a job got: runtime, Python, whether it is the runtime's own
+    versions, the frameworks installed, and every substitution; none before it is known."""
+    rows: list[tuple[str, str]] = []
+    if not env or not env.get("interpreter"):
+        return rows
+    runtime = _text(env.get("runtimeVersion"))
+    python = _text(env.get("pythonVersion")) or "?"
+    if runtime is None:
+        _add(rows, "Runtime", f"none: the service's own Python {python}, the job's packages only")
+    else:
+        how = "exact" if env.get("exact") else "substituted"
+        _add(rows, "Runtime", f"{runtime} on Python {python} ({how})")
+    _add(rows, "Interpreter", _text(env.get("interpreter")))
+    _add(rows, "Environment", _text(env.get("environment")))
+    packages = _mapping(env.get("packages"))
+    _add_lines(
+        rows,
+        "Frameworks",
+        [f"{name} {packages[name]}" for name in FRAMEWORK_ROWS if name in packages],
+    )
+    _add_lines(rows, "Substituted", [str(x) for x in _list(env.get("substitutions"))])
+    subs = {str(x) for x in _list(env.get("substitutions"))}
+    notes = [str(x) for x in _list(env.get("notes")) if str(x) not in subs]
+    _add_lines(rows, "Notes", notes)
+    return rows
 
 
 def render_text(sections: Iterable[Section]) -> str:
@@ -370,17 +413,29 @@ def _trial_order(trial_id: object) -> tuple[int, str]:
 def _trial_line(t: Mapping[str, Any]) -> str:
     line = f"#{_text(t.get('trialId')) or '?'}"
     metric = _mapping(t.get("finalMetric"))
+    state = _text(t.get("state"))
+    output = _mapping(t.get(TRIAL_OUTPUT_FIELD))
     if "objectiveValue" in metric:
         line += f" objective {_number(metric.get('objectiveValue'))}"
         step = _int(metric.get("trainingStep"))
         if step is not None:
             line += f" at step {step}"
-    state = _text(t.get("state"))
+        if output.get("metricFrom") == "events":
+            line += " (from summary events)"
+    elif state == states.JobState.SUCCEEDED:
+        line += " no metric reported"
     if state and state != states.JobState.SUCCEEDED:
         line += f" [{state}]"
     params = _mapping(t.get("hyperparameters"))
     if params:
         line += " (" + ", ".join(sorted(f"{k}={v}" for k, v in params.items())) + ")"
+    directory = _text(output.get("directory"))
+    if directory:
+        line += f", wrote to {directory}"
+    shared = [str(x) for x in _list(output.get("sharedWith"))]
+    if shared:
+        line += f" {SHARED_GLYPH} shared with trial{'s' if len(shared) > 1 else ''} "
+        line += ", ".join(shared)
     return line
 
 

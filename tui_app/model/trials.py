@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -26,6 +26,14 @@ from tui_app.model.states import STATE_SYMBOL, JobState
 MAXIMIZE = "MAXIMIZE"
 MINIMIZE = "MINIMIZE"
 BEST_GLYPH = "★"
+NO_METRIC = "no metric"
+"""A finished trial that reported no value for the metric tag (hypertune or summary events)."""
+SHARED_GLYPH = "⚠"
+TRIAL_OUTPUT_FIELD = "output"
+"""The local service's addition to each trial of ``trainingOutput.trials``: where it wrote
+(``directory``, ``objects``), whom it shared a directory with (``sharedDirectory``,
+``sharedWith``) and where its metric came from (``metricFrom``: ``hypertune`` or ``events``).
+Other backends leave it out, and nothing is shown."""
 LIVE_STATES = frozenset({"QUEUED", "PREPARING", "RUNNING", "CANCELLING"})
 """A trial in one of these has no final objective yet, whatever its metric says so far."""
 
@@ -46,10 +54,23 @@ class TrialRow:
     duration: str
     """Start to end, or to now while the trial runs; "" before it starts."""
     best: bool = False
+    output: str = ""
+    """Where the trial wrote, relative to the job dir when under it (``1/``); "" if unknown."""
+    shared_with: tuple[str, ...] = ()
+    """Other trials that wrote files into one of this trial's directories."""
 
     @property
     def objective_text(self) -> str:
+        if self.objective is None and self.state == JobState.SUCCEEDED.value:
+            return NO_METRIC
         return format_objective(self.objective)
+
+    @property
+    def output_text(self) -> str:
+        """``1/``, or ``job dir ⚠ shared with 2, 3`` when other trials wrote there too."""
+        if not self.shared_with:
+            return self.output
+        return f"{self.output} {SHARED_GLYPH} shared with {', '.join(self.shared_with)}".strip()
 
     @property
     def step_text(self) -> str:
@@ -105,7 +126,8 @@ def trial_rows(job: Mapping[str, Any], now: datetime) -> list[TrialRow]:
     """The job's trials, best first (see the module docstring); the best one has ``best``."""
     goal = goal_of(job)
     trials = [_mapping(t) for t in _list(_mapping(job.get("trainingOutput")).get("trials"))]
-    rows = [_row(t, i, now) for i, t in enumerate(trials)]
+    job_dir = str(_mapping(job.get("trainingInput")).get("jobDir") or "")
+    rows = [_row(t, i, now, job_dir) for i, t in enumerate(trials)]
     rows.sort(key=lambda r: _sort_key(r, goal))
     best = next((r for r in rows if r.final and r.objective is not None), None)
     return [_with_best(r) if r is best else r for r in rows]
@@ -161,7 +183,17 @@ def trial_order(trial_id: object) -> tuple[int, str]:
 # -- parsing ------------------------------------------------------------------------------------
 
 
-def _row(trial: Mapping[str, Any], index: int, now: datetime) -> TrialRow:
+def relative_output(directory: str, job_dir: str) -> str:
+    """A trial's directory as the table shows it: relative to the job dir when under it."""
+    base = job_dir.rstrip("/") + "/" if job_dir else ""
+    if not directory or not base:
+        return directory
+    if directory.rstrip("/") + "/" == base:
+        return "job dir"
+    return directory[len(base) :] if directory.startswith(base) else directory
+
+
+def _row(trial: Mapping[str, Any], index: int, now: datetime, job_dir: str = "") -> TrialRow:
     trial_id = str(trial.get("trialId") or index + 1)
     state = str(trial.get("state") or "STATE_UNSPECIFIED")
     final_metric = _mapping(trial.get("finalMetric"))
@@ -180,6 +212,7 @@ def _row(trial: Mapping[str, Any], index: int, now: datetime) -> TrialRow:
     duration = ""
     if started is not None:
         duration = format_elapsed((ended or now) - started)
+    output = _mapping(trial.get(TRIAL_OUTPUT_FIELD))
     return TrialRow(
         trial_id=trial_id,
         hyperparameters=", ".join(f"{k}={v}" for k, v in params.items()),
@@ -189,6 +222,8 @@ def _row(trial: Mapping[str, Any], index: int, now: datetime) -> TrialRow:
         state=state,
         stopped_early=bool(trial.get("isTrialStoppedEarly")),
         duration=duration,
+        output=relative_output(str(output.get("directory") or ""), job_dir),
+        shared_with=tuple(str(t) for t in _list(output.get("sharedWith"))),
     )
 
 
@@ -215,17 +250,7 @@ def _sort_key(row: TrialRow, goal: str) -> tuple[int, float, tuple[int, str]]:
 
 
 def _with_best(row: TrialRow) -> TrialRow:
-    return TrialRow(
-        row.trial_id,
-        row.hyperparameters,
-        row.objective,
-        row.final,
-        row.step,
-        row.state,
-        row.stopped_early,
-        row.duration,
-        best=True,
-    )
+    return replace(row, best=True)
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
