@@ -317,6 +317,10 @@ class ProcessSampler:
             return {}
         procs: dict[int, psutil.Process] = {}
         children: dict[int, list[int]] = defaultdict(list)
+        # psutil keeps the Process objects of earlier scans and does not re-check a pid that was
+        # reused between two scans (pids wrap at 32768 on many machines), so every scan starts
+        # from fresh objects: a stale one must not hide a replica for the rest of its life.
+        psutil.process_iter.cache_clear()
         for proc in psutil.process_iter(["ppid"]):
             procs[proc.pid] = proc
             ppid = proc.info.get("ppid")
@@ -350,12 +354,16 @@ class ProcessSampler:
         except psutil.Error:
             return None
         tree = self._trees.get(pid)
-        if tree is None or tree.create_time != created:
+        if tree is None or tree.create_time != created or not tree.ours:
+            # A verdict of "not ours" is not kept: it is read again at the next sample, so a
+            # supervisor seen at a bad moment is not ignored for the rest of its life.
             try:
                 ours = SUPERVISOR_MODULE in " ".join(sup.cmdline())
             except psutil.Error:
                 return None
-            tree = self._trees[pid] = _Tree(created, ours)
+            if tree is None or tree.create_time != created:
+                tree = self._trees[pid] = _Tree(created, ours)
+            tree.ours = ours
         return tree
 
     @staticmethod
