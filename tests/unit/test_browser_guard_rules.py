@@ -11,7 +11,17 @@ GUARD = BrowserGuard("127.0.0.1", 8470)
 
 @pytest.mark.parametrize(
     "host",
-    ["127.0.0.1:8470", "localhost:8470", "LOCALHOST:8470", "[::1]:8470", "127.0.0.2:8470"],
+    [
+        "127.0.0.1:8470",
+        "localhost:8470",
+        "LOCALHOST:8470",
+        "[::1]:8470",
+        "127.0.0.2:8470",
+        # No port: browsers always send a non-default port, native clients may leave it out
+        # (TensorFlow's GCS filesystem plugin does).
+        "127.0.0.1",
+        "localhost",
+    ],
 )
 def test_loopback_hosts_on_the_port_pass(host: str) -> None:
     assert GUARD.problem("POST", {"host": host}) is None
@@ -24,7 +34,7 @@ def test_loopback_hosts_on_the_port_pass(host: str) -> None:
         "127.0.0.1.evil.example:8470",
         "localhost.evil.example:8470",
         "127.0.0.1:8471",
-        "127.0.0.1",  # no port: not the service's origin
+        "evil.example",
         "::1:8470",  # unbracketed IPv6
         "[::1",
         "127.0.0.1:84x0",

@@ -12,8 +12,9 @@ token to stop either.
 What the service checks, in both auth modes, before anything else (``guard_problem``):
 
 - ``Host`` must name the service as the clients name it: a loopback name (``127.0.0.1`` or any
-  127/8 address, ``localhost``, ``[::1]``) with the service's port. A rebound page's requests
-  carry its own DNS name. (Bound to another address, where a token is required, any Host is
+  127/8 address, ``localhost``, ``[::1]``) with the service's port, or with no port at all
+  (which a browser never sends to a port other than 80). A rebound page's requests carry its
+  own DNS name. (Bound to another address, where a token is required, any Host is
   taken: the token is the boundary there, as in Jupyter's ``allow_remote_access``.)
 - ``Origin``, which browsers add to every cross-origin request and to every POST, must be
   absent or the service's own origin; ``null`` (sandboxed frames, ``file:`` pages) is refused.
@@ -128,7 +129,11 @@ class BrowserGuard:
         if self.loopback_only:
             raw_host = headers.get("host", "")
             parsed = _split_host(raw_host)
-            if parsed is None or not _is_loopback_name(parsed[0]) or not self._port_ok(parsed[1]):
+            # A bare loopback name is taken too: browsers always write the port into Host
+            # unless it is the scheme's default (80), so a page's request to this port never
+            # has one, while native clients do send it bare (TensorFlow's GCS plugin does).
+            port_ok = parsed is not None and (parsed[1] is None or self._port_ok(parsed[1]))
+            if parsed is None or not _is_loopback_name(parsed[0]) or not port_ok:
                 return (
                     f"Host {raw_host[:100]!r} is not this service: it answers only requests "
                     f"addressed to 127.0.0.1, localhost or [::1] on port {self.port} (a foreign "
