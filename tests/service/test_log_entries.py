@@ -29,11 +29,12 @@ NOISY = textwrap.dedent(
     out.write(b"\x1b[31mred\x1b[0m \x1b[2J\x1b]0;title\x07 progress 10%\r progress 100%\n")
     out.write(b"x" * (1024 * 1024) + b"\n")
     out.flush()
+    # First on stderr: right after a logging record it would continue that record.
+    sys.stderr.write("plain stderr line\n")
     logging.warning("py warning")
     logging.info("py info")
     sys.stderr.write("I1122 08:30:00.123456 1 task.py:1] absl info\n")
     sys.stderr.write("W1122 08:30:00.123456 1 task.py:1] absl warning\n")
-    sys.stderr.write("plain stderr line\n")
     sys.stderr.flush()
     for i in range(2000):
         out.write(b"burst %d\n" % i)

@@ -87,6 +87,33 @@ def replica_env(
         "TF_CONFIG": json.dumps(tf_config),
         "CLUSTER_SPEC": json.dumps(cluster_spec),
         "CLOUD_ML_JOB_ID": job_id,
+        **torch_env(replica, cluster),
+    }
+
+
+def torch_env(replica: Replica, cluster: Mapping[str, list[str]]) -> dict[str, str]:
+    """torch.distributed's ``env://`` variables, as the platform set them for PyTorch jobs.
+
+    Google's pages for distributed PyTorch (ml v1's, and Vertex AI's for its PyTorch containers)
+    describe a cluster of one master and the workers, each replica one node: ``WORLD_SIZE`` is
+    the number of nodes, ``RANK`` 0 on the master and 1.. on the workers in their order,
+    ``MASTER_ADDR``/``MASTER_PORT`` where the master listens, the same on every node. Here that
+    is the master's own address in TF_CONFIG's cluster, so ``init_process_group("gloo")`` meets
+    on a port the service reserved for this job. Parameter servers and evaluators are not
+    nodes of a PyTorch cluster and get none of these (a rank there would make the world wait
+    for a member that never joins).
+    """
+    masters = list(cluster.get(Role.MASTER.value) or ())
+    if not masters or replica.role not in (Role.MASTER, Role.WORKER):
+        return {}
+    workers = list(cluster.get(Role.WORKER.value) or ())
+    host, _, port = masters[0].rpartition(":")
+    rank = 0 if replica.role is Role.MASTER else 1 + replica.index
+    return {
+        "MASTER_ADDR": host,
+        "MASTER_PORT": port,
+        "WORLD_SIZE": str(len(masters) + len(workers)),
+        "RANK": str(rank),
     }
 
 

@@ -8,54 +8,20 @@ rather than dropped, and invalid UTF-8 becomes U+FFFD instead of an error.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui_app.model.severity import SEVERITIES
+from tui_app.model.log_records import default_severity, record_severity, stream_severities
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 READ_CHUNK = 8 * 1024 * 1024
 
-INFO = SEVERITIES["INFO"]
-ERROR = SEVERITIES["ERROR"]
-
-# Python logging's default format ("WARNING:root:msg") and common "LEVEL - msg" forms.
-_PY_LEVEL = re.compile(r"(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)(?=[:\]\s])")
-# absl / glog: "W1122 08:30:00.123456 12345 file.py:10] msg".
-_ABSL = re.compile(r"([DIWEF])\d{4} \d\d:\d\d:\d\d")
-# TensorFlow C++: "2026-11-22 08:30:00.123456: W tensorflow/...".
-_TF_CPP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: ([DIWEF]) ")
-# "2026-11-22 08:30:00,123 - WARNING - msg" / "2026-11-22 08:30:00,123 WARNING msg".
-_ASCTIME = re.compile(
-    r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+\s+(?:-\s+)?(?:\S+\s+-\s+)?"
-    r"(DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)\b"
-)
-_LETTER = {"D": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
-_WORD = {"WARN": "WARNING", "FATAL": "CRITICAL"}
-
 
 def classify(line: str, stderr: bool) -> int:
-    """The severity of one line: a recognised level prefix wins, else stdout INFO, stderr ERROR."""
-    if line:
-        first = line[0]
-        if first in "DINWECF":
-            m = _PY_LEVEL.match(line)
-            if m:
-                word = m.group(1)
-                return SEVERITIES[_WORD.get(word, word)]
-            m = _ABSL.match(line)
-            if m:
-                return SEVERITIES[_LETTER[m.group(1)]]
-        elif first.isdigit() and len(line) > 20:
-            m = _TF_CPP.match(line)
-            if m:
-                return SEVERITIES[_LETTER[m.group(1)]]
-            m = _ASCTIME.match(line)
-            if m:
-                word = m.group(1)
-                return SEVERITIES[_WORD.get(word, word)]
-    return ERROR if stderr else INFO
+    """The severity of one line on its own: a recognised level prefix wins, else stdout INFO,
+    stderr ERROR. Lines of a stream are judged together by ``LogSource.severities``."""
+    own = record_severity(line)
+    return own if own is not None else default_severity(stderr)
 
 
 def _pieces(line: bytes) -> list[str]:
@@ -82,6 +48,21 @@ class LogSource:
     offset: int = 0
     """Bytes consumed up to the end of the last complete line taken."""
     partial: bytearray = field(default_factory=bytearray)
+    open_record: int | None = None
+    """The severity of the logging record the last lines read left open: the next lines
+    without a prefix of their own continue it (``tui_app.model.log_records``)."""
+
+    def severities(self, lines: list[str], more: bool) -> list[int]:
+        """The severity of each line of one ``read``, given whether more bytes were waiting.
+
+        A record is written in one piece, so once a read has taken everything in the file (no
+        bytes waiting, no partial line) the record it left open is over: whatever comes later
+        was written later and starts afresh.
+        """
+        out, self.open_record = stream_severities(lines, self.stderr, self.open_record)
+        if not more and not self.partial:
+            self.open_record = None
+        return out
 
     def read(self, final: bool = False, limit: int = READ_CHUNK) -> tuple[list[str], bool]:
         """Complete lines written since the last call, and whether more bytes are waiting.

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tui_app.local.log_ingest import LogSource, classify
+from tui_app.local.log_ingest import LogSource
 from tui_app.local.store import LogStore
 
 log = logging.getLogger(__name__)
@@ -155,8 +155,11 @@ class LogWriter(threading.Thread):
                     now,
                     now,
                 )
-                stderr = src.stderr
-                rows.extend((*meta, classify(text, stderr), text) for text in lines)
+                severities = src.severities(lines, more)
+                rows.extend(
+                    (*meta, severity, text)
+                    for severity, text in zip(severities, lines, strict=True)
+                )
                 offsets.append((path, src.offset))
         if rows or offsets:
             try:
@@ -199,3 +202,4 @@ class LogWriter(threading.Thread):
         for src in sources:
             src.offset = int(committed.get(str(src.path), 0))
             src.partial = bytearray()
+            src.open_record = None  # the re-read lines start afresh (see LogSource.severities)
