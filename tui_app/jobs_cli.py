@@ -7,8 +7,9 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_api import JobsApi
@@ -55,7 +56,7 @@ def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
         client = connection.jobs(project)
         if args.action == "logs":
             return _logs(args, connection, client, local=profile.kind == "local")
-        return _run(args, client)
+        return _run(args, client, lambda job_id: _environment(connection, project, job_id))
     except KeyboardInterrupt:
         return 130
     except SettingsError as exc:
@@ -68,7 +69,26 @@ def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
         return 1
 
 
-def _run(args: argparse.Namespace, client: JobsApi) -> int:
+def _environment(connection: Connection, project: str, job_id: str) -> dict[str, Any] | None:
+    """The local service's ``:environment`` answer for the job; None elsewhere or on error."""
+    if connection.vertex:
+        return None
+    from tui_app.api.metrics_client import MetricsClient
+
+    client = MetricsClient(connection.endpoint, project, connection.credentials)
+    try:
+        return client.environment(job_id)
+    except ApiCallError:
+        return None  # the section is optional: describe shows the job regardless
+    finally:
+        client.close()
+
+
+def _run(
+    args: argparse.Namespace,
+    client: JobsApi,
+    environment: Callable[[str], dict[str, Any] | None] = lambda _: None,
+) -> int:
     now = datetime.now(UTC)
     if args.action == "list":
         jobs = client.list_jobs()
@@ -91,7 +111,9 @@ def _run(args: argparse.Namespace, client: JobsApi) -> int:
         elif args.yaml:
             print(job_yaml(job), end="")
         else:
-            print(render_text(summarize(job, now, tz=datetime.now().astimezone().tzinfo or UTC)))
+            tz = datetime.now().astimezone().tzinfo or UTC
+            env = environment(args.job_id)
+            print(render_text(summarize(job, now, tz=tz, environment=env)))
         return 0
     if args.action == "cancel":
         status = 0

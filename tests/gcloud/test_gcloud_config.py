@@ -34,8 +34,15 @@ from tui_app.model.job_spec import parse_job
 
 pytestmark = pytest.mark.gcloud
 
-RUNNABLE = [p for p in VALID if "imageUri" not in p.read_text()]
-"""The local service has no container runtime, so container configs are not submitted."""
+RUNNABLE = [
+    p
+    for p in VALID
+    if "imageUri" not in p.read_text()
+    and load_corpus_file(p)["trainingInput"].get("pythonVersion") != "2.7"
+]
+"""The local service has no container runtime and builds runtimes on Python 3, so container
+and Python 2.7 configs are not submitted here (the 2.7 refusal has its own test below)."""
+PYTHON_27 = [p for p in VALID if load_corpus_file(p)["trainingInput"].get("pythonVersion") == "2.7"]
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +96,24 @@ def test_a_saved_config_runs_under_gcloud(held: LiveService, gcloud: Gcloud, pat
 
     run(gcloud, submit_command(job, config_path=config.name))
     assert created(held, job["jobId"]) == as_gcloud_sends(job)
+
+
+@pytest.mark.parametrize("path", PYTHON_27, ids=lambda p: p.name)
+def test_a_python_27_config_is_refused_naming_the_field(
+    held: LiveService, gcloud: Gcloud, path: Path
+) -> None:
+    """gcloud prints the service's refusal: the field, and what can run instead."""
+    job = load_corpus_file(path, job_id=unique_id(path.stem))
+    config = gcloud.cwd / f"{job['jobId']}.yaml"
+    config.write_text(to_config_yaml(job))
+    ti = job["trainingInput"]
+    result = gcloud(
+        f"submit training {job['jobId']} --config {config.name} --region {ti['region']}"
+        f" --packages {shlex.quote(','.join(ti['packageUris']))}"
+    )
+    assert result.returncode == 1
+    assert "trainingInput.pythonVersion" in result.stderr
+    assert "pythonVersion 3.7" in " ".join(result.stderr.split())
 
 
 def test_a_builder_job_runs_to_the_end(

@@ -24,7 +24,9 @@ from tui_app.demo import DEMO_BUCKET
 
 JOBS = f"/v1/projects/{PROJECT}/jobs"
 NO_CONTAINER_RUNTIME = "Custom containers cannot run on the local jobs service"
-"""The one thing the local service refuses that the platform (and the model) accept."""
+"""What the local service refuses that the platform (and the model) accept: containers, and
+Python 2.7 jobs (runtimes are built as Python 3 virtual environments)."""
+NO_PYTHON_27 = "Python 2.7 jobs cannot run on the local jobs service"
 
 
 def post(service: LiveService, body: object, path: str = JOBS) -> tuple[int, dict[str, Any]]:
@@ -76,6 +78,11 @@ def test_valid_configs_are_created(blocked: LiveService, path: Path) -> None:
         assert status == 400, body
         assert list(violations(body)) == ["trainingInput.masterConfig.imageUri"], body
         assert NO_CONTAINER_RUNTIME in body["error"]["message"]
+        return
+    if data["trainingInput"].get("pythonVersion") == "2.7":
+        assert status == 400, body
+        assert list(violations(body)) == ["trainingInput.pythonVersion"], body
+        assert NO_PYTHON_27 in body["error"]["message"]
         return
     assert status == 200, body
     assert (body["jobId"], body["state"]) == (job_id, "QUEUED")

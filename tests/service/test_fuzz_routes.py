@@ -64,7 +64,8 @@ def test_route(checker: Checker, route: str, data: st.DataObject) -> None:
 
 def test_every_route_is_fuzzed(tmp_path: Path) -> None:
     """A new route in server.py or storage_api.py fails here until fuzz.py covers it."""
-    app = make_app(cast(JobService, types.SimpleNamespace(state=StateDir(tmp_path))), None)
+    fake = types.SimpleNamespace(state=StateDir(tmp_path), object_written=None)
+    app = make_app(cast(JobService, fake), None)
     routes = {
         (r.method, r.resource.canonical)
         for r in app.router.routes()

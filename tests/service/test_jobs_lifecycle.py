@@ -105,8 +105,6 @@ def test_custom_cluster_trains_through_parameter_server(
         parameterServerType="standard",
         parameterServerCount="1",
         jobDir=job_dir,
-        runtimeVersion="2.11",
-        pythonVersion="3.7",
     )
     client.create(body)
     job = service.wait_state(job_id, timeout=90)
@@ -114,10 +112,10 @@ def test_custom_cluster_trains_through_parameter_server(
 
     local_dir = service.state_dir / "gcs" / "test-bucket" / "out" / job_id
     configs = {p.stem: json.loads(p.read_text()) for p in (local_dir / "tf_config").glob("*.json")}
-    # runtime 2.11 uses "chief" rather than "master" (api-notes §10).
-    assert set(configs) == {"chief-0", "worker-0", "worker-1", "ps-0"}
-    cluster = configs["chief-0"]["cluster"]
-    assert len(cluster["chief"]) == 1 and len(cluster["worker"]) == 2 and len(cluster["ps"]) == 1
+    # No runtime version: the chief is "master" (runtime 2.1+ says "chief": test_runtimes.py).
+    assert set(configs) == {"master-0", "worker-0", "worker-1", "ps-0"}
+    cluster = configs["master-0"]["cluster"]
+    assert len(cluster["master"]) == 1 and len(cluster["worker"]) == 2 and len(cluster["ps"]) == 1
     assert "evaluator" not in cluster
     for name, cfg in configs.items():
         assert cfg["cluster"] == cluster

@@ -444,6 +444,7 @@ def test_token_required(service: LiveService, unchanged: None) -> None:
 
 
 def test_bucket_get(service: LiveService) -> None:
+    assert multipart(service, "bucket-get/x", b"x").status == 200  # the upload makes the bucket
     reply = call(service, "GET", f"/storage/v1/b/{BUCKET}?alt=json")
     assert reply.status == 200 and reply.json()["name"] == BUCKET
 

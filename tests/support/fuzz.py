@@ -692,6 +692,39 @@ UPLOAD = "/upload/storage/v1/b/{bucket}/o"
 RESUMABLE = "/resumable/upload/storage/v1/b/{bucket}/o"
 BUCKET_PATH = "/storage/v1/b/{bucket}"
 OBJECT_PATH = "/storage/v1/b/{bucket}/o/{object}"
+REPLICA = "/_replica/{replica}"
+BUCKETS = "/storage/v1/b"
+LIST_PATH = "/storage/v1/b/{bucket}/o"
+DEST = "/b/{dbucket}/o/{dobject}"
+STORAGE_MORE = frozenset(
+    {
+        ("GET", BUCKETS),
+        ("POST", BUCKETS),
+        ("DELETE", BUCKET_PATH),
+        ("GET", BUCKET_PATH + "/storageLayout"),
+        ("GET", LIST_PATH),
+        ("POST", OBJECT_PATH + "/copyTo" + DEST),
+        ("POST", OBJECT_PATH + "/rewriteTo" + DEST),
+        ("POST", OBJECT_PATH + "/compose"),
+        ("DELETE", OBJECT_PATH),
+        ("GET", "/download" + OBJECT_PATH),
+    }
+)
+"""The storage routes real clients need beyond gcloud's uploads (issue 13)."""
+REPLICA_XML = ("GET", REPLICA + "/{bucket}/{object}")
+"""The XML API's object read, under a replica prefix only (TensorFlow's gs:// plugin)."""
+REPLICA_ELSEWHERE = frozenset(
+    (m, REPLICA + "/{tail}") for m in ("GET", "POST", "PUT", "PATCH", "DELETE")
+)
+"""Any other path under a replica prefix: refused (403)."""
+_STORAGE_ALL = STORAGE_MORE | {
+    ("POST", UPLOAD),
+    ("PUT", UPLOAD),
+    ("POST", RESUMABLE),
+    ("PUT", RESUMABLE),
+    ("GET", BUCKET_PATH),
+    ("GET", OBJECT_PATH),
+}
 ROUTE_TABLE = frozenset(
     {
         ("GET", "/healthz"),
@@ -707,6 +740,10 @@ ROUTE_TABLE = frozenset(
         ("PUT", RESUMABLE),
         ("GET", BUCKET_PATH),
         ("GET", OBJECT_PATH),
+        *STORAGE_MORE,
+        *{(m, REPLICA + p) for m, p in _STORAGE_ALL},
+        REPLICA_XML,
+        *REPLICA_ELSEWHERE,
     }
 )
 """Every route of server.py and storage_api.py (HEAD twins aside); a test keeps it current."""
@@ -969,11 +1006,11 @@ SINCE = st.one_of(
 
 @st.composite
 def _get(draw: st.DrawFn, t: Target, out_of_range_tokens: bool) -> FuzzRequest:
-    """jobs.get, :getIamPolicy, :metrics and unknown GET verbs."""
+    """jobs.get, :getIamPolicy, :metrics, :environment and unknown GET verbs."""
     project, name = _project(draw), _name(draw)
-    verb = {"none": None, "iam": "getIamPolicy", "metrics": "metrics", "other": "?"}[
-        pick(draw, {"none": 40, "iam": 20, "metrics": 20, "other": 20})
-    ]
+    verbs = {"none": None, "iam": "getIamPolicy", "metrics": "metrics", "other": "?"}
+    verbs["environment"] = "environment"
+    verb = verbs[pick(draw, {"none": 40, "iam": 20, "metrics": 20, "environment": 10, "other": 20})]
     if verb == "?":
         verb = draw(TEXT)
     params = draw(EXTRA_PARAMS)
@@ -982,7 +1019,7 @@ def _get(draw: st.DrawFn, t: Target, out_of_range_tokens: bool) -> FuzzRequest:
     if verb == "getIamPolicy" and draw(st.booleans()):
         params.append(("options.requestedPolicyVersion", draw(SIZES)))
     path = _job_path(project, name, verb) + (f"?{query(params)}" if params else "")
-    ok = _is_target(project, name) and verb in (None, "getIamPolicy", "metrics")
+    ok = _is_target(project, name) and verb in (None, "getIamPolicy", "metrics", "environment")
     return FuzzRequest("jobs.get", "GET", path, may_succeed=ok)
 
 
@@ -1056,7 +1093,7 @@ def _iam(draw: st.DrawFn, t: Target, out_of_range_tokens: bool) -> FuzzRequest:
 
 
 KNOWN_VERBS: dict[str, set[str | None]] = {
-    "GET": {None, "getIamPolicy", "metrics"},
+    "GET": {None, "getIamPolicy", "metrics", "environment"},
     "POST": {"cancel", "setIamPolicy", "testIamPermissions"},
     "PATCH": {None},
 }
@@ -1160,7 +1197,7 @@ BAD_OBJECT_NAMES = st.one_of(
             "a/../b",
             "../../token",
             "../../jobs.sqlite",
-            "a/",
+            "a//",  # ("a/" is a valid folder placeholder: empty, it is stored)
             "a\x00b",
             "\x1f",
             "\x7f",
@@ -1490,6 +1527,75 @@ def _get_bucket(draw: st.DrawFn, t: Target, out_of_range_tokens: bool) -> FuzzRe
     )
 
 
+@st.composite
+def _storage_more(draw: st.DrawFn, t: Target, out_of_range_tokens: bool) -> FuzzRequest:
+    """The client-facing storage routes (list, delete, copy, rewrite, compose, download,
+    buckets), plain or under a replica prefix with a made-up credential (always refused)."""
+    bucket = draw(st.one_of(st.just(BUCKET), BAD_BUCKETS, TEXT))
+    name = draw(st.one_of(st.just(OBJECT), BAD_OBJECT_NAMES, FRESH_NAMES, TEXT))
+    dest = draw(st.one_of(FRESH_NAMES, BAD_OBJECT_NAMES, TEXT))
+    b, o, d = q(bucket), q(name), q("fuzz-copy/" + dest)
+    params = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(
+                    [
+                        "prefix",
+                        "delimiter",
+                        "pageToken",
+                        "maxResults",
+                        "ifGenerationMatch",
+                        "ifSourceGenerationMatch",
+                        "generation",
+                        "alt",
+                        "includeTrailingDelimiter",
+                    ]
+                ),
+                SHORT_TEXT,
+            ),
+            max_size=3,
+        )
+    )
+    qs = f"?{query(params)}" if params else ""
+    body = draw(
+        st.one_of(
+            st.just(b""),
+            st.just(b'{"name": "fuzz-new-bucket"}'),
+            st.just(json.dumps({"sourceObjects": [{"name": OBJECT}, {"name": name}]}).encode()),
+            TEXT.map(lambda x: x.encode("utf-8", "surrogatepass")),
+        )
+    )
+    method, path = draw(
+        st.sampled_from(
+            [
+                ("GET", "/storage/v1/b"),
+                ("POST", "/storage/v1/b"),
+                ("DELETE", f"/storage/v1/b/{b}"),
+                ("GET", f"/storage/v1/b/{b}/storageLayout"),
+                ("GET", f"/storage/v1/b/{b}/o"),
+                ("POST", f"/storage/v1/b/{b}/o/{o}/copyTo/b/fuzz-copy/o/{d}"),
+                ("POST", f"/storage/v1/b/{b}/o/{o}/rewriteTo/b/fuzz-copy/o/{d}"),
+                ("POST", f"/storage/v1/b/fuzz-copy/o/{d}/compose"),
+                ("DELETE", f"/storage/v1/b/fuzz-copy/o/{d}"),
+                ("GET", f"/download/storage/v1/b/{b}/o/{o}"),
+                ("GET", f"/{b}/{o}"),  # the XML read: a route under a replica prefix only
+            ]
+        )
+    )
+    replica = draw(st.booleans())
+    if replica:
+        path = f"/_replica/{q(draw(FRESH_NAMES))}{path}"
+    return FuzzRequest(
+        "storage.more",
+        method,
+        path + qs,
+        body=body if method == "POST" else None,
+        headers=(("Content-Type", "application/json"),) if method == "POST" else (),
+        auth=not replica,
+        may_succeed=not replica,
+    )
+
+
 # -- the rest: unknown routes, credentials, health ------------------------------------------
 
 UNKNOWN_PATHS = st.sampled_from(
@@ -1505,8 +1611,6 @@ UNKNOWN_PATHS = st.sampled_from(
         "/v2/entries:write",
         "/v2/entries:tail",
         "/v1beta1/projects/p/jobs",
-        "/storage/v1/b",
-        f"/storage/v1/b/{BUCKET}/o",
         f"/upload/storage/v1/b/{BUCKET}",
         "/upload",
         "/resumable/upload/storage/v1/b//x",
@@ -1649,6 +1753,15 @@ ROUTES: dict[str, Route] = {
     "storage.resumable_put": Route((("PUT", UPLOAD), ("PUT", RESUMABLE)), _resumable_put),
     "storage.get_object": Route((("GET", OBJECT_PATH),), _get_object),
     "storage.get_bucket": Route((("GET", BUCKET_PATH),), _get_bucket),
+    "storage.more": Route(
+        (
+            *STORAGE_MORE,
+            *{(m, REPLICA + p) for m, p in _STORAGE_ALL},
+            REPLICA_XML,
+            *REPLICA_ELSEWHERE,
+        ),
+        _storage_more,
+    ),
     "routes.unknown": Route((), _unknown),
     "paths.raw": Route((), _raw_paths),
     "auth": Route((), _auth),

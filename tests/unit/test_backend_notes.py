@@ -95,6 +95,15 @@ def test_the_local_service_names_the_cloud_only_fields() -> None:
     assert Backend("url").review(job) == ([], [])
 
 
+def test_the_local_service_honours_python_version_only_with_a_runtime() -> None:
+    """With a runtimeVersion the service looks for an interpreter of that Python; without one
+    the replicas run on its own Python, and the builder says so before submit."""
+    assert local_notes({"runtimeVersion": "2.11", "pythonVersion": "3.7"}) == []
+    notes = local_notes({"pythonVersion": "3.7"})
+    assert [n.field for n in notes] == ["trainingInput.pythonVersion"]
+    assert "runtimeVersion" in notes[0].description
+
+
 def test_a_vertex_profile_connects_to_the_regional_host_with_its_token(tmp_path: Path) -> None:
     token = tmp_path / "token"
     token.write_text("ya29.test\n")

@@ -1,4 +1,5 @@
-"""``MetricsClient``: per-replica CPU and memory samples from the local service's extension.
+"""``MetricsClient``: per-replica CPU and memory samples from the local service's extension,
+and (``environment``) the runtime environment a job got, from its ``:environment`` extension.
 
 ``GET /v1/projects/{project}/jobs/{job}:metrics[?since=]`` is not in the ml v1 discovery
 document (the service documents it in ``tui_app/local/metrics.py``), so it goes through the same
@@ -167,6 +168,38 @@ class MetricsClient:
         if not isinstance(body, dict):
             raise ApiCallError("The jobs service sent a malformed answer.", 502, "UNKNOWN")
         return parse_metrics(body)
+
+    def environment(self, job_id: str) -> dict[str, Any] | None:
+        """The job's runtime environment (``:environment``, the local service's extension):
+        ``{}`` until it is ready; None where the endpoint has no such method (a cloud one).
+
+        Raises:
+            ApiCallError: the call failed.
+        """
+        from google.auth import exceptions as auth_exc
+        from requests import RequestException
+
+        url = (
+            f"{self.endpoint}/v1/projects/{quote(self.project, safe='')}"
+            f"/jobs/{quote(job_id, safe='')}:environment"
+        )
+        try:
+            resp = self._session.get(url, timeout=self.timeout)
+        except auth_exc.RefreshError as exc:
+            raise ApiCallError(f"Cannot get credentials: {exc}", 401, "UNAUTHENTICATED") from None
+        except (RequestException, auth_exc.TransportError, OSError) as exc:
+            raise ApiCallError(f"The jobs service does not answer: {exc}") from None
+        try:
+            body: Any = resp.json()
+        except ValueError:
+            body = None
+        if resp.status_code in NOT_AVAILABLE:
+            # A job this service does not know is a real 404 with a google.rpc body naming the
+            # job; an endpoint without the method answers 404 too: both mean "nothing to show".
+            return None
+        if resp.status_code != 200:
+            raise _error(resp.status_code, body, resp.reason)
+        return body if isinstance(body, dict) else {}
 
 
 def _error(code: int, body: Any, reason: str | None) -> ApiCallError:

@@ -13,10 +13,12 @@ import hashlib
 import json
 import logging
 import os
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from tui_app.local import packages
+from tui_app.local import interpreters, packages, runtime_envs
 from tui_app.local.errors import ApiError, invalid, invalid_field, not_found_job
 from tui_app.local.job_filter import compile_job_filter
 from tui_app.local.log_writer import LogWriter, ServiceEntry
@@ -24,9 +26,17 @@ from tui_app.local.metrics import MetricsSampler
 from tui_app.local.paths import StateDir
 from tui_app.local.runner import JobRunner
 from tui_app.local.scheduler import Scheduler, machine_capacity
+from tui_app.local.storage_env import (
+    ObjectWrite,
+    ReplicaCredentials,
+    ReplicaWriter,
+    WriteLog,
+    replica_storage_env,
+)
 from tui_app.local.store import DuplicateJobError, JobStore, LogStore, StoreError
 from tui_app.local.timefmt import job_time, parse_job_time
 from tui_app.local.trials import make_runner
+from tui_app.model import runtimes
 from tui_app.model.cost import consumed_ml_units
 from tui_app.model.filter_expr import FilterSyntaxError
 from tui_app.model.job_spec import (
@@ -91,8 +101,12 @@ class JobService:
         slots: int | None = None,
         gpus: int | None = None,
         max_wait_scale: float = 1.0,
+        pythons: tuple[str, ...] = (),
     ) -> None:
         state.ensure()
+        self.pythons = pythons
+        """Interpreters named with ``--python``, besides those found (``interpreters.py``)."""
+        self._interpreters: dict[str, str] | None = None
         self.state = state
         self.grace_seconds = grace_seconds
         self.jobs = JobStore(state.jobs_db)
@@ -103,6 +117,11 @@ class JobService:
             machine_capacity(slots, gpus), self._positions_changed, max_wait_scale
         )
         self.metrics = MetricsSampler(self.jobs, state.jobs_db)
+        self.replica_credentials = ReplicaCredentials(state.root / "replica-credentials.json")
+        self.url: str | None = None
+        """Where replicas reach the service (``http://127.0.0.1:PORT``), set once it listens."""
+        self._write_log = WriteLog()
+        self._write_callbacks: list[Callable[[ReplicaWriter, str, str], None]] = []
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -205,6 +224,7 @@ class JobService:
         if error:
             job["errorMessage"] = error
         job.setdefault("trainingOutput", {})["consumedMLUnits"] = self._ml_units(job)
+        self.replica_credentials.revoke_job(project, job_id)
         return self._save(project, job)
 
     def _positions_changed(self, positions: dict[tuple[str, str], int]) -> None:
@@ -244,6 +264,58 @@ class JobService:
             log.error("%s", exc)
             raise storage_error(exc) from None
 
+    # -- Cloud Storage writes by replicas --------------------------------------------------
+
+    def replica_storage_env(
+        self, project: str, job_id: str, trial: str | None, task_name: str
+    ) -> dict[str, str]:
+        """The storage environment of a replica about to start, with a credential of its own
+        (valid until the job ends); empty while the service's address is not known yet."""
+        if self.url is None:
+            return {}
+        secret = self.replica_credentials.issue(ReplicaWriter(project, job_id, trial, task_name))
+        return replica_storage_env(self.url, secret, project)
+
+    def on_object_written(
+        self, callback: Callable[[ReplicaWriter, str, str], None]
+    ) -> Callable[[], None]:
+        """Call ``callback(writer, bucket, name)`` after every object a replica commits; the
+        answer removes the callback again (a tuning runner listens while its job runs).
+
+        ``writer`` is a ``storage_env.ReplicaWriter`` (project, job_id, trial or None,
+        task_name). Callbacks run on the service's event loop thread right after the write,
+        before the client gets its answer: keep them quick and non-blocking. An exception in
+        one is logged and does not fail the write. Writes made with the service's own token
+        (a user's gcloud) are not reported: only a replica's credential names a writer.
+        """
+        self._write_callbacks.append(callback)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._write_callbacks.remove(callback)
+
+        return remove
+
+    def objects_written(self, project: str, job_id: str) -> list[ObjectWrite]:
+        """Every object write the job's replicas (and its trials') made, oldest first; an
+        object written twice appears twice. Kept in the job's folder across restarts."""
+        return self._write_log.read(self.state.job_dir(project, job_id))
+
+    def object_written(self, writer: ReplicaWriter, bucket: str, name: str) -> None:
+        """The storage API's hook: record the write, then tell the callbacks."""
+        try:
+            self._write_log.append(
+                self.state.job_dir(writer.project, writer.job_id),
+                ObjectWrite(writer, bucket, name, time.time()),
+            )
+        except (OSError, ValueError):
+            log.exception("cannot record the write of gs://%s/%s", bucket, name)
+        for callback in list(self._write_callbacks):
+            try:
+                callback(writer, bucket, name)
+            except Exception:
+                log.exception("object-written callback failed for gs://%s/%s", bucket, name)
+
     def service_log(self, project: str, job_id: str, message: str, severity: int) -> None:
         self.writer.emit(
             ServiceEntry(
@@ -254,6 +326,109 @@ class JobService:
                 f"projects/{project}/logs/ml.googleapis.com%2F{job_id}",
             )
         )
+
+    # -- runtime environments (runtimes.py, runtime_envs.py) --------------------------------
+
+    def interpreters(self) -> dict[str, str]:
+        """The host's Pythons by version, found once per service (each probe runs one)."""
+        if self._interpreters is None:
+            self._interpreters = interpreters.find(extra=self.pythons)
+        return self._interpreters
+
+    def runtime_plan(self, ti: dict[str, Any], gpu: bool) -> runtimes.Plan | None:
+        """The runtime environment the job gets; None without a runtimeVersion.
+
+        Raises:
+            runtimes.RuntimeRefused: the runtime cannot be honoured on this host.
+        """
+        runtime = ti.get("runtimeVersion")
+        if not runtime:
+            return None
+        return runtimes.plan(
+            runtime, ti.get("pythonVersion"), gpu, self.interpreters(), interpreters.own()
+        )
+
+    def environment_file(self, project: str, job_id: str) -> Path:
+        """What ``:environment`` answers for the job, written when its environment is ready."""
+        return self.state.job_dir(project, job_id) / "environment.json"
+
+    async def runtime_environment(
+        self,
+        project: str,
+        job_id: str,
+        ti: dict[str, Any],
+        gpu: bool,
+        log: Callable[[str], None],
+    ) -> runtime_envs.Environment | None:
+        """Build (or reuse) the job's runtime environment, and record it for ``:environment``.
+
+        Raises:
+            runtimes.RuntimeRefused, runtime_envs.RuntimeEnvError: the job fails with the message.
+        """
+        plan = self.runtime_plan(ti, gpu)
+        if plan is None:
+            python, path = interpreters.own()
+            log(
+                f"No runtimeVersion: replicas run on the service's own Python {python} "
+                f"({path}) with only the job's packages installed."
+            )
+            self._record_environment(
+                project,
+                job_id,
+                {
+                    "runtimeVersion": None,
+                    "pythonVersion": python,
+                    "interpreter": path,
+                    "exact": False,
+                    "packages": {},
+                    "substitutions": [],
+                    "notes": [
+                        "No runtimeVersion: the service's own Python, the job's packages only."
+                    ],
+                },
+            )
+            return None
+        how = "exact" if plan.exact else "substituted"
+        log(
+            f"Runtime {plan.runtime} on Python {plan.python} ({plan.interpreter}, "
+            f"{plan.variant}, {how})."
+        )
+        for line in plan.notes():
+            log(f"Runtime {plan.runtime}: {line}.")
+        env = await runtime_envs.ensure(self.state.root, plan, log)
+        self._record_environment(
+            project,
+            job_id,
+            {
+                "runtimeVersion": plan.runtime,
+                "pythonVersion": plan.python,
+                "requestedPythonVersion": ti.get("pythonVersion")
+                or runtimes.default_python(plan.runtime),
+                "interpreter": plan.interpreter,
+                "variant": plan.variant,
+                "exact": plan.exact,
+                "environment": env.root.name,
+                "packages": env.packages,
+                "substitutions": [s.text() for s in plan.substitutions],
+                "notes": plan.notes(),
+            },
+        )
+        return env
+
+    def _record_environment(self, project: str, job_id: str, data: dict[str, Any]) -> None:
+        path = self.environment_file(project, job_id)
+        with contextlib.suppress(OSError):  # the job's log says the same
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(data, sort_keys=True))
+
+    def environment(self, project: str, job_id: str) -> dict[str, Any]:
+        """The ``:environment`` answer: ``{}`` until the job's environment is ready."""
+        self.stored(project, job_id)  # 404 for an unknown job
+        try:
+            data = json.loads(self.environment_file(project, job_id).read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
 
     @staticmethod
     def _ml_units(job: dict[str, Any]) -> float:
@@ -287,6 +462,10 @@ class JobService:
             packages.resolve_all(self.state, ti.get("packageUris") or [])
         except packages.PackageError as exc:
             raise invalid_field(exc.field or "trainingInput.packageUris", str(exc)) from None
+        try:
+            self.runtime_plan(ti, gpu=False)  # the variant never decides whether it can run
+        except runtimes.RuntimeRefused as exc:
+            raise invalid_field(exc.field, str(exc)) from None
         if ti.get("jobDir", "").startswith("gs://"):
             try:
                 self.state.gcs_path(ti["jobDir"])

@@ -1,8 +1,18 @@
 """Trainer packages: find them, install them once per content hash, never into our own env.
 
-A job's packages are installed with pip ``--target`` into ``packages/<sha256>/`` under the state
-dir and put on the replicas' PYTHONPATH, so the service's environment is never touched and a
-resubmitted job with the same package starts without installing anything.
+Two ways, by whether the job names a ``runtimeVersion``:
+
+- With one, the packages go into a small virtual environment per (runtime environment, package
+  content) under ``packages/``, which sees the runtime environment's site-packages through a
+  ``.pth`` line (``install_layer``). pip, run in it, finds the runtime's frameworks already
+  installed, so a trainer's ``install_requires`` that the runtime satisfies cost nothing, and
+  what it does install comes from the state dir's one wheel cache. Replicas run that
+  environment's ``bin/python``.
+- Without one (as before runtimes existed), pip ``--target`` installs them into
+  ``packages/<sha256>/``, put on the replicas' PYTHONPATH; replicas run on the service's Python.
+
+Either way the service's environment is never touched, and a resubmitted job with the same
+package starts without installing anything.
 """
 
 from __future__ import annotations
@@ -18,7 +28,9 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from tui_app.local import runtime_envs
 from tui_app.local.paths import StateDir, UnsafePathError
+from tui_app.local.runtime_envs import Environment
 
 _locks: dict[str, asyncio.Lock] = {}
 
@@ -92,7 +104,7 @@ async def install(state: StateDir, files: list[Path], log: Callable[[str], None]
             return target
         tmp = state.package_cache / f".{key}.{uuid.uuid4().hex[:8]}"
         log(f"Installing {', '.join(f.name for f in files)}.")
-        env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONWARNINGS": "ignore"}
+        env = runtime_envs.pip_env(state.root)
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -101,7 +113,6 @@ async def install(state: StateDir, files: list[Path], log: Callable[[str], None]
             "--no-input",
             "--no-build-isolation",
             "--no-warn-script-location",
-            "--no-cache-dir",
             "--target",
             str(tmp),
             *(str(f) for f in files),
@@ -140,3 +151,136 @@ async def install(state: StateDir, files: list[Path], log: Callable[[str], None]
         except OSError:  # another service process won the race: use its copy
             shutil.rmtree(tmp, ignore_errors=True)
         return target
+
+
+LAYER_MARKER = ".installed"
+RUNTIME_PTH = "_tui_app_runtime.pth"
+
+
+def is_environment(path: Path | None) -> bool:
+    """Whether ``path`` (what ``install_layer`` returned) is a virtual environment to run."""
+    return path is not None and (path / "pyvenv.cfg").is_file()
+
+
+def interpreter(path: Path | None) -> str:
+    """The Python a job's replicas run: its layer's, or the service's own."""
+    return (
+        str(path / "bin" / "python")
+        if path is not None and is_environment(path)
+        else (sys.executable)
+    )
+
+
+def runtime_variables(path: Path | None) -> dict[str, str]:
+    """Environment variables the runtime under a job's layer sets (``TF_USE_LEGACY_KERAS``)."""
+    if path is None or not is_environment(path):
+        return {}
+    runtime = runtime_envs.of_layer(path)
+    return dict(runtime.env) if runtime is not None else {}
+
+
+async def install_layer(
+    state: StateDir, runtime: Environment, files: list[Path], log: Callable[[str], None]
+) -> Path:
+    """The job's packages on top of ``runtime``: the folder of a virtual environment to run.
+
+    Raises:
+        PackageError: pip failed; the message says what to do and ends with pip's last line
+            (a resolution error names the pin that cannot install on this runtime).
+    """
+    key = hashlib.sha256((runtime.root.name + "\0" + content_key(files)).encode()).hexdigest()
+    target = state.package_cache / f"{runtime.root.name}-{key[:16]}"
+    if (target / LAYER_MARKER).exists():
+        log(f"Using cached packages {target.name} on runtime environment {runtime.root.name}.")
+        return target
+    lock = _locks.setdefault(target.name, asyncio.Lock())
+    async with lock:
+        if (target / LAYER_MARKER).exists():
+            return target
+        try:
+            await _build_layer(state, runtime, files, target, log)
+        except BaseException:
+            shutil.rmtree(target, ignore_errors=True)
+            raise
+        return target
+
+
+async def _build_layer(
+    state: StateDir,
+    runtime: Environment,
+    files: list[Path],
+    target: Path,
+    log: Callable[[str], None],
+) -> None:
+    shutil.rmtree(target, ignore_errors=True)  # half built by a service that died
+    env = runtime_envs.pip_env(state.root)
+    rc, tail = await runtime_envs.run_logged(
+        [runtime.interpreter, "-m", "venv", "--without-pip", str(target)], env, log
+    )
+    if rc != 0:
+        raise PackageError(
+            f"Creating the job's environment failed (status {rc}):\n" + "\n".join(tail[-10:])
+        )
+    site = target / "lib" / f"python{runtime.python}" / "site-packages"
+    # A .pth line puts the runtime's site-packages after the job's own: pip (which lives
+    # there) sees the runtime's frameworks as installed, and the job's versions win a clash.
+    (site / RUNTIME_PTH).write_text(str(runtime.site_packages()) + "\n")
+    (target / "runtime-root").write_text(str(runtime.root))
+    if files:
+        log(f"Installing {', '.join(f.name for f in files)} on runtime {runtime.runtime}.")
+        wheels = await _pure_wheels(files, target / ".wheels", env, log)
+        rc, tail = await runtime_envs.run_logged(
+            [
+                str(target / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--no-input",
+                "--no-build-isolation",
+                "--no-warn-script-location",
+                *(str(f) for f in wheels),
+            ],
+            env,
+            log,
+        )
+        shutil.rmtree(target / ".wheels", ignore_errors=True)
+        if rc != 0:
+            raise PackageError(
+                f"Installing the trainer package on runtime {runtime.runtime} (Python "
+                f"{runtime.python}) failed (pip exited with status {rc}). A requirement of "
+                "setup.py that cannot install here needs a looser pin there, or a "
+                "runtimeVersion whose Python it supports. pip said:\n" + "\n".join(tail[-10:])
+            )
+    (target / LAYER_MARKER).write_text(",".join(f.name for f in files))
+
+
+PURE_TAGS = ("-py3-none-any.whl", "-py2.py3-none-any.whl")
+PIP_WHEEL = (sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q")
+
+
+async def _pure_wheels(
+    files: list[Path], out: Path, env: dict[str, str], log: Callable[[str], None]
+) -> list[Path]:
+    """The job's sdists built into wheels by the service's own setuptools, where that gives a
+    pure-Python wheel (what a runtime's Python installs as is); the others left as they are.
+
+    A runtime environment's own build tools may be too old to build an sdist at all without
+    downloading more (pip 23.1 and later no longer run ``setup.py install`` when the
+    ``wheel`` package is missing, and Python 3.11's venv has no ``wheel``); a pure wheel is the
+    same on every Python 3. An sdist with compiled parts is still built by the runtime's pip.
+    """
+    picked: list[Path] = []
+    for f in files:
+        if f.name.endswith(".whl"):
+            picked.append(f)
+            continue
+        dest = out / f.name
+        rc, _ = await runtime_envs.run_logged(
+            [*PIP_WHEEL, "-w", str(dest), str(f)],
+            env,
+            log,
+        )
+        built = sorted(dest.glob("*.whl")) if rc == 0 else []
+        pure = [w for w in built if w.name.endswith(PURE_TAGS)]
+        picked.append(pure[0] if len(built) == 1 and pure else f)
+    return picked

@@ -32,21 +32,24 @@ from tui_app.local.cluster_env import (
     replica_env,
 )
 from tui_app.local.log_ingest import LogSource
+from tui_app.local.runtime_envs import RuntimeEnvError
 from tui_app.local.scheduler import Grant
 from tui_app.local.timefmt import parse_job_time
 from tui_app.model.capacity import Demand, fit, job_demand, shortfall_notes
 from tui_app.model.cluster import Replica, replicas
 from tui_app.model.limits import TimeLimit, running_limit, wait_limit
+from tui_app.model.runtimes import RuntimeRefused, missing_module_hint
 from tui_app.model.severity import SEVERITIES
 from tui_app.model.states import JobState
 from tui_app.model.tiers import Role
+from tui_app.model.tracebacks import error_summary
 
 if TYPE_CHECKING:
     from tui_app.local.jobs import JobService
 
 log = logging.getLogger(__name__)
 
-TRACEBACK_LINES = 15
+STDERR_TAIL_BYTES = 256 * 1024
 SUPERVISOR_SLACK_SECONDS = 5.0
 SWEEP_SECONDS = 5.0
 
@@ -157,7 +160,7 @@ class ReplicaHandle:
             return {"exit_code": None, "signal": None, "lost": True}
 
 
-def _describe_exit(handle: ReplicaHandle) -> str:
+def _describe_exit(handle: ReplicaHandle, runtime: str | None = None) -> str:
     """``The replica worker 1 exited with a non-zero status of 1.`` plus its traceback."""
     st = handle.status or {}
     r = handle.replica
@@ -169,23 +172,26 @@ def _describe_exit(handle: ReplicaHandle) -> str:
         if st.get("signal"):
             head = head[:-1] + f" ({signal.Signals(st['signal']).name})."
     tail = _traceback_tail(handle.stderr_path)
-    return head + ("\n" + tail if tail else "")
+    hint = missing_module_hint(tail, runtime)
+    return head + ("\n" + tail if tail else "") + ("\n" + hint if hint else "")
 
 
 def _traceback_tail(path: Path) -> str:
-    """The last Traceback in a stderr file (or its last lines), for errorMessage."""
+    """The last exception in a stderr file (or its last lines), for errorMessage.
+
+    Reads the file's last ``STDERR_TAIL_BYTES``: enough for a TensorFlow error whose message
+    carries a long original stack trace, with shutdown noise after it.
+    """
     try:
         with open(path, "rb") as fh:
-            fh.seek(max(0, os.fstat(fh.fileno()).st_size - 64 * 1024))
-            text = fh.read().decode("utf-8", "replace")
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - STDERR_TAIL_BYTES))
+            data = fh.read()
     except OSError:
         return ""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    start = max((i for i, ln in enumerate(lines) if ln.startswith("Traceback (")), default=None)
-    picked = lines[start:] if start is not None else lines
-    if len(picked) > TRACEBACK_LINES:
-        picked = [*picked[:1], "  ...", *picked[-(TRACEBACK_LINES - 2) :]]
-    return "\n".join(ln[:500] for ln in picked)
+    if size > STDERR_TAIL_BYTES:  # the first line is cut: drop it
+        data = data[data.find(b"\n") + 1 :]
+    return error_summary(data.decode("utf-8", "replace"))
 
 
 class JobRunner:
@@ -212,6 +218,8 @@ class JobRunner:
         """The trial id (``"1"``...) when this runs one trial of a tuning job (trials.py)."""
         self.extra_args: list[str] = []
         """Arguments after the job's own: a trial's ``--<parameterName>=<value>``."""
+        self.gpu_variant = False
+        """The job was granted GPUs: its runtime environment has the GPU builds."""
 
     def cancel(self) -> None:
         """The user cancelled the job."""
@@ -400,6 +408,8 @@ class JobRunner:
             self._stopped()
             return
         grant = await self._admit(job)
+        if grant is not None:
+            self.gpu_variant = any(grant.gpus)  # GPU builds of the frameworks (runtimes.py)
         if grant is None:
             self._stopped()
             return
@@ -456,17 +466,22 @@ class JobRunner:
         state = self.svc.state
         try:
             files = packages.resolve_all(state, ti.get("packageUris") or [])
-            target = await packages.install(state, files, self.note) if files else None
-        except packages.PackageError as exc:
+            runtime = await self.svc.runtime_environment(
+                self.project, self.job_id, ti, self.gpu_variant, self.note
+            )
+            target: Path | None
+            if runtime is not None:
+                target = await packages.install_layer(state, runtime, files, self.note)
+            else:
+                target = await packages.install(state, files, self.note) if files else None
+        except (packages.PackageError, RuntimeEnvError, RuntimeRefused) as exc:
             return str(exc)
         job_dir: Path | None = None
-        if ti.get("jobDir"):
+        # A gs:// jobDir stays a URI (replicas write through the storage API, whose uploads
+        # create the bucket); only a local job dir is made here.
+        if ti.get("jobDir") and not ti["jobDir"].startswith("gs://"):
             uri = ti["jobDir"]
-            job_dir = (
-                state.gcs_path(uri)
-                if uri.startswith("gs://")
-                else Path(uri.removeprefix("file://"))
-            )
+            job_dir = Path(uri.removeprefix("file://"))
             try:
                 job_dir.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -482,10 +497,13 @@ class JobRunner:
             reps, free_ports(sum(r.role is not Role.EVALUATOR for r in reps))
         )
         base = self.replica_root()
-        argv = [sys.executable, "-m", ti["pythonModule"], *(ti.get("args") or [])]
+        python = packages.interpreter(pythonpath)  # a runtime environment's, or ours
+        argv = [python, "-m", ti["pythonModule"], *(ti.get("args") or [])]
         argv += self.extra_args
-        if job_dir is not None:
-            argv += ["--job-dir", str(job_dir)]
+        if ti.get("jobDir"):
+            # As the platform passed it: a gs:// URI unchanged, a local folder as its path.
+            given = ti["jobDir"]
+            argv += ["--job-dir", given if given.startswith("gs://") else str(job_dir)]
         runtime: dict[str, Any] = {"replicas": [], "slots": grant.demand.slots, "complete": False}
         for rep, gpus in zip(reps, grant.gpus, strict=True):
             workdir = base / rep.task_name
@@ -498,10 +516,15 @@ class JobRunner:
             if self.trial is not None:
                 env["CLOUD_ML_TRIAL_ID"] = self.trial
             env.update(gpu_env(gpus, order))
+            storage = self.svc.replica_storage_env(
+                self.project, self.job_id, self.trial, rep.task_name
+            )
+            env.update(storage)  # gs:// reaches the service, with this replica's credential
             env[REPLICA_MARKER] = str(workdir)
             env["PYTHONUNBUFFERED"] = "1"
             env["CLOUD_ML_HP_METRIC_FILE"] = str(workdir / "hypertune" / "output.metrics")
-            env["PYTHONPATH"] = str(pythonpath) if pythonpath else ""
+            env["PYTHONPATH"] = str(pythonpath) if pythonpath and python == sys.executable else ""
+            env.update(packages.runtime_variables(pythonpath))
             spec = {
                 "argv": argv,
                 "cwd": str(workdir),
@@ -559,6 +582,14 @@ class JobRunner:
         runtime["complete"] = True
         self.record_runtime(runtime)
 
+    def _runtime_version(self) -> str | None:
+        """The job's runtimeVersion, for the hint about a module its environment lacks."""
+        try:
+            ti = self.svc.stored(self.project, self.job_id).get("trainingInput") or {}
+        except Exception:  # the hint is optional; the job's outcome is not
+            return None
+        return ti.get("runtimeVersion") or None
+
     def replica_root(self) -> Path:
         """The dir holding one work dir per replica."""
         return self.svc.state.job_dir(self.project, self.job_id)
@@ -586,9 +617,9 @@ class JobRunner:
                     if role is Role.MASTER:
                         if code == 0:
                             return JobState.SUCCEEDED, None
-                        return JobState.FAILED, _describe_exit(handle)
+                        return JobState.FAILED, _describe_exit(handle, self._runtime_version())
                     if code != 0:
-                        return JobState.FAILED, _describe_exit(handle)
+                        return JobState.FAILED, _describe_exit(handle, self._runtime_version())
                     self.note(f"{handle.replica.task_name} finished.")
                 if not waits:  # cannot happen: a job always has a master
                     return JobState.FAILED, "The job has no master replica."

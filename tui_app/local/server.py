@@ -1,6 +1,9 @@
 """HTTP for the local service: the ml v1 Jobs routes and Logging ``entries:list`` (aiohttp).
 
-One extension: ``GET .../jobs/{job}:metrics``, per-replica CPU and memory (see ``metrics.py``).
+Two extensions: ``GET .../jobs/{job}:metrics``, per-replica CPU and memory (see ``metrics.py``),
+and ``GET .../jobs/{job}:environment``, the runtime environment the job got (``{}`` until it is
+ready): ``runtimeVersion``, ``pythonVersion``, ``interpreter``, ``exact``, ``packages`` (name to
+version), ``substitutions`` and ``notes`` (see ``jobs.JobService.runtime_environment``).
 
 Handlers translate HTTP into ``JobService`` calls and nothing else. Every error leaves as a
 google.rpc JSON body with the matching status; only a bug in this code can produce a 5xx.
@@ -23,6 +26,7 @@ from tui_app.local.entries import list_entries
 from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.jobs import JobService
 from tui_app.local.paths import project_error
+from tui_app.local.storage_api import WRITER_KEY, is_storage_path
 from tui_app.local.storage_api import add_routes as add_storage_routes
 from tui_app.local.upload_bodies import parse_json_body
 
@@ -92,13 +96,42 @@ async def _browser_guard(request: web.Request, handler: Handler) -> web.StreamRe
     return await handler(request)
 
 
+def _replica(request: web.Request, secret: str) -> bool:
+    """Accept a replica's storage credential: ``True`` when it is live (the request then
+    carries its writer); only storage routes ever call this."""
+    writer = request.app[SERVICE_KEY].replica_credentials.lookup(secret)
+    if writer is None:
+        return False
+    request[WRITER_KEY] = writer
+    return True
+
+
 @web.middleware
 async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
     token = request.app[TOKEN_KEY]
-    if token is None or request.path == "/healthz":
-        return await handler(request)
     header = request.headers.get("Authorization", "")
     scheme, _, given = header.partition(" ")
+    secret = request.match_info.get("replica")
+    if secret is not None and "tail" not in request.match_info:
+        # A replica's credential in the path: in both auth modes it must be live, so a
+        # replica's writes are always attributed and a finished job's replicas are refused.
+        if not _replica(request, secret):
+            raise ApiError(
+                "UNAUTHENTICATED",
+                "This replica storage credential is unknown or has expired: it is valid only "
+                "while its job runs.",
+            )
+        return await handler(request)
+    if secret is not None:
+        return await handler(request)  # a non-storage route under /_replica/: 403 there
+    if (
+        scheme.lower() == "bearer"
+        and is_storage_path(request.path)
+        and _replica(request, given.strip())
+    ):
+        return await handler(request)  # TensorFlow sends the replica's credential this way
+    if token is None or request.path == "/healthz":
+        return await handler(request)
     if scheme.lower() != "bearer" or not hmac.compare_digest(
         given.strip().encode(), token.encode()
     ):
@@ -168,6 +201,8 @@ async def get_job(request: web.Request) -> web.Response:
     if verb == "metrics":  # our extension: per-replica CPU and memory (metrics.py)
         since = request.query.get("since")
         return _json(await asyncio.to_thread(svc.metrics.read, project, job_id, since))
+    if verb == "environment":  # our extension: the job's runtime environment (runtime_envs.py)
+        return _json(svc.environment(project, job_id))
     if verb is not None:
         raise ApiError("NOT_FOUND", f"Unknown method :{verb[:40]} for GET.")
     return _json(svc.get(project, job_id))
@@ -250,5 +285,5 @@ def make_app(
     r.add_post("/v1/projects/{project}/jobs/{name}", post_job)
     r.add_patch("/v1/projects/{project}/jobs/{name}", patch_job)
     r.add_post("/v2/entries:list", entries_list)
-    add_storage_routes(app, service.state)
+    add_storage_routes(app, service.state, service.object_written)
     return app

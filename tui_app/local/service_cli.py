@@ -132,6 +132,8 @@ class ServiceOptions:
     """GPUs to hand out (default: those nvidia-smi lists, or CUDA_VISIBLE_DEVICES names)."""
     max_wait_scale: float = 1.0
     """Multiplies every maxWaitTime, whose minimum of 1800s is too long for tests and demos."""
+    pythons: tuple[str, ...] = ()
+    """Interpreters for runtime environments, besides those found (``--python``)."""
 
     @classmethod
     def from_args(
@@ -150,6 +152,7 @@ class ServiceOptions:
             slots,
             gpus,
             args.max_wait_scale,
+            tuple(getattr(args, "python", None) or ()),
         )
 
     def argv(self) -> list[str]:
@@ -161,6 +164,8 @@ class ServiceOptions:
             args += ["--gpus", str(self.gpus)]
         if self.max_wait_scale != 1.0:
             args += ["--max-wait-scale", repr(self.max_wait_scale)]
+        for python in self.pythons:
+            args += ["--python", python]
         if self.no_auth:
             args.append("--no-auth")
         return args
@@ -250,6 +255,14 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         help="multiply every scheduling.maxWaitTime by F (its minimum is 1800s; tests and "
         "demos use e.g. 0.001; default 1)",
     )
+    p.add_argument(
+        "--python",
+        action="append",
+        default=None,
+        metavar="PATH",
+        help="an interpreter for jobs' runtime versions, besides pyenv's, uv's and python3.X "
+        "on PATH (repeatable; also $TUI_APP_PYTHONS, separated by ':')",
+    )
 
 
 def serve(state: StateDir, opts: ServiceOptions) -> int:
@@ -301,6 +314,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
             slots=opts.slots,
             gpus=opts.gpus,
             max_wait_scale=opts.max_wait_scale,
+            pythons=opts.pythons,
         )
     except (StoreError, StateDirError) as exc:
         raise ServiceError(str(exc)) from None
@@ -321,6 +335,8 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
     bound = port or _bound_port(runner)
     guard.port = bound
     url = f"http://{host}:{bound}"
+    # Replicas reach the storage API here; a wildcard address is reached on loopback.
+    service.url = f"http://127.0.0.1:{bound}" if host in ("0.0.0.0", "") else url
     tmp = state.service_file.with_suffix(".tmp")
     tmp.write_text(
         json.dumps(
@@ -454,6 +470,32 @@ def _is_zombie(pid: int) -> bool:
         return False
 
 
+BOTO_CONFIG_TEXT = """\
+# Written by tui-app service env: gsutil hands its commands to `gcloud storage`, which the
+# CLOUDSDK_ variables of `tui-app service env` point at the local service. gsutil's own client
+# speaks only https (its gs_json_host is always https://), so it must never fall back to it.
+[GSUtil]
+use_gcloud_storage = True
+hidden_shim_mode = no_fallback
+default_project_id = {project}
+"""
+
+
+def write_boto_config(state: StateDir, project: str) -> Path:
+    """The boto config that makes ``gsutil`` reach the service (through ``gcloud storage``)."""
+    path = state.root / "boto.cfg"
+    text = BOTO_CONFIG_TEXT.format(project=project)
+    try:
+        if path.read_text() == text:
+            return path
+    except OSError:
+        pass
+    fresh = path.with_suffix(".new")
+    fresh.write_text(text)
+    os.replace(fresh, path)
+    return path
+
+
 def env_lines(state: StateDir, info: ServiceInfo, project: str) -> list[str]:
     """The ``export CLOUDSDK_...`` lines that point gcloud at the service (api-notes §7.1).
 
@@ -467,6 +509,7 @@ def env_lines(state: StateDir, info: ServiceInfo, project: str) -> list[str]:
         f"export CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE={q(base + 'storage/v1/')}",
         f"export CLOUDSDK_CORE_PROJECT={q(project)}",
     ]
+    lines.append(f"export BOTO_CONFIG={q(str(write_boto_config(state, project)))}")
     if info.auth:
         lines.append(f"export CLOUDSDK_AUTH_ACCESS_TOKEN_FILE={q(str(state.token_file))}")
         lines.append("unset CLOUDSDK_AUTH_DISABLE_CREDENTIALS")

@@ -1,4 +1,16 @@
-"""The slice of the Cloud Storage JSON API that gcloud needs to stage local packages.
+"""The Cloud Storage JSON API, enough of it for real clients: gcloud storage, gsutil,
+google-cloud-storage, gcsfs and the sample trainer (docs/local-storage.md says what each uses).
+
+Objects: insert (media, multipart, resumable), get (metadata or ``alt=media``, also under
+``/download``, with Range), list (prefix, delimiter, pages), delete, copyTo, rewriteTo, compose.
+Buckets: get, insert, list, delete. Preconditions (``ifGenerationMatch`` and friends) answer 412,
+a missing object or bucket 404, an existing bucket 409, all in GCS's error shape.
+
+Every route also answers under ``/_replica/<secret>``: a replica's own credential
+(``storage_env``), which the auth middleware accepts there and on no other route. Writes made
+with it are reported to ``on_write`` with the replica that made them.
+
+How gcloud uploads its packages
 
 ``gcloud ai-platform jobs submit training --package-path ... --staging-bucket gs://B`` builds an
 sdist, uploads it through the storage JSON API (``api_endpoint_overrides/storage``) and only then
@@ -20,6 +32,7 @@ are streamed to disk: ``upload_bodies``. Routes share the service's auth and err
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,8 +43,18 @@ from aiohttp import web
 
 from tui_app.local.browser_guard import json_content_type_problem
 from tui_app.local.errors import ApiError, invalid_field
-from tui_app.local.object_store import ObjectStore, UploadSession, bucket_error, no_session
+from tui_app.local.object_store import (
+    GcsError,
+    ObjectStore,
+    Preconditions,
+    UploadSession,
+    bucket_error,
+    no_object,
+    no_session,
+    object_name_error,
+)
 from tui_app.local.paths import StateDir
+from tui_app.local.storage_env import REPLICA_PREFIX, ReplicaWriter
 from tui_app.local.upload_bodies import (
     ContentRange,
     MultipartReader,
@@ -44,11 +67,49 @@ from tui_app.local.upload_bodies import (
     write_chunk,
 )
 
-__all__ = ["STORE_KEY", "add_routes"]
+__all__ = ["STORE_KEY", "WRITER_KEY", "WriteHook", "add_routes", "is_storage_path"]
 
 MAX_METADATA_BYTES = 1024 * 1024
 """The JSON part of an upload: object metadata, never large."""
 STORE_KEY: web.AppKey[ObjectStore] = web.AppKey("object_store", ObjectStore)
+WriteHook = Callable[[ReplicaWriter, str, str], None]
+"""Called with (writer, bucket, name) after each object a replica's credential committed."""
+HOOK_KEY: web.AppKey[WriteHook | None] = web.AppKey("object_write_hook")
+WRITER_KEY = "replica_writer"
+"""The request key where the auth middleware leaves the ReplicaWriter of a replica's request."""
+MAX_PAGE = 1000
+STORAGE_PREFIXES = (
+    "/storage/v1/",
+    "/upload/storage/v1/",
+    "/resumable/upload/storage/v1/",
+    "/download/storage/v1/",
+)
+
+
+def is_storage_path(path: str) -> bool:
+    """Whether ``path`` (without a replica prefix) is one of the storage routes'."""
+    return path.startswith(STORAGE_PREFIXES) or path == "/storage/v1/b"
+
+
+def _origin(request: web.Request) -> str:
+    """Where links in answers point: the service, plus the replica prefix the request came by
+    (a replica's client follows ``Location`` and ``mediaLink`` with the same credential)."""
+    origin = str(request.url.origin())
+    secret = request.match_info.get("replica")
+    if secret is not None:
+        origin += REPLICA_PREFIX + quote(secret, safe="")
+    return origin
+
+
+def _writer(request: web.Request) -> ReplicaWriter | None:
+    writer = request.get(WRITER_KEY)
+    return writer if isinstance(writer, ReplicaWriter) else None
+
+
+def _report(request: web.Request, writer: ReplicaWriter | None, bucket: str, name: str) -> None:
+    hook = request.app[HOOK_KEY]
+    if hook is not None and writer is not None:
+        hook(writer, bucket, name)
 
 
 def _json(data: Any) -> web.Response:
@@ -79,12 +140,20 @@ def _bucket(request: web.Request) -> str:
 
 
 async def _stored(
-    request: web.Request, store: ObjectStore, temp: Path, bucket: str, name: str
+    request: web.Request,
+    store: ObjectStore,
+    temp: Path,
+    bucket: str,
+    name: str,
+    conditions: Preconditions | None = None,
+    writer: ReplicaWriter | None = None,
 ) -> web.Response:
-    """Commit ``temp`` as the object and answer with its resource."""
-    await asyncio.to_thread(store.commit, temp, bucket, name)
-    origin = str(request.url.origin())
-    return _json(await asyncio.to_thread(store.describe, bucket, name, origin))
+    """Commit ``temp`` as the object, report a replica's write, answer with the resource."""
+    if conditions is None:
+        conditions = Preconditions.parse(request.query)
+    await asyncio.to_thread(store.commit, temp, bucket, name, conditions)
+    _report(request, writer or _writer(request), bucket, name)
+    return _json(await asyncio.to_thread(store.describe, bucket, name, _origin(request)))
 
 
 async def _one_shot(
@@ -155,9 +224,20 @@ async def _start_resumable(request: web.Request, bucket: str) -> web.Response:
     declared = size_field(meta.get("size"), "size")
     if total is not None and declared is not None and total != declared:
         raise invalid_field("size", f"X-Upload-Content-Length is {total}, the metadata {declared}.")
-    session = store.create_session(bucket, name, total if total is not None else declared)
+    if name.endswith("/") and (total or declared):
+        raise invalid_field("name", "An object whose name ends with '/' is an empty folder here.")
+    conditions = Preconditions.parse(request.query)
+    conditions.check(bucket, name, await asyncio.to_thread(store.generation, bucket, name))
+    writer = _writer(request)
+    session = store.create_session(
+        bucket,
+        name,
+        total if total is not None else declared,
+        conditions,
+        writer.as_dict() if writer else None,
+    )
     location = (
-        f"{request.url.origin()}/upload/storage/v1/b/{quote(bucket)}/o"
+        f"{_origin(request)}/upload/storage/v1/b/{quote(bucket)}/o"
         f"?uploadType=resumable&upload_id={session.upload_id}"
     )
     return web.Response(
@@ -169,6 +249,8 @@ async def insert_object(request: web.Request) -> web.Response:
     """objects.insert on the upload paths, by ``uploadType``."""
     bucket = _bucket(request)
     upload_type = request.query.get("uploadType", "")
+    if upload_type == "resumable" and "upload_id" in request.query:
+        return await put_upload(request)  # gcsfs POSTs its chunks to the session URI
     if upload_type == "multipart":
         return await _multipart(request, bucket)
     if upload_type == "media":
@@ -210,7 +292,17 @@ async def _append(request: web.Request, part: Path, received: int, rng: ContentR
 
 async def _finish(request: web.Request, session: UploadSession) -> web.Response:
     store = request.app[STORE_KEY]
-    response = await _stored(request, store, store.part_file(session), session.bucket, session.name)
+    conditions = Preconditions(**session.conditions) if session.conditions else Preconditions()
+    writer = ReplicaWriter.from_dict(session.writer)
+    response = await _stored(
+        request,
+        store,
+        store.part_file(session),
+        session.bucket,
+        session.name,
+        conditions,
+        writer,
+    )
     session.done = True
     store.save_session(session)
     store.forget_lock(session.upload_id)
@@ -229,8 +321,9 @@ async def put_upload(request: web.Request) -> web.Response:
         header = request.headers.get("Content-Range")
         rng = parse_content_range(header) if header is not None else _whole(session)
         if session.done:
-            origin = str(request.url.origin())
-            return _json(await asyncio.to_thread(store.describe, bucket, session.name, origin))
+            return _json(
+                await asyncio.to_thread(store.describe, bucket, session.name, _origin(request))
+            )
         return await _put(request, session, rng)
 
 
@@ -286,50 +379,337 @@ def _check_range(request: web.Request, session: UploadSession, rng: ContentRange
         )
 
 
+def _name(request: web.Request, key: str = "object") -> str:
+    """An object name from the path (aiohttp has decoded ``%2F``), checked like an upload's."""
+    name = request.match_info[key]
+    why = object_name_error(name)
+    if why:
+        raise invalid_field("object", why)
+    return name
+
+
+def _check_generation(request: web.Request, store: ObjectStore, bucket: str, name: str) -> None:
+    """``generation=N`` asks for one generation: only the live one is kept, so any other is a
+    404, as GCS answers for a generation that no longer exists."""
+    wanted = request.query.get("generation")
+    if wanted:
+        live = store.generation(bucket, name)
+        if live is None or str(live) != wanted:
+            raise GcsError(404, "notFound", f"No such object: {bucket}/{name}#{wanted[:20]}")
+
+
 async def get_object(request: web.Request) -> web.StreamResponse:
-    """objects.get: the resource, or the bytes with ``alt=media``."""
+    """objects.get: the resource, or the bytes with ``alt=media`` (Range honoured)."""
+    return await _get(request, media=False)
+
+
+async def download_object(request: web.Request) -> web.StreamResponse:
+    """The ``/download/storage/v1/...`` twin of objects.get: always the bytes."""
+    return await _get(request, media=True)
+
+
+async def _get(request: web.Request, media: bool) -> web.StreamResponse:
     store = request.app[STORE_KEY]
     bucket = _bucket(request)
-    name = request.match_info["object"]
-    if request.query.get("alt") == "media":
-        path = store.object_path(bucket, name)
-        if not path.is_file():
-            raise ApiError("NOT_FOUND", f"No such object: {bucket}/{name}")
-        return web.FileResponse(path, headers={"Content-Type": "application/octet-stream"})
-    origin = str(request.url.origin())
-    return _json(await asyncio.to_thread(store.describe, bucket, name, origin))
+    name = _name(request)
+    await asyncio.to_thread(store.existing_bucket, bucket)
+    alt = request.query.get("alt", "json")
+    if alt not in ("json", "media"):
+        raise invalid_field("alt", "alt must be json or media.")
+    generation = await asyncio.to_thread(store.generation, bucket, name)
+    if generation is None:
+        raise no_object(bucket, name)
+    _check_generation(request, store, bucket, name)
+    Preconditions.parse(request.query).check(bucket, name, generation)
+    if media or alt == "media":
+        return await _media_response(request, store, bucket, name, generation)
+    return _json(await asyncio.to_thread(store.describe, bucket, name, _origin(request)))
 
 
-async def get_bucket(request: web.Request) -> web.Response:
-    """buckets.get: every valid bucket exists here (its folder appears with its first object)."""
+async def _media_response(
+    request: web.Request, store: ObjectStore, bucket: str, name: str, generation: int
+) -> web.StreamResponse:
+    headers = {
+        "X-Goog-Generation": str(generation),
+        "X-Goog-Metageneration": "1",
+        "X-Goog-Stored-Content-Encoding": "identity",
+        "Content-Type": "application/octet-stream",
+    }
+    if name.endswith("/"):
+        headers["X-Goog-Stored-Content-Length"] = "0"
+        return web.Response(body=b"", headers=headers)
+    path = store.object_path(bucket, name)
+    hashes = await asyncio.to_thread(store.hashes, bucket, name)
+    if hashes is None:
+        raise no_object(bucket, name)
+    headers["X-Goog-Stored-Content-Length"] = str(path.stat().st_size)
+    if "Range" not in request.headers:
+        # Clients check the whole download against these (a ranged part cannot be).
+        headers["X-Goog-Hash"] = f"crc32c={hashes[1]},md5={hashes[0]}"
+    return web.FileResponse(path, headers=headers)
+
+
+async def delete_object(request: web.Request) -> web.Response:
+    store = request.app[STORE_KEY]
     bucket = _bucket(request)
+    name = _name(request)
+    _check_generation(request, store, bucket, name)
+    await asyncio.to_thread(store.delete, bucket, name, Preconditions.parse(request.query))
+    return web.Response(status=204)
+
+
+async def list_objects(request: web.Request) -> web.Response:
+    """objects.list: prefix, delimiter, pageToken, maxResults, includeTrailingDelimiter."""
+    store = request.app[STORE_KEY]
+    bucket = _bucket(request)
+    q = request.query
+    prefix = q.get("prefix", "")
+    delimiter = q.get("delimiter", "")
+    raw_max = q.get("maxResults", "")
+    if raw_max and not (raw_max.isascii() and raw_max.isdigit() and len(raw_max) <= 9):
+        raise invalid_field("maxResults", f"{raw_max[:20]!r} is not a positive number.")
+    limit = min(MAX_PAGE, int(raw_max)) if raw_max and int(raw_max) > 0 else MAX_PAGE
+    after = ""
+    if token := q.get("pageToken"):
+        try:
+            after = base64.urlsafe_b64decode(token.encode("ascii")).decode()
+        except (ValueError, UnicodeError):
+            raise invalid_field(
+                "pageToken", "The page token is not one this service issued."
+            ) from None
+    trailing = q.get("includeTrailingDelimiter", "").lower() == "true"
+    items, prefixes, resume = await asyncio.to_thread(
+        store.list_objects, bucket, prefix, delimiter, after, limit, trailing
+    )
+    origin = _origin(request)
+
+    def describe_all() -> list[dict[str, Any]]:
+        out = []
+        for name in items:
+            try:
+                out.append(store.describe(bucket, name, origin))
+            except GcsError:
+                continue  # deleted while listing
+        return out
+
+    body: dict[str, Any] = {"kind": "storage#objects"}
+    described = await asyncio.to_thread(describe_all)
+    if described:
+        body["items"] = described
+    if prefixes:
+        body["prefixes"] = prefixes
+    if resume is not None:
+        body["nextPageToken"] = base64.urlsafe_b64encode(resume.encode()).decode()
+    return _json(body)
+
+
+async def _json_object(request: web.Request, required: bool = False) -> dict[str, Any]:
+    """A JSON-object body (copy, rewrite, compose, bucket insert); empty is ``{}``."""
+    why = json_content_type_problem(request.headers.get("Content-Type"), request.body_exists)
+    if why:
+        raise invalid_field("Content-Type", why)
+    raw = await read_small(request.content, MAX_METADATA_BYTES)
+    if required and not raw.strip():
+        raise invalid_field("body", "A JSON request body is required.")
+    return parse_metadata(raw)
+
+
+async def _copy(request: web.Request) -> tuple[str, str]:
+    """Copy the source object to the destination named in the path; returns the destination."""
+    store = request.app[STORE_KEY]
+    src_bucket = _bucket(request)
+    src = _name(request)
+    dst_bucket = request.match_info["dbucket"]
+    why = bucket_error(dst_bucket)
+    if why:
+        raise invalid_field("destinationBucket", why)
+    dst = _name(request, "dobject")
+    await _json_object(request)  # destination metadata: nothing of it is kept
+    store.check_storable(dst_bucket, dst)
+    source_conditions = Preconditions.parse(request.query, "ifSource")
+    temp = await asyncio.to_thread(store.copy_to_temp, src_bucket, src, source_conditions)
+    try:
+        await asyncio.to_thread(
+            store.commit, temp, dst_bucket, dst, Preconditions.parse(request.query)
+        )
+    finally:
+        temp.unlink(missing_ok=True)
+    _report(request, _writer(request), dst_bucket, dst)
+    return dst_bucket, dst
+
+
+async def copy_object(request: web.Request) -> web.Response:
+    """objects.copy: the destination's resource."""
+    bucket, name = await _copy(request)
+    store = request.app[STORE_KEY]
+    return _json(await asyncio.to_thread(store.describe, bucket, name, _origin(request)))
+
+
+async def rewrite_object(request: web.Request) -> web.Response:
+    """objects.rewrite (gcloud storage's copy): done in one call, whatever the size."""
+    bucket, name = await _copy(request)
+    store = request.app[STORE_KEY]
+    resource = await asyncio.to_thread(store.describe, bucket, name, _origin(request))
     return _json(
         {
-            "kind": "storage#bucket",
-            "id": bucket,
-            "name": bucket,
-            "selfLink": f"{request.url.origin()}/storage/v1/b/{quote(bucket)}",
-            "location": "US",
-            "storageClass": "STANDARD",
-            "metageneration": "1",
-            "etag": "CAE=",
+            "kind": "storage#rewriteResponse",
+            "totalBytesRewritten": resource["size"],
+            "objectSize": resource["size"],
+            "done": True,
+            "resource": resource,
         }
     )
 
 
-def add_routes(app: web.Application, state: StateDir) -> None:
-    """Register the storage routes on the service's app (same auth and error middleware)."""
+async def compose_object(request: web.Request) -> web.Response:
+    """objects.compose: up to 32 objects of the bucket, concatenated into the destination."""
+    store = request.app[STORE_KEY]
+    bucket = _bucket(request)
+    name = _name(request)
+    body = await _json_object(request, required=True)
+    sources = body.get("sourceObjects")
+    if not isinstance(sources, list) or not 1 <= len(sources) <= 32:
+        raise invalid_field("sourceObjects", "Give 1 to 32 source objects.")
+    names = []
+    for i, src in enumerate(sources):
+        src_name = src.get("name") if isinstance(src, dict) else None
+        if not isinstance(src_name, str) or object_name_error(src_name):
+            raise invalid_field(f"sourceObjects[{i}].name", "A source object name is required.")
+        names.append(src_name)
+    store.check_storable(bucket, name)
+    temp = await asyncio.to_thread(store.compose_to_temp, bucket, names)
+    try:
+        return await _stored(request, store, temp, bucket, name)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _bucket_resource(request: web.Request, bucket: str) -> dict[str, Any]:
+    return {
+        "kind": "storage#bucket",
+        "id": bucket,
+        "name": bucket,
+        "selfLink": f"{_origin(request)}/storage/v1/b/{quote(bucket)}",
+        "location": "US",
+        "locationType": "multi-region",
+        "storageClass": "STANDARD",
+        "metageneration": "1",
+        "etag": "CAE=",
+        "timeCreated": "1970-01-01T00:00:00.000Z",
+        "updated": "1970-01-01T00:00:00.000Z",
+        "iamConfiguration": {
+            "uniformBucketLevelAccess": {"enabled": True},
+            "publicAccessPrevention": "enforced",
+        },
+    }
+
+
+async def get_bucket(request: web.Request) -> web.Response:
+    """buckets.get: a bucket exists when its folder does (uploads create it)."""
+    store = request.app[STORE_KEY]
+    bucket = _bucket(request)
+    await asyncio.to_thread(store.existing_bucket, bucket)
+    return _json(_bucket_resource(request, bucket))
+
+
+async def get_storage_layout(request: web.Request) -> web.Response:
+    """buckets.getStorageLayout: a flat namespace (gcloud storage asks before ``cp -r``)."""
+    store = request.app[STORE_KEY]
+    bucket = _bucket(request)
+    await asyncio.to_thread(store.existing_bucket, bucket)
+    return _json(
+        {
+            "kind": "storage#storageLayout",
+            "bucket": bucket,
+            "location": "US",
+            "locationType": "multi-region",
+            "hierarchicalNamespace": {"enabled": False},
+        }
+    )
+
+
+async def insert_bucket(request: web.Request) -> web.Response:
+    """buckets.insert: 409 when it exists, as for a bucket you already own."""
+    store = request.app[STORE_KEY]
+    body = await _json_object(request, required=True)
+    bucket = body.get("name")
+    if not isinstance(bucket, str):
+        raise invalid_field("name", "The bucket name is required.")
+    why = bucket_error(bucket)
+    if why:
+        raise invalid_field("name", why)
+    await asyncio.to_thread(store.create_bucket, bucket)
+    return _json(_bucket_resource(request, bucket))
+
+
+async def list_buckets(request: web.Request) -> web.Response:
+    """buckets.list: every bucket of the service, whatever the project."""
+    store = request.app[STORE_KEY]
+    names = await asyncio.to_thread(store.buckets)
+    body: dict[str, Any] = {"kind": "storage#buckets"}
+    if names:
+        body["items"] = [_bucket_resource(request, b) for b in names]
+    return _json(body)
+
+
+async def delete_bucket(request: web.Request) -> web.Response:
+    """buckets.delete: only an empty bucket (409 otherwise)."""
+    store = request.app[STORE_KEY]
+    await asyncio.to_thread(store.delete_bucket, _bucket(request))
+    return web.Response(status=204)
+
+
+async def xml_download(request: web.Request) -> web.StreamResponse:
+    """``GET /<bucket>/<object>``: the XML API's read, which TensorFlow's ``gs://`` plugin
+    (google-cloud-cpp) uses for every ``tf.io.gfile`` read, with a Range. Served under a
+    replica's prefix only, where nothing else is addressed by bucket name; anything that is
+    not a bucket name there is one of the other APIs, which replicas may not reach."""
+    if bucket_error(request.match_info["bucket"]):
+        return await replica_elsewhere(request)
+    return await _get(request, media=True)
+
+
+async def replica_elsewhere(request: web.Request) -> web.Response:
+    """A replica's credential used on a route that is not storage: never."""
+    raise ApiError(
+        "PERMISSION_DENIED",
+        "A replica's storage credential (/_replica/...) works on the Cloud Storage routes "
+        "only, not on the jobs or logging APIs.",
+    )
+
+
+def add_routes(app: web.Application, state: StateDir, on_write: WriteHook | None = None) -> None:
+    """Register the storage routes on the service's app (same auth and error middleware),
+    twice: as they are, and under a replica's ``/_replica/<secret>`` prefix."""
     store = ObjectStore(state)
     app[STORE_KEY] = store
+    app[HOOK_KEY] = on_write
 
     async def sweep(_: web.Application) -> None:
         store.sweep()
 
     app.on_startup.append(sweep)
     r = app.router
-    # `[^/]*` so that a missing bucket name is a 400 that says so, not a bare 404.
-    for prefix in ("/upload", "/resumable/upload"):
-        r.add_post(prefix + "/storage/v1/b/{bucket:[^/]*}/o", insert_object)
-        r.add_put(prefix + "/storage/v1/b/{bucket:[^/]*}/o", put_upload)
-    r.add_get("/storage/v1/b/{bucket:[^/]*}", get_bucket)
-    r.add_get("/storage/v1/b/{bucket:[^/]*}/o/{object:.+}", get_object)
+    bucket = "{bucket:[^/]*}"  # so that a missing bucket name is a 400 that says so
+    obj = "{object:.+}"
+    for base in ("", REPLICA_PREFIX + "{replica:[^/]+}"):
+        for prefix in ("/upload", "/resumable/upload"):
+            r.add_post(f"{base}{prefix}/storage/v1/b/{bucket}/o", insert_object)
+            r.add_put(f"{base}{prefix}/storage/v1/b/{bucket}/o", put_upload)
+        r.add_get(f"{base}/storage/v1/b", list_buckets)
+        r.add_post(f"{base}/storage/v1/b", insert_bucket)
+        r.add_get(f"{base}/storage/v1/b/{bucket}", get_bucket)
+        r.add_delete(f"{base}/storage/v1/b/{bucket}", delete_bucket)
+        r.add_get(f"{base}/storage/v1/b/{bucket}/storageLayout", get_storage_layout)
+        r.add_get(f"{base}/storage/v1/b/{bucket}/o", list_objects)
+        dest = "/b/{dbucket:[^/]+}/o/{dobject:.+}"
+        r.add_post(f"{base}/storage/v1/b/{bucket}/o/{obj}/copyTo{dest}", copy_object)
+        r.add_post(f"{base}/storage/v1/b/{bucket}/o/{obj}/rewriteTo{dest}", rewrite_object)
+        r.add_post(f"{base}/storage/v1/b/{bucket}/o/{obj}/compose", compose_object)
+        r.add_get(f"{base}/storage/v1/b/{bucket}/o/{obj}", get_object)
+        r.add_delete(f"{base}/storage/v1/b/{bucket}/o/{obj}", delete_object)
+        r.add_get(f"{base}/download/storage/v1/b/{bucket}/o/{obj}", download_object)
+    xml_bucket = "{bucket:[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]}"  # never v1, v2 or healthz
+    r.add_get(REPLICA_PREFIX + "{replica:[^/]+}/" + xml_bucket + "/" + obj, xml_download)
+    for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+        r.add_route(method, REPLICA_PREFIX + "{replica:[^/]+}/{tail:.*}", replica_elsewhere)

@@ -9,9 +9,17 @@ live under ``trials/<id>/``, get ``--<parameterName>=<value>``, ``TF_CONFIG.task
 ``CLOUD_ML_TRIAL_ID`` and their own ``CLOUD_ML_HP_METRIC_FILE``, and whose log entries carry the
 trial id. Which point each trial tries is ``tui_app.model.hp_search``'s business.
 
-``trainingOutput`` (api-notes §2.4) is rewritten whenever a trial starts, reports or ends. The
-job succeeds once the trials are done, even when some failed, unless ``maxFailedTrials`` of them
-failed: then it fails, naming the count.
+``trainingOutput`` is rewritten whenever a trial starts, reports or ends. The job succeeds once
+the trials are done, even when some failed, unless ``maxFailedTrials`` of them failed: then it
+fails, naming the count.
+
+Every trial gets the same ``--job-dir``, as on the platform (a trainer appends the trial id from
+``TF_CONFIG`` itself). The runner listens to the objects the trials' replicas write
+(``JobService.on_object_written``): each trial's entry gets an ``output`` field (where it wrote,
+see ``tui_app.model.trials.TRIAL_OUTPUT_FIELD``), and trials writing files into one directory
+get a warning in the job's log the moment it happens. A trial that reported nothing through
+cloudml-hypertune gets its metric from the TensorFlow summary events it wrote, as the platform
+read them (``tui_app.model.tf_events``); one with neither says "no metric reported".
 """
 
 from __future__ import annotations
@@ -40,10 +48,20 @@ from tui_app.model.hp_search import (
 from tui_app.model.limits import running_limit
 from tui_app.model.severity import SEVERITIES
 from tui_app.model.states import JobState
+from tui_app.model.tf_events import EVENT_FILE_MARKER, is_event_file, scalar_series
 from tui_app.model.tiers import Role
+from tui_app.model.trial_outputs import (
+    parent,
+    shared_directories,
+    sharing_warning,
+    trial_outputs,
+)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tui_app.local.jobs import JobService
+    from tui_app.local.storage_env import ReplicaWriter
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +160,13 @@ class TuningRunner(JobRunner):
         self._no_more = asyncio.Event()
         """Set once no further trial will start: lanes still waiting for capacity give up
         (else two tuning jobs could each hold a slot while waiting for the other's)."""
+        self._writes: dict[str, set[str]] = {}
+        """Trial id -> the ``gs://`` objects its replicas wrote."""
+        self._dir_writers: dict[str, set[str]] = {}
+        """Directory -> the trials that wrote files into it."""
+        self._warned: set[str] = set()
+        """Directories whose sharing the job's log has already reported."""
+        self._unlisten: Callable[[], None] | None = None
 
     # -- after a service restart --------------------------------------------------------------
 
@@ -199,6 +224,7 @@ class TuningRunner(JobRunner):
             f"{max(1, int(hp.get('maxParallelTrials') or 1))} at a time."
         )
         propagate = asyncio.ensure_future(self._propagate_cancel())
+        self._unlisten = self.svc.on_object_written(self._written)
         parallel = max(1, int(hp.get("maxParallelTrials") or 1))
         left = search.max_trials - search.seeded
         try:
@@ -209,6 +235,8 @@ class TuningRunner(JobRunner):
             await asyncio.gather(*lanes)
         finally:
             propagate.cancel()
+            if self._unlisten is not None:
+                self._unlisten()
         if self.cancel_requested.is_set():
             state, message = self.stop_reason
         elif self.failed >= self.failed_limit:
@@ -219,6 +247,7 @@ class TuningRunner(JobRunner):
             )
         else:
             state, message = JobState.SUCCEEDED, None
+            self._say_missing_metrics(tag)
         await self._end(state, message)
 
     def _continue_study(self, hp: dict[str, Any], search: Search) -> str | None:
@@ -327,6 +356,11 @@ class TuningRunner(JobRunner):
                 await watcher
             self.live.pop(trial_id, None)
         self._update_metric(run, entry, s, search, tag)
+        if entry.get("finalMetric"):
+            entry.setdefault("output", {})["metricFrom"] = "hypertune"
+        else:
+            await self._metric_from_events(run, entry, s, search, tag)
+        self._refresh_outputs()
         if run.stopped_early:
             state = JobState.SUCCEEDED
             entry["isTrialStoppedEarly"] = True
@@ -386,6 +420,80 @@ class TuningRunner(JobRunner):
         entry["finalMetric"] = metric
         return True
 
+    # -- where trials wrote, and the metric in their summary events -------------------------
+
+    def _written(self, writer: ReplicaWriter, bucket: str, name: str) -> None:
+        """``on_object_written``: note the object; warn as soon as two trials share a folder."""
+        if (writer.project, writer.job_id) != (self.project, self.job_id) or writer.trial is None:
+            return
+        path = f"gs://{bucket}/{name}"
+        self._writes.setdefault(writer.trial, set()).add(path)
+        if name.endswith("/"):
+            return  # a folder placeholder: every trial's path passes through them
+        writers = self._dir_writers.setdefault(parent(path), set())
+        if writer.trial in writers:
+            return
+        writers.add(writer.trial)
+        if len(writers) > 1:
+            for shared in shared_directories(self._writes):
+                if shared.directory not in self._warned:
+                    self._warned.add(shared.directory)
+                    self.note(sharing_warning(shared), "WARNING")
+            self._refresh_outputs()
+            self._save_output()
+
+    def _refresh_outputs(self) -> None:
+        """Each trial's ``output`` field from what its replicas wrote so far."""
+        outputs = {o.trial_id: o for o in trial_outputs(self._writes)}
+        shared = shared_directories(self._writes)
+        for entry in self._output.get("trials") or ():
+            trial_id = str(entry.get("trialId"))
+            found = outputs.get(trial_id)
+            if found is None:
+                continue
+            out = entry.setdefault("output", {})
+            out.update(directory=found.directory, objects=found.objects)
+            mine = [d for d in shared if trial_id in d.trials]
+            if mine:
+                others = {t for d in mine for t in d.trials if t != trial_id}
+                out["sharedDirectory"] = mine[0].directory
+                out["sharedWith"] = sorted(others, key=_trial_order)
+
+    async def _metric_from_events(
+        self, run: TrialRun, entry: dict[str, Any], s: Suggestion, search: Search, tag: str
+    ) -> None:
+        """No hypertune report: the metric from the summary events the trial wrote, if any."""
+        files = [
+            self.svc.state.gcs_path(p)
+            for p in sorted(self._writes.get(str(run.trial), ()))
+            if is_event_file(p)
+        ]
+        series = await asyncio.to_thread(_event_series, files, run.replica_root(), tag)
+        if not series:
+            return
+        for step, value in series:
+            search.report(s, step, value)
+        step, value = series[-1]
+        entry["finalMetric"] = {"trainingStep": str(step), "objectiveValue": value}
+        entry.setdefault("output", {})["metricFrom"] = "events"
+        run.note(f"{tag}={value:g} at step {step}, read from its TensorFlow summary events.")
+
+    def _say_missing_metrics(self, tag: str) -> None:
+        """The job succeeded, but some trials reported no metric: say so, and how to."""
+        trials = self._output.get("trials") or []
+        done = [t for t in trials if t.get("state") == JobState.SUCCEEDED.value]
+        missing = [str(t.get("trialId")) for t in done if not t.get("finalMetric")]
+        if not missing:
+            return
+        self.note(
+            f"{len(missing)} of {len(done)} completed trials reported no value for the metric "
+            f"{tag!r} (trial{'s' if len(missing) > 1 else ''} {', '.join(missing)}), so the "
+            "study could not compare them: report it with cloudml-hypertune "
+            "(report_hyperparameter_tuning_metric), or write it as a TensorFlow summary with "
+            f"that tag under the job dir.",
+            "WARNING",
+        )
+
     def _count_completed(self) -> None:
         done = sum(
             1
@@ -424,3 +532,23 @@ class TuningRunner(JobRunner):
         if not out["trials"]:
             del out["trials"]
         self.svc.set_training_output(self.project, self.job_id, out)
+
+
+def _trial_order(trial_id: str) -> tuple[int, str]:
+    return (int(trial_id), "") if trial_id.isdigit() else (1 << 62, trial_id)
+
+
+def _event_series(files: list[Path], local_root: Path, tag: str) -> list[tuple[int, float]]:
+    """``(step, value)`` for ``tag`` from the given event files and any under ``local_root`` (a
+    trainer that wrote its summaries to a relative path), ordered by step."""
+    found = list(files)
+    with contextlib.suppress(OSError):
+        found += [p for p in local_root.rglob(f"events.out.{EVENT_FILE_MARKER}*") if p.is_file()]
+    series: list[tuple[int, float]] = []
+    for path in found:
+        try:
+            series += scalar_series(path.read_bytes(), tag)
+        except OSError:
+            continue
+    series.sort(key=lambda point: point[0])
+    return series

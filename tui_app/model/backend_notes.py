@@ -23,7 +23,6 @@ _LOCAL_IGNORED: tuple[tuple[str, str], ...] = (
     ("network", "replicas share this machine's network"),
     ("enableWebAccess", "there is no web shell: read the replica's logs instead"),
     ("encryptionConfig", "nothing is encrypted with a Cloud KMS key"),
-    ("pythonVersion", "replicas run on the service's own Python"),
 )
 
 
@@ -34,6 +33,14 @@ def local_notes(training_input: Mapping[str, Any]) -> list[FieldViolation]:
         for name, why in _LOCAL_IGNORED
         if training_input.get(name) not in (None, "", [], {})
     ]
+    if training_input.get("pythonVersion") and not training_input.get("runtimeVersion"):
+        # With a runtimeVersion the service finds an interpreter of this Python (docs/runtimes.md).
+        notes.append(
+            FieldViolation(
+                "trainingInput.pythonVersion",
+                "without runtimeVersion, replicas run on the service's own Python",
+            )
+        )
     for role in ROLE_CONFIGS:
         config = training_input.get(role) or {}
         if config.get("diskConfig"):

@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidationEr
 from pydantic.alias_generators import to_camel
 
 from tui_app.model.job_id import job_id_error
+from tui_app.model.runtimes import PYTHON_VERSIONS as PYTHON_VERSIONS
+from tui_app.model.runtimes import RUNTIME_PYTHON as RUNTIME_PYTHON
 from tui_app.model.tiers import (
     ACCELERATORS,
     COMPUTE_ENGINE_MACHINE_TYPES,
@@ -54,22 +56,19 @@ ScaleType = Literal["NONE", "UNIT_LINEAR_SCALE", "UNIT_LOG_SCALE", "UNIT_REVERSE
 Goal = Literal["GOAL_TYPE_UNSPECIFIED", "MAXIMIZE", "MINIMIZE"]
 Algorithm = Literal["ALGORITHM_UNSPECIFIED", "GRID_SEARCH", "RANDOM_SEARCH"]
 
-# runtimeVersion -> the Python versions it shipped with (api-notes §2.2).
-RUNTIME_PYTHON: dict[str, tuple[str, ...]] = {
-    "1.0": ("2.7",),
-    "1.2": ("2.7",),
-    **{f"1.{n}": ("2.7", "3.5") for n in range(4, 15)},
-    "1.15": ("2.7", "3.7"),
-    **{f"2.{n}": ("3.7",) for n in range(1, 12)},
-}
-PYTHON_VERSIONS: tuple[str, ...] = ("2.7", "3.5", "3.7")
 DURATION = re.compile(r"^\d{1,12}(\.\d{1,9})?s$")
 MIN_MAX_WAIT_SECONDS = 1800
 LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
 MAX_LABELS = 64
 MAX_PACKAGE_URIS = 100
-PARAMETER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+# ml v1's only rule for ParameterSpec.parameterName (its discovery document: "Required. The
+# parameter name must be unique amongst all ParameterConfigs in a HyperparameterSpec"): no
+# character set, so Google's own tuning configs use `learning-rate`, `first-layer-size`, and the
+# platform passed them on as `--first-layer-size=<value>`. Refused here, beyond that rule, only
+# what no trainer could ever receive: '=' (every flag parser, argparse and absl alike, ends the
+# flag's name at the first '=', so `--a=b=1` sets `a`) and control characters.
+PARAMETER_NAME_UNUSABLE = re.compile(r"[=\x00-\x1f\x7f]")
 NETWORK = re.compile(r"^projects/[^/]+/global/networks/[^/]+$")
 SERVICE_ACCOUNT = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
@@ -747,11 +746,21 @@ def _parameter_violations(
 ) -> list[FieldViolation]:
     found: list[FieldViolation] = []
     name = sp.parameter_name
-    if not name or not PARAMETER_NAME.match(name):
+    if not name:
         found.append(
             FieldViolation(
                 f"{p}.parameterName",
-                "A parameter name is required: a letter, then letters, digits or '_'.",
+                "A parameter name is required: each trial passes it to the trainer as "
+                "--<parameterName>=<value>, e.g. learning_rate or first-layer-size.",
+            )
+        )
+    elif PARAMETER_NAME_UNUSABLE.search(name):
+        found.append(
+            FieldViolation(
+                f"{p}.parameterName",
+                f"The parameter name {_show(name)} cannot be passed as --<parameterName>=<value>:"
+                " it must not contain '=' or control characters (letters, digits, '-', '_', "
+                "'.' and the like are fine).",
             )
         )
     elif name in seen:

@@ -1045,8 +1045,15 @@ def _parameters(params: object, path: str, t: _Translation) -> list[dict[str, An
         p = _mapping(raw)
         ppath = f"{path}.params[{i}]"
         name = p.get("parameterName")
+        # Vertex AI's rule for parameterId (aiplatform v1 discovery document): "Must not contain
+        # whitespaces and must be unique"; hyphens (`first-layer-size`) are fine, and each trial
+        # gets `--<parameterId>=<value>` as ml v1 trials got `--<parameterName>=<value>`.
         if not isinstance(name, str) or not name or _WHITESPACE.search(name):
-            t.refuse(f"{ppath}.parameterName", "A parameter name without whitespace is required.")
+            t.refuse(
+                f"{ppath}.parameterName",
+                "A parameter name is required, without whitespace: Vertex AI's parameterId may "
+                "not contain any (learning-rate or learning_rate are fine).",
+            )
         spec: dict[str, Any] = {"parameterId": str(name)}
         kind = p.get("type")
         if kind == "DOUBLE" or kind == "INTEGER":

@@ -1,5 +1,8 @@
 """The job detail: ``gcloud ai-platform jobs describe --summarize`` as a screen, or the raw YAML.
 
+The summary has a "Runtime environment" section on the local service (its ``:environment``
+extension: the Python and framework versions the job got, and what was substituted).
+
 Under the summary, each replica's CPU and memory as sparklines (``widgets.replica_usage``), read
 from the local service's ``:metrics`` extension while the job is live; hidden where the endpoint
 has none (a cloud backend).
@@ -83,6 +86,8 @@ class DescribeScreen(Screen[None]):
         self.job_id = job_id
         self.set_reactive(DescribeScreen.show_yaml, yaml)
         self.error: str | None = None
+        self.environment: dict[str, Any] | None = None
+        """The local service's ``:environment`` answer ("Runtime environment" section)."""
         self._fetching = False
         """A read of the job is on its way (see ``_refetch``)."""
 
@@ -219,6 +224,10 @@ class DescribeScreen(Screen[None]):
                 if client is None or conn is not connection:
                     connection = conn
                     client = MetricsClient(conn.endpoint, self.app.project, conn.credentials)
+                if not self.environment:  # until the job's environment is known
+                    environment = client.environment(self.job_id)
+                    if environment and not worker.is_cancelled:
+                        self.app.call_from_thread(self._environment_arrived, environment)
                 full = history.needs_full_read
                 metrics = client.read(self.job_id, None if full else history.since)
             except ApiCallError:
@@ -233,6 +242,10 @@ class DescribeScreen(Screen[None]):
                 if ended:  # read after the job ended: its last samples are in
                     return
             _sleep_unless_cancelled(worker, USAGE_POLL_SECONDS)
+
+    def _environment_arrived(self, environment: dict[str, Any]) -> None:
+        self.environment = environment
+        self._show()
 
     def _usage_arrived(self, replicas: list[ReplicaSamples], interval: float | None) -> None:
         if not self.is_mounted:
@@ -256,7 +269,8 @@ class DescribeScreen(Screen[None]):
         parts: list[RenderableType] = []
         now = self.app.clock()
         tuning = is_tuning_job(self.job)
-        for section in summarize(self.job, now, tz=now.tzinfo or UTC):
+        sections = summarize(self.job, now, tz=now.tzinfo or UTC, environment=self.environment)
+        for section in sections:
             parts.append(Text(section.title, style="bold underline"))
             grid = Table.grid(padding=(0, 2))
             grid.add_column(style="bold", no_wrap=True)

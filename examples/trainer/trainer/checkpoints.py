@@ -1,5 +1,7 @@
 """Chief-owned checkpoints under ``<job-dir>/checkpoints/ckpt-<step>.json``.
 
+``<job-dir>`` is a local folder or a ``gs://`` URI (``trainer.gcs``), as the platform passed it.
+
 They let a restarted or re-submitted job (same ``--job-dir``) continue instead of starting over,
 which is what the platform's own restarts of a failed master rely on. Writes are atomic so a
 master killed mid-write never leaves a checkpoint that a resume would choke on.
@@ -14,6 +16,7 @@ import re
 import time
 from collections.abc import Sequence
 
+from trainer import gcs
 from trainer.util import atomic_write_json, warn
 
 KEEP_LAST = 3
@@ -29,7 +32,7 @@ def list_checkpoints(job_dir: str) -> list[tuple[int, str]]:
     """``(step, path)`` of every finished checkpoint, oldest first (temp files are ignored)."""
     directory = checkpoint_dir(job_dir)
     try:
-        names = os.listdir(directory)
+        names = gcs.listdir(directory)
     except FileNotFoundError:
         return []
     found = []
@@ -49,7 +52,7 @@ def save(job_dir: str, step: int, params: Sequence[float], keep: int = KEEP_LAST
     )
     for _, old_path in list_checkpoints(job_dir)[:-keep]:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(old_path)
+            gcs.remove(old_path)
     return path
 
 
@@ -61,8 +64,7 @@ def load_latest(job_dir: str, num_params: int) -> tuple[int, list[float]] | None
     """
     for step, path in reversed(list_checkpoints(job_dir)):
         try:
-            with open(path, encoding="utf-8") as handle:
-                payload = json.load(handle)
+            payload = json.loads(gcs.read_bytes(path).decode("utf-8"))
             params = [float(p) for p in payload["params"]]
             if len(params) != num_params:
                 raise ValueError(f"has {len(params)} parameters, expected {num_params}")

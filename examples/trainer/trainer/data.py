@@ -11,12 +11,16 @@ from __future__ import annotations
 import random
 import zlib
 from collections.abc import Sequence
+from typing import List, Tuple  # noqa: UP035
+
+from trainer import gcs
 
 TRUE_MODEL_SEED = 1234
 EVAL_SEED = 987654321
 NOISE_STDDEV = 0.1
 
-Batch = tuple[list[list[float]], list[float]]
+# typing's aliases, not tuple[...]: this line runs, and the trainer runs on Python 3.7 too.
+Batch = Tuple[List[List[float]], List[float]]  # noqa: UP006
 
 
 def true_params(dim: int) -> list[float]:
@@ -51,6 +55,49 @@ class SyntheticData:
             x = [self._rng.gauss(0.0, 1.0) for _ in range(self.dim)]
             xs.append(x)
             ys.append(predict(self._truth, x) + self._rng.gauss(0.0, NOISE_STDDEV))
+        return xs, ys
+
+
+class FileData:
+    """Training rows read from a CSV file (``x1,...,xDIM,y`` per line, an optional header),
+    local or on Cloud Storage; batches go round the rows in order."""
+
+    def __init__(self, rows: list[tuple[list[float], float]]) -> None:
+        if not rows:
+            raise ValueError("the training file has no rows")
+        self.rows = rows
+        self._next = 0
+
+    @classmethod
+    def read(cls, path: str, dim: int) -> FileData:
+        text = gcs.read_bytes(path).decode("utf-8")
+        rows = []
+        for number, line in enumerate(text.splitlines(), 1):
+            cells = [c.strip() for c in line.split(",")]
+            if not line.strip():
+                continue
+            try:
+                values = [float(c) for c in cells]
+            except ValueError:
+                if number == 1:
+                    continue  # a header
+                raise ValueError(f"{path} line {number}: not numbers: {line[:80]!r}") from None
+            if len(values) != dim + 1:
+                raise ValueError(
+                    f"{path} line {number}: {len(values)} values, expected {dim + 1} "
+                    f"(--dim {dim} features and y)"
+                )
+            rows.append((values[:-1], values[-1]))
+        return cls(rows)
+
+    def batch(self, size: int) -> Batch:
+        xs: list[list[float]] = []
+        ys: list[float] = []
+        for _ in range(size):
+            x, y = self.rows[self._next % len(self.rows)]
+            self._next += 1
+            xs.append(x)
+            ys.append(y)
         return xs, ys
 
 

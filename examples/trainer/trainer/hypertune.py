@@ -17,7 +17,7 @@ import collections
 import json
 import os
 import time
-from typing import Any
+from typing import Any, Dict  # noqa: UP035
 
 from trainer.util import atomic_write_text
 
@@ -25,7 +25,7 @@ DEFAULT_METRIC_TAG = "training/hptuning/metric"
 DEFAULT_METRIC_PATH = "/tmp/hypertune/output.metrics"
 MAX_ENTRIES = 100
 
-MetricEntry = dict[str, Any]
+MetricEntry = Dict[str, Any]  # noqa: UP006 - runs on Python 3.7 too
 
 
 class HyperTune:

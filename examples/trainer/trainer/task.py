@@ -22,12 +22,18 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING or sys.version_info >= (3, 8):
+    from typing import Protocol
+else:  # Python 3.7: only its annotations use it
+    Protocol = object
 
 from trainer import checkpoints, demos, ps
 from trainer.cluster import TaskInfo, TFConfigError, task_from_environment
 from trainer.data import (
     Batch,
+    FileData,
     SyntheticData,
     eval_set,
     loss_and_gradient,
@@ -59,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     _add(parser, "--job-dir", default=None, help="output dir: checkpoints, model, tf_config")
+    _add(
+        parser,
+        "--train-file",
+        default=None,
+        help="CSV of training rows x1,...,xDIM,y (a local path or gs:// URI) instead of "
+        "synthetic examples",
+    )
     _add(parser, "--steps", type=int, default=200, help="train until this global step")
     _add(parser, "--learning-rate", type=float, default=0.05, help="SGD learning rate")
     _add(parser, "--batch-size", type=int, default=32, help="examples per step")
@@ -152,12 +165,6 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     _, _, fail_index = args.fail_task.strip().partition(":")
     if fail_index and not fail_index.isdigit():
         parser.error("--fail-task must be TYPE:INDEX, TYPE or any")
-    if args.job_dir and args.job_dir.startswith("gs://"):
-        warn(
-            f"WARNING: --job-dir {args.job_dir} is on Cloud Storage; this sample only writes "
-            "local directories, so it will not write any files"
-        )
-        args.job_dir = None
     trial = trial_id()
     if args.job_dir and trial:
         # Trials of a tuning job run at once: each keeps its checkpoints in its own subdir (as
@@ -271,7 +278,10 @@ def train(args: argparse.Namespace, task: TaskInfo, failure: demos.FailurePlan) 
         restore(store, args.job_dir, args.dim)
 
     step = store.get_step()
-    data = SyntheticData(args.dim, shard_seed(args.seed, task.task_type, task.index, step))
+    data: Any = SyntheticData(args.dim, shard_seed(args.seed, task.task_type, task.index, step))
+    if args.train_file:
+        data = FileData.read(args.train_file, args.dim)
+        log(f"{task.name}: training on {len(data.rows)} rows of {args.train_file}")
     failure.check(step)
     next_log = 0
     next_checkpoint = _next_multiple(step, args.checkpoint_every)

@@ -10,6 +10,8 @@ import tempfile
 import threading
 from typing import Any
 
+from trainer import gcs
+
 _PRINT_LOCK = threading.Lock()
 
 
@@ -37,6 +39,9 @@ def atomic_write_text(path: str, text: str) -> None:
     these files at any moment; writing a temporary file in the same directory and
     ``os.replace``-ing it over the target makes the switch atomic on POSIX.
     """
+    if gcs.is_gcs(path):  # one upload replaces an object atomically
+        gcs.write_bytes(path, text.encode("utf-8"))
+        return
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, tmp_path = tempfile.mkstemp(

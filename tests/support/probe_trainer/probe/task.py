@@ -1,0 +1,109 @@
+"""Records what a replica was given (argv, the cluster variables), and can act like a trainer.
+
+Writes ``probe/<task type>-<index>[-trial<id>].json`` in its working dir (the replica's).
+With torch.distributed's variables set and ``WORLD_SIZE`` > 1, the nodes first meet the way
+``init_process_group``'s ``env://`` rendezvous does: rank 0 listens on
+``MASTER_ADDR:MASTER_PORT``, every other rank connects and sends its rank, and rank 0 records
+the ranks it met.
+
+Flags: ``--deprecation`` prints TensorFlow-style multi-line deprecation records to stderr (Python
+logging's and absl's), ``--stderr-file F --exit-code N`` copies a file to stderr and exits with N;
+anything else (tuning flags) is parsed with argparse into ``hyperparameters``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+import time
+
+TORCH_VARS = ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")
+DEPRECATION = (
+    "WARNING:tensorflow:From /usr/lib/python3/site-packages/tensorflow/python/training/"
+    "training_util.py:396: Variable.initialized_value (from tensorflow.python.ops.variables) "
+    "is deprecated and will be removed in a future version.\n"
+    "Instructions for updating:\n"
+    "Use Variable.read_value. Variables in 2.X are initialized automatically both in eager "
+    "and graph (inside tf.defun) contexts.\n"
+)
+ABSL = (
+    "W1122 08:30:00.123456 140233 deprecation.py:350] From /usr/lib/python3/site-packages/"
+    "tensorflow/python/training/saver.py:1064: remove_checkpoint (from tensorflow.python."
+    "training.checkpoint_management) is deprecated and will be removed in a future version.\n"
+    "Instructions for updating:\n"
+    "Use standard file APIs to delete files with this prefix.\n"
+)
+
+
+def _rendezvous(rank: int, world: int, addr: str, port: int) -> list[int]:
+    deadline = time.monotonic() + 60
+    if rank == 0:
+        with socket.create_server((addr, port)) as server:
+            server.settimeout(60)
+            met = [0]
+            for _ in range(world - 1):
+                conn, _ = server.accept()
+                with conn:
+                    met.append(int(conn.recv(16).decode()))
+                    conn.sendall(b"ok")
+            return sorted(met)
+    while True:
+        try:
+            with socket.create_connection((addr, port), timeout=5) as conn:
+                conn.sendall(str(rank).encode())
+                assert conn.recv(2) == b"ok"
+                return [rank]
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)  # rank 0 is not listening yet
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--job-dir")
+    parser.add_argument("--deprecation", action="store_true")
+    parser.add_argument("--stderr-file")
+    parser.add_argument("--exit-code", type=int, default=0)
+    args, rest = parser.parse_known_args()
+    hp = argparse.ArgumentParser()
+    for flag in rest:
+        if flag.startswith("--") and "=" in flag:
+            hp.add_argument(flag.split("=", 1)[0])
+    hyperparameters = vars(hp.parse_args(rest))
+    tf_config = json.loads(os.environ.get("TF_CONFIG", "{}"))
+    task = tf_config.get("task", {})
+    record = {
+        "argv": sys.argv[1:],
+        "hyperparameters": hyperparameters,
+        "env": {k: os.environ[k] for k in TORCH_VARS if k in os.environ},
+        "tf_config": tf_config,
+    }
+    env = record["env"]
+    if "RANK" in env and int(env["WORLD_SIZE"]) > 1:
+        record["met"] = _rendezvous(
+            int(env["RANK"]), int(env["WORLD_SIZE"]), env["MASTER_ADDR"], int(env["MASTER_PORT"])
+        )
+    if args.deprecation:
+        sys.stderr.write(DEPRECATION)
+        sys.stderr.write(ABSL)
+        sys.stderr.flush()
+    name = f"{task.get('type', 'master')}-{task.get('index', 0)}"
+    if "trial" in task:
+        name += f"-trial{task['trial']}"
+    out = "probe"
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, name + ".json.tmp"), "w") as fh:
+        json.dump(record, fh)
+    os.replace(os.path.join(out, name + ".json.tmp"), os.path.join(out, name + ".json"))
+    if args.stderr_file:
+        with open(args.stderr_file) as fh:
+            sys.stderr.write(fh.read())
+    sys.exit(args.exit_code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""How a replica reaches the service's storage API without credentials, and who wrote what.
+
+On the platform a trainer's storage clients found their credentials on the machine. Here the
+service may require its bearer token, which a trainer must never see (it also creates and cancels
+jobs), and google-cloud-storage pointed at an emulator sends no credentials at all. So each
+replica gets its own random credential:
+
+- issued when the replica starts, revoked when its job ends (and persisted, so a restarted
+  service still knows the replicas it adopts);
+- accepted on the storage routes only, either as a path prefix ``/_replica/<secret>`` of the
+  endpoint the replica is given (google-cloud-storage, gcsfs and the sample trainer's client
+  keep the path of ``STORAGE_EMULATOR_HOST``) or as ``Authorization: Bearer <secret>`` (what
+  TensorFlow sends from ``GOOGLE_AUTH_TOKEN_FOR_TESTING``);
+- it names its replica, so every object a replica writes is attributed to (project, job, trial,
+  task): see ``JobService.on_object_written``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "REPLICA_PREFIX",
+    "ObjectWrite",
+    "ReplicaCredentials",
+    "ReplicaWriter",
+    "WriteLog",
+    "replica_storage_env",
+]
+
+REPLICA_PREFIX = "/_replica/"
+"""The path prefix that carries a replica's credential: ``/_replica/<secret>/storage/v1/...``."""
+
+
+@dataclass(frozen=True)
+class ReplicaWriter:
+    """The replica behind a credential: who wrote an object."""
+
+    project: str
+    job_id: str
+    trial: str | None
+    task_name: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ReplicaWriter | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(
+                str(data["project"]),
+                str(data["job_id"]),
+                None if data.get("trial") is None else str(data["trial"]),
+                str(data["task_name"]),
+            )
+        except KeyError:
+            return None
+
+
+class ReplicaCredentials:
+    """The live replicas' storage credentials, kept in ``<state>/replica-credentials.json``
+    (0600) so that a service restarted while replicas run still accepts theirs."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._by_secret: dict[str, ReplicaWriter] = {}
+        try:
+            raw = json.loads(path.read_text())
+        except (OSError, ValueError):
+            raw = {}
+        if isinstance(raw, dict):
+            for secret, data in raw.items():
+                writer = ReplicaWriter.from_dict(data)
+                if writer is not None and isinstance(secret, str):
+                    self._by_secret[secret] = writer
+
+    def issue(self, writer: ReplicaWriter) -> str:
+        """A new secret for ``writer`` (URL-safe, 32 bytes of randomness)."""
+        secret = secrets.token_urlsafe(32)
+        with self._lock:
+            self._by_secret[secret] = writer
+            self._save()
+        return secret
+
+    def lookup(self, secret: str) -> ReplicaWriter | None:
+        """The replica a secret belongs to; None for an unknown or revoked one (constant time
+        per candidate, so timing says nothing about which secrets exist)."""
+        found = None
+        for known, writer in list(self._by_secret.items()):
+            if secrets.compare_digest(known.encode(), secret.encode("utf-8", "replace")):
+                found = writer
+        return found
+
+    def revoke_job(self, project: str, job_id: str) -> None:
+        """Every credential of the job's replicas (its trials' too) stops working."""
+        with self._lock:
+            gone = [
+                s for s, w in self._by_secret.items() if (w.project, w.job_id) == (project, job_id)
+            ]
+            for secret in gone:
+                del self._by_secret[secret]
+            if gone:
+                self._save()
+
+    def _save(self) -> None:
+        data = {s: w.as_dict() for s, w in self._by_secret.items()}
+        fresh = self.path.with_suffix(".new")
+        fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f)
+        os.replace(fresh, self.path)
+
+
+def replica_storage_env(service_url: str, secret: str, project: str) -> dict[str, str]:
+    """The environment that points a replica's storage clients at the service.
+
+    - ``STORAGE_EMULATOR_HOST``: google-cloud-storage and gcsfs take their endpoint from it
+      (path included) and then send no credentials; the sample trainer's client reads it too.
+    - ``CLOUD_STORAGE_EMULATOR_ENDPOINT``: the same for Google's C++ storage client.
+    - ``GOOGLE_AUTH_TOKEN_FOR_TESTING``: TensorFlow's GCS filesystem sends this as its bearer
+      token instead of looking for credentials (no metadata-server probe, no ADC file).
+    - ``NO_GCE_CHECK``: TensorFlow and google-auth skip probing for a GCE metadata server.
+    - ``GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT=false``: recent gcsfs otherwise asks each bucket's
+      layout over gRPC first (only Google serves that) and waits 60 s before falling back.
+    - ``GOOGLE_CLOUD_PROJECT`` / ``GCLOUD_PROJECT`` / ``CLOUDSDK_CORE_PROJECT``: the project
+      ``storage.Client()`` and gcloud default to, as on the platform's machines.
+
+    TensorFlow 2.11's built-in GCS filesystem has no endpoint setting (its binaries name no
+    endpoint variable), so ``tf.io.gfile`` with ``gs://`` does not reach the service. Its
+    optional plugin (tensorflow-io-gcs-filesystem, used with TF_USE_MODULAR_FILESYSTEM=1) is
+    built on Google's C++ client, which reads CLOUD_STORAGE_EMULATOR_ENDPOINT; that path is
+    not verified yet (docs/local-storage.md).
+    """
+    endpoint = f"{service_url.rstrip('/')}{REPLICA_PREFIX}{secret}"
+    return {
+        "STORAGE_EMULATOR_HOST": endpoint,
+        "CLOUD_STORAGE_EMULATOR_ENDPOINT": endpoint,
+        "GOOGLE_AUTH_TOKEN_FOR_TESTING": secret,
+        "NO_GCE_CHECK": "True",
+        "GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT": "false",
+        "GOOGLE_CLOUD_PROJECT": project,
+        "GCLOUD_PROJECT": project,
+        "CLOUDSDK_CORE_PROJECT": project,
+    }
+
+
+@dataclass(frozen=True)
+class ObjectWrite:
+    """One object a replica committed: ``gs://bucket/name`` by ``writer`` at ``time``."""
+
+    writer: ReplicaWriter
+    bucket: str
+    name: str
+    time: float
+
+    @property
+    def uri(self) -> str:
+        return f"gs://{self.bucket}/{self.name}"
+
+
+class WriteLog:
+    """The objects each job's replicas wrote, one JSON line per write in the job's folder
+    (``objects-written.jsonl``), so the record outlives a service restart."""
+
+    FILE = "objects-written.jsonl"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def append(self, job_dir: Path, write: ObjectWrite) -> None:
+        line = json.dumps(
+            {
+                "writer": write.writer.as_dict(),
+                "bucket": write.bucket,
+                "name": write.name,
+                "time": write.time,
+            }
+        )
+        with self._lock:
+            job_dir.mkdir(parents=True, exist_ok=True)
+            with open(job_dir / self.FILE, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+
+    def read(self, job_dir: Path) -> list[ObjectWrite]:
+        try:
+            text = (job_dir / self.FILE).read_text(encoding="utf-8")
+        except OSError:
+            return []
+        out = []
+        for line in text.splitlines():
+            try:
+                data = json.loads(line)
+                writer = ReplicaWriter.from_dict(data["writer"])
+                if writer is not None:
+                    out.append(
+                        ObjectWrite(writer, str(data["bucket"]), str(data["name"]), data["time"])
+                    )
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut by a crash
+        return out
