@@ -711,8 +711,6 @@ STORAGE_MORE = frozenset(
     }
 )
 """The storage routes real clients need beyond gcloud's uploads (issue 13)."""
-REPLICA_XML = ("GET", REPLICA + "/{bucket}/{object}")
-"""The XML API's object read, under a replica prefix only (TensorFlow's gs:// plugin)."""
 REPLICA_ELSEWHERE = frozenset(
     (m, REPLICA + "/{tail}") for m in ("GET", "POST", "PUT", "PATCH", "DELETE")
 )
@@ -742,7 +740,6 @@ ROUTE_TABLE = frozenset(
         ("GET", OBJECT_PATH),
         *STORAGE_MORE,
         *{(m, REPLICA + p) for m, p in _STORAGE_ALL},
-        REPLICA_XML,
         *REPLICA_ELSEWHERE,
     }
 )
@@ -1757,7 +1754,6 @@ ROUTES: dict[str, Route] = {
         (
             *STORAGE_MORE,
             *{(m, REPLICA + p) for m, p in _STORAGE_ALL},
-            REPLICA_XML,
             *REPLICA_ELSEWHERE,
         ),
         _storage_more,

@@ -31,8 +31,6 @@ RUNTIME_WHEELS: tuple[tuple[str, str], ...] = (
     ("numpy", "1.21.6"),
     ("scipy", "1.7.3"),
     ("google-cloud-storage", "2.7.0"),
-    ("tensorflow-io-gcs-filesystem", "0.31.0"),
-    ("tensorflow-io-gcs-filesystem", "0.32.0"),
 )
 """What runtime 2.11 needs on Python 3.7, and on 3.11 with its substitutions (runtimes.py)."""
 

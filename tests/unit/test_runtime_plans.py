@@ -26,17 +26,16 @@ def test_exact_on_the_jobs_python_with_the_recorded_versions() -> None:
         "pandas==1.3.5",
     )
     assert p.substitutions == () and p.unrecorded == ()
-    # tf.io.gfile's gs:// goes through the plugin built for TensorFlow 2.11, switched on.
-    assert "tensorflow-io-gcs-filesystem==0.31.0" in p.requirements
-    assert p.env == {"TF_USE_MODULAR_FILESYSTEM": "1"}
-    assert any("tf.io.gfile" in n for n in p.notes())
+    assert p.env == {} and p.notes() == []
 
 
-def test_no_gcs_plugin_without_a_known_build() -> None:
-    # Runtime 2.5 predates the plugin; TensorFlow 2.16 on 3.12 has none recorded: nothing is
-    # switched on that could crash the trainer.
+def test_the_modular_gcs_filesystem_is_never_switched_on() -> None:
+    """tensorflow-io-gcs-filesystem's reads abort the trainer (docs/runtimes.md), so no plan
+    turns TF_USE_MODULAR_FILESYSTEM on, exact or substituted."""
     for p in (
         plan("2.5", None, False, PY37, OWN_311),
+        plan("2.11", "3.7", False, PY37, OWN_311),
+        plan("2.11", "3.7", False, {}, OWN_311),
         plan("2.11", "3.7", False, {}, ("3.12", "/p")),
     ):
         assert not any(r.startswith("tensorflow-io-gcs") for r in p.requirements)
@@ -58,7 +57,7 @@ def test_fallback_lists_every_substitution_on_311() -> None:
     assert "xgboost==1.6.1" in p.requirements  # pure-Python tags: no substitution
     names = [s.name for s in p.substitutions]
     assert names == ["tensorflow", "scikit-learn", "pandas"]
-    assert p.env == {"TF_USE_MODULAR_FILESYSTEM": "1"}  # the plugin built for 2.12
+    assert p.env == {}  # TensorFlow 2.12 still has Keras 2: nothing to switch
 
 
 def test_keras_2_kept_from_tensorflow_216() -> None:
@@ -146,3 +145,12 @@ def test_describe_shows_the_runtime_environment() -> None:
     assert "scikit-learn 1.1.3" in text and "pip 23.2" not in text
     assert text.count("instead of 1.0.2") == 1  # a substitution is not repeated as a note
     assert "Runtime environment" not in render_text(summarize(job, datetime.now(UTC)))
+
+
+def test_old_pythons_get_a_pip_that_checks_requires_python() -> None:
+    from tui_app.local.runtime_envs import pip_upgrade
+
+    assert pip_upgrade("3.6") == "pip<22"
+    assert pip_upgrade("3.7.16") == "pip<24.1"
+    assert pip_upgrade("3.5") == "pip<21"
+    assert pip_upgrade("3.11") is None

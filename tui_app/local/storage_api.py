@@ -659,16 +659,6 @@ async def delete_bucket(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
-async def xml_download(request: web.Request) -> web.StreamResponse:
-    """``GET /<bucket>/<object>``: the XML API's read, which TensorFlow's ``gs://`` plugin
-    (google-cloud-cpp) uses for every ``tf.io.gfile`` read, with a Range. Served under a
-    replica's prefix only, where nothing else is addressed by bucket name; anything that is
-    not a bucket name there is one of the other APIs, which replicas may not reach."""
-    if bucket_error(request.match_info["bucket"]):
-        return await replica_elsewhere(request)
-    return await _get(request, media=True)
-
-
 async def replica_elsewhere(request: web.Request) -> web.Response:
     """A replica's credential used on a route that is not storage: never."""
     raise ApiError(
@@ -709,7 +699,5 @@ def add_routes(app: web.Application, state: StateDir, on_write: WriteHook | None
         r.add_get(f"{base}/storage/v1/b/{bucket}/o/{obj}", get_object)
         r.add_delete(f"{base}/storage/v1/b/{bucket}/o/{obj}", delete_object)
         r.add_get(f"{base}/download/storage/v1/b/{bucket}/o/{obj}", download_object)
-    xml_bucket = "{bucket:[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]}"  # never v1, v2 or healthz
-    r.add_get(REPLICA_PREFIX + "{replica:[^/]+}/" + xml_bucket + "/" + obj, xml_download)
     for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
         r.add_route(method, REPLICA_PREFIX + "{replica:[^/]+}/{tail:.*}", replica_elsewhere)

@@ -136,9 +136,9 @@ def replica_storage_env(service_url: str, secret: str, project: str) -> dict[str
 
     TensorFlow 2.11's built-in GCS filesystem has no endpoint setting (its binaries name no
     endpoint variable), so ``tf.io.gfile`` with ``gs://`` does not reach the service. Its
-    optional plugin (tensorflow-io-gcs-filesystem, used with TF_USE_MODULAR_FILESYSTEM=1) is
-    built on Google's C++ client, which reads CLOUD_STORAGE_EMULATOR_ENDPOINT; that path is
-    not verified yet (docs/local-storage.md).
+    optional plugin (tensorflow-io-gcs-filesystem, TF_USE_MODULAR_FILESYSTEM=1) does follow
+    CLOUD_STORAGE_EMULATOR_ENDPOINT, but its first read aborts the trainer ("free(): invalid
+    size" in the plugin's read stream), so the runtimes leave it off (docs/local-storage.md).
     """
     endpoint = f"{service_url.rstrip('/')}{REPLICA_PREFIX}{secret}"
     return {

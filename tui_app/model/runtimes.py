@@ -100,25 +100,8 @@ LEGACY_KERAS_FROM = (2, 16)
 """The first TensorFlow whose ``tf.keras`` is Keras 3 unless ``tf-keras`` and
 ``TF_USE_LEGACY_KERAS=1`` bring Keras 2 back."""
 
-TFIO_GCS: dict[str, str] = {
-    "2.6": "0.21.0",
-    "2.7": "0.23.1",
-    "2.8": "0.25.0",
-    "2.9": "0.26.0",
-    "2.10": "0.27.0",
-    "2.11": "0.31.0",
-    "2.12": "0.32.0",
-}
-"""tensorflow-io-gcs-filesystem built for each TensorFlow minor (tensorflow/io's compatibility
-table). TensorFlow's own ``gs://`` filesystem always calls storage.googleapis.com; this plugin
-(TensorFlow 2.6+, chosen with ``TF_USE_MODULAR_FILESYSTEM=1``) goes where
-``CLOUD_STORAGE_EMULATOR_ENDPOINT`` says, so ``tf.io.gfile`` reaches the local service. A
-plugin built for another TensorFlow crashes the process (a 0.37 plugin under TensorFlow 2.11
-segfaults on the first ``gs://`` call), so only these known pairs switch it on."""
-
 ENV_WHY: dict[str, str] = {
     "TF_USE_LEGACY_KERAS": "Keras 2 semantics",
-    "TF_USE_MODULAR_FILESYSTEM": "tf.io.gfile reaches the local Cloud Storage",
 }
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)")
@@ -290,7 +273,6 @@ def plan(
         reqs = [tf_requirement(runtime, gpu)]
         reqs += [f"{n}=={recorded[n]}" if n in recorded else n for n in FRAMEWORKS]
         reqs += list(COMPANIONS)
-        env = _gcs_plugin(runtime, reqs)
         return Plan(
             runtime,
             wanted,
@@ -299,7 +281,6 @@ def plan(
             tuple(reqs),
             exact=True,
             unrecorded=tuple(n for n in FRAMEWORKS if n not in recorded),
-            env=env,
         )
     own_version, own_path = service_python
     own = _minor(own_version)
@@ -343,7 +324,7 @@ def plan(
     if tf != runtime:
         subs.append(Substitution("tensorflow", f"{runtime}.*", f"{tf}.*", why_py.format(runtime)))
     reqs = [tf_requirement(tf, gpu)]
-    env = _gcs_plugin(tf, reqs)
+    env: dict[str, str] = {}
     if (python_of(tf) or (0, 0)) >= LEGACY_KERAS_FROM:
         reqs.append(f"tf-keras=={tf}.*")
         env["TF_USE_LEGACY_KERAS"] = "1"
@@ -367,16 +348,6 @@ def plan(
         unrecorded=tuple(n for n in FRAMEWORKS if n not in recorded),
         env=env,
     )
-
-
-def _gcs_plugin(tf_minor: str, reqs: list[str]) -> dict[str, str]:
-    """Pin the ``gs://`` plugin built for ``tf_minor`` into ``reqs`` and return the variable
-    that turns it on; nothing for a TensorFlow without a known plugin (see ``TFIO_GCS``)."""
-    plugin = TFIO_GCS.get(tf_minor)
-    if plugin is None:
-        return {}
-    reqs.append(f"tensorflow-io-gcs-filesystem=={plugin}")
-    return {"TF_USE_MODULAR_FILESYSTEM": "1"}
 
 
 def _tf1_interpreter(runtime: str, wanted: str, interpreters: Mapping[str, str]) -> str | None:
