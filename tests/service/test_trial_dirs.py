@@ -53,9 +53,14 @@ out = args.job_dir
 if args.idiom:
     trial = json.loads(os.environ.get("TF_CONFIG", "{{}}")).get("task", {{}}).get("trial", "")
     out = os.path.join(out, trial)
-upload(out + "/checkpoint", b"model_checkpoint_path: model.ckpt-100")
-if args.events:
-    upload(out + "/eval/events.out.tfevents.1795587137.local", EVENTS)
+if out.startswith("gs://"):
+    upload(out + "/checkpoint", b"model_checkpoint_path: model.ckpt-100")
+    if args.events:
+        upload(out + "/eval/events.out.tfevents.1795587137.local", EVENTS)
+elif args.events:  # a local job dir: written as files
+    os.makedirs(os.path.join(out, "eval"), exist_ok=True)
+    with open(os.path.join(out, "eval", "events.out.tfevents.1795587137.local"), "wb") as f:
+        f.write(EVENTS)
 """
 
 
@@ -155,3 +160,29 @@ def test_trials_without_the_idiom_share_the_job_dir_and_are_warned(
     assert missing and "'no/such/tag'" in missing[0] and "trials 1, 2" in missing[0], log
     # What the trials view and describe read: the same fields, as JSON on the wire.
     assert json.loads(json.dumps(trials["1"]))["output"]["objects"] == 1
+
+
+def test_a_local_job_dir_gives_each_trial_its_metric_from_its_own_folder(
+    service: LiveService, trainer_uri: str, tmp_path: Path
+) -> None:
+    """jobDir a local folder: no storage writes to attribute, so the events are read from the
+    trial's own <jobDir>/<trialId> (the platform's idiom) and nowhere else."""
+    job_id = unique_id("trial_local")
+    body = _tuning_job(job_id, trainer_uri, "--idiom", "--events")
+    body["trainingInput"]["jobDir"] = str(tmp_path / "out")
+    service.client().create(body)
+    job = service.wait_state(job_id, timeout=120)
+    assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+    for trial in job["trainingOutput"]["trials"]:
+        assert trial["finalMetric"]["objectiveValue"] == pytest.approx(0.875)
+        assert trial["output"]["metricFrom"] == "events"
+        assert (tmp_path / "out" / trial["trialId"] / "eval").is_dir()
+
+    # Without the idiom both trials write into the shared folder: no metric is taken from it.
+    shared = unique_id("trial_local_shared")
+    body = _tuning_job(shared, trainer_uri, "--events")
+    body["trainingInput"]["jobDir"] = str(tmp_path / "shared")
+    service.client().create(body)
+    job = service.wait_state(shared, timeout=120)
+    assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+    assert all("finalMetric" not in t for t in job["trainingOutput"]["trials"])

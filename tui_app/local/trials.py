@@ -468,7 +468,16 @@ class TuningRunner(JobRunner):
             for p in sorted(self._writes.get(str(run.trial), ()))
             if is_event_file(p)
         ]
-        series = await asyncio.to_thread(_event_series, files, run.replica_root(), tag)
+        roots = [run.replica_root()]
+        job_dir = str(
+            (self.svc.stored(self.project, self.job_id).get("trainingInput") or {}).get("jobDir")
+            or ""
+        )
+        if job_dir and not job_dir.startswith("gs://"):
+            # A local jobDir: no storage writes to attribute, so only the trial's own
+            # <jobDir>/<trialId> (the platform's idiom) is read, never the shared dir.
+            roots.append(Path(job_dir.removeprefix("file://")) / str(run.trial))
+        series = await asyncio.to_thread(_event_series, files, roots, tag)
         if not series:
             return
         for step, value in series:
@@ -538,12 +547,14 @@ def _trial_order(trial_id: str) -> tuple[int, str]:
     return (int(trial_id), "") if trial_id.isdigit() else (1 << 62, trial_id)
 
 
-def _event_series(files: list[Path], local_root: Path, tag: str) -> list[tuple[int, float]]:
-    """``(step, value)`` for ``tag`` from the given event files and any under ``local_root`` (a
-    trainer that wrote its summaries to a relative path), ordered by step."""
+def _event_series(files: list[Path], local_roots: list[Path], tag: str) -> list[tuple[int, float]]:
+    """``(step, value)`` for ``tag`` from the given event files and any under ``local_roots``
+    (the replica's work dir, for a trainer that wrote its summaries to a relative path; the
+    trial's own folder of a local jobDir), ordered by step."""
     found = list(files)
-    with contextlib.suppress(OSError):
-        found += [p for p in local_root.rglob(f"events.out.{EVENT_FILE_MARKER}*") if p.is_file()]
+    for root in local_roots:
+        with contextlib.suppress(OSError):
+            found += [p for p in root.rglob(f"events.out.{EVENT_FILE_MARKER}*") if p.is_file()]
     series: list[tuple[int, float]] = []
     for path in found:
         try:
