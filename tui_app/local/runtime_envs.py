@@ -195,6 +195,24 @@ async def ensure(state_root: Path, plan: Plan, log: Callable[[str], None]) -> En
             raise
 
 
+PIP_FOR_PYTHON: dict[tuple[int, int], str] = {
+    (3, 5): "pip<21",
+    (3, 6): "pip<22",
+    (3, 7): "pip<24.1",
+}
+"""The newest pip each old Python can run. Their venvs come with pip 9-20 (Python 3.6.15's is
+18.1), which picks a package's newest release even when that release requires a newer Python
+(TensorFlow 1.9 needs ``wheel``: 18.1 chose wheel 0.45, "requires Python '>=3.9'", and the
+install failed) wherever an index does not list Requires-Python; pip 20.3 and later check the
+downloaded metadata and fall back to an older release. The bounds are explicit because that
+same old pip could not be trusted to pick a pip it can run."""
+
+
+def pip_upgrade(python: str) -> str | None:
+    """The requirement that upgrades an old venv's pip, or None when its own pip is recent."""
+    return PIP_FOR_PYTHON.get(python_of(python) or (0, 0))
+
+
 async def _build(
     state_root: Path, target: Path, plan: Plan, log: Callable[[str], None]
 ) -> Environment:
@@ -210,6 +228,17 @@ async def _build(
             + "\n".join(tail[-10:])
         )
     python = target / "bin" / "python"
+    pin = pip_upgrade(plan.python)
+    if pin is not None:
+        log(f"Upgrading the environment's pip ({pin}).")
+        rc, tail = await run_logged(
+            [str(python), "-m", "pip", "install", "--no-input", "--upgrade", pin], env, log
+        )
+        if rc != 0:
+            raise RuntimeEnvError(
+                f"Upgrading pip on Python {plan.python} failed (status {rc}):\n"
+                + "\n".join(tail[-10:])
+            )
     argv = [
         str(python),
         "-m",
