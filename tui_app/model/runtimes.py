@@ -33,7 +33,7 @@ Where the table comes from, and how sure each entry is:
   either (pip picks what the pinned frameworks accept).
 - Which release first had wheels for a Python (``FIRST_WHEEL``): checked with pip against PyPI
   (``pip install --dry-run --only-binary=:all: --python-version 3.X NAME==V``: the listed
-  version installs, the release before it does not) on 2026-11-26.
+  version installs, the release before it does not) in November 2026.
 """
 
 from __future__ import annotations
