@@ -18,11 +18,9 @@ package starts without installing anything.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import os
 import shutil
-import signal
 import sys
 import uuid
 from collections.abc import Callable
@@ -105,7 +103,7 @@ async def install(state: StateDir, files: list[Path], log: Callable[[str], None]
         tmp = state.package_cache / f".{key}.{uuid.uuid4().hex[:8]}"
         log(f"Installing {', '.join(f.name for f in files)}.")
         env = runtime_envs.pip_env(state.root)
-        proc = await asyncio.create_subprocess_exec(
+        argv = [
             sys.executable,
             "-m",
             "pip",
@@ -116,28 +114,11 @@ async def install(state: StateDir, files: list[Path], log: Callable[[str], None]
             "--target",
             str(tmp),
             *(str(f) for f in files),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-        assert proc.stdout is not None
-        tail: list[str] = []
+        ]
         try:
-            async for raw in proc.stdout:
-                line = raw.decode("utf-8", "replace").rstrip()
-                if line:
-                    tail = [*tail[-19:], line]
-                    log(line)
-            rc = await proc.wait()
+            rc, tail = await runtime_envs.run_logged(argv, env, log)
         except asyncio.CancelledError:
-            # pip runs in its own session: kill the whole group, or its build backend (a
-            # setup.py subprocess) outlives the cancelled job.
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
-            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(tmp, ignore_errors=True)  # run_logged killed pip's whole group
             raise
         if rc != 0:
             shutil.rmtree(tmp, ignore_errors=True)
