@@ -9,6 +9,7 @@ from tui_app.model.runtimes import (
     RuntimeRefused,
     missing_module_hint,
     plan,
+    requirement_names,
     tf_requirement,
 )
 
@@ -154,3 +155,19 @@ def test_old_pythons_get_a_pip_that_checks_requires_python() -> None:
     assert pip_upgrade("3.7.16") == "pip<24.1"
     assert pip_upgrade("3.5") == "pip<21"
     assert pip_upgrade("3.11") is None
+
+
+def test_tensorflow_1_gets_the_protobuf_bound_it_does_not_declare() -> None:
+    exact = plan("1.15", "3.7", False, PY37, OWN_311)
+    assert "protobuf<3.21" in exact.requirements
+    near = plan("1.14", "3.5", False, {"3.6": "/py/3.6/bin/python"}, OWN_311)
+    assert "protobuf<3.21" in near.requirements
+    assert not any(
+        r.startswith("protobuf") for r in plan("2.11", "3.7", False, PY37, OWN_311).requirements
+    )
+
+
+def test_requirement_names_are_what_only_binary_takes() -> None:
+    assert requirement_names(
+        ["tensorflow-cpu==2.11.*", "scikit-learn", "protobuf<3.21", "tf_keras>=2", "scikit-learn"]
+    ) == ["tensorflow-cpu", "scikit-learn", "protobuf", "tf_keras"]

@@ -6,8 +6,10 @@ layer their own packages on top (``packages.install_layer``) without touching it
 
 - pip runs inside the new environment (its own pip, for its own Python) with one wheel cache for
   the whole state dir (``<state>/pip-cache``), so nothing is downloaded twice, whichever job or
-  environment asked first. Only wheels are taken for the frameworks (``--only-binary``): building
-  TensorFlow or pandas from source is never what a runtime meant.
+  environment asked first. Only wheels are taken for the packages the plan names
+  (``--only-binary=<names>``): building TensorFlow or pandas from source is never what a runtime
+  meant. Their dependencies may come as sdists: TensorFlow 1.15 needs ``gast==0.2.2``, which
+  was only ever published as one.
 - One build per environment at a time: parallel jobs wait for the first one's build.
 - A build that fails leaves nothing behind (the folder is only used once ``manifest.json`` is
   written, its last step), and the error carries pip's own last lines.
@@ -27,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui_app.model.runtimes import Plan, python_of
+from tui_app.model.runtimes import Plan, python_of, requirement_names
 
 MANIFEST = "manifest.json"
 PIP_TAIL_LINES = 20
@@ -246,7 +248,7 @@ async def _build(
         "install",
         "--no-input",
         "--no-warn-script-location",
-        "--only-binary=:all:",
+        f"--only-binary={','.join(requirement_names(plan.requirements))}",
         *plan.requirements,
         # Python 3.12's venv has no setuptools, which building a job's sdist needs.
         *(["setuptools"] if (python_of(plan.python) or (0, 0)) >= (3, 12) else []),

@@ -67,6 +67,11 @@ FRAMEWORKS: tuple[str, ...] = ("scikit-learn", "xgboost", "pandas")
 COMPANIONS: tuple[str, ...] = ("numpy", "scipy", "google-cloud-storage")
 """Packages every runtime had, at versions not recorded here."""
 
+TF1_PINS: tuple[str, ...] = ("protobuf<3.21",)
+"""Bounds TensorFlow 1.x needs and does not declare: its generated protobuf modules fail to import
+under protobuf 4 ("Descriptors cannot be created directly"), which pip otherwise picks for
+google-cloud-storage's google-api-core (seen building runtime 1.15 on Python 3.7)."""
+
 FIRST_WHEEL: dict[str, dict[str, str]] = {
     "3.11": {
         TF: "2.12",
@@ -202,6 +207,17 @@ def tf_requirement(tf_minor: str, gpu: bool) -> str:
     return f"tensorflow=={tf_minor}.*"
 
 
+def requirement_names(requirements: Iterable[str]) -> list[str]:
+    """The project names of pip requirement strings (``tensorflow-cpu==2.11.*`` ->
+    ``tensorflow-cpu``), in order, for options such as ``--only-binary`` that take names."""
+    names: list[str] = []
+    for req in requirements:
+        match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", req.strip())
+        if match and match.group(0) not in names:
+            names.append(match.group(0))
+    return names
+
+
 def _tf_for_python(tf_minor: str, python: str) -> str | None:
     """The nearest TensorFlow minor at or after ``tf_minor`` with wheels for ``python``; None
     when there is none (TensorFlow 1.x past Python 3.7, or a Python newer than any known)."""
@@ -273,6 +289,8 @@ def plan(
         reqs = [tf_requirement(runtime, gpu)]
         reqs += [f"{n}=={recorded[n]}" if n in recorded else n for n in FRAMEWORKS]
         reqs += list(COMPANIONS)
+        if tf_major == 1:
+            reqs += list(TF1_PINS)
         return Plan(
             runtime,
             wanted,
@@ -293,7 +311,7 @@ def plan(
                 near,
                 interpreters[near],
                 variant,
-                (tf_requirement(runtime, gpu), *FRAMEWORKS, *COMPANIONS),
+                (tf_requirement(runtime, gpu), *FRAMEWORKS, *COMPANIONS, *TF1_PINS),
                 exact=False,
                 substitutions=(
                     Substitution(
