@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 import contextlib
 import hashlib
 import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from tui_app.local import interpreters, packages, runtime_envs
 from tui_app.local.errors import ApiError, invalid, invalid_field, not_found_job
 from tui_app.local.job_filter import compile_job_filter
+from tui_app.local.log_ingest import LogSource
 from tui_app.local.log_writer import LogWriter, ServiceEntry
 from tui_app.local.metrics import MetricsSampler
 from tui_app.local.paths import StateDir
@@ -181,13 +183,19 @@ class JobService:
         if recovered:
             log.warning("recovered %d live job(s) after an unclean stop", len(recovered))
 
-    # -- state changes (used by runners) ---------------------------------------------------
+    # -- state changes (runner_host.RunnerHost: what runners may ask) ----------------------
 
     def stored(self, project: str, job_id: str) -> dict[str, Any]:
         job = self.jobs.get(project, job_id)
         if job is None:
             raise not_found_job(f"projects/{project}/jobs/{job_id}")
         return job
+
+    def find_job(self, project: str, job_id: str) -> dict[str, Any] | None:
+        return self.jobs.get(project, job_id)
+
+    def runner_done(self, project: str, job_id: str) -> None:
+        self.runners.pop((project, job_id), None)
 
     def _save(self, project: str, job: dict[str, Any]) -> dict[str, Any]:
         job["etag"] = new_etag()
@@ -316,7 +324,9 @@ class JobService:
             except Exception:
                 log.exception("object-written callback failed for gs://%s/%s", bucket, name)
 
-    def service_log(self, project: str, job_id: str, message: str, severity: int) -> None:
+    def service_log(
+        self, project: str, job_id: str, message: str, severity: int, trial: str | None = None
+    ) -> None:
         self.writer.emit(
             ServiceEntry(
                 project,
@@ -324,8 +334,15 @@ class JobService:
                 message,
                 severity,
                 f"projects/{project}/logs/ml.googleapis.com%2F{job_id}",
+                trial_id=trial,
             )
         )
+
+    def follow_log(self, source: LogSource) -> None:
+        self.writer.add_source(source)
+
+    def drain_logs(self, sources: Iterable[LogSource]) -> concurrent.futures.Future[None]:
+        return self.writer.drain(sources)
 
     # -- runtime environments (runtimes.py, runtime_envs.py) --------------------------------
 

@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
@@ -45,7 +45,7 @@ from tui_app.model.tiers import Role
 from tui_app.model.tracebacks import error_summary
 
 if TYPE_CHECKING:
-    from tui_app.local.jobs import JobService
+    from tui_app.local.runner_host import RunnerHost
 
 log = logging.getLogger(__name__)
 
@@ -197,8 +197,8 @@ def _traceback_tail(path: Path) -> str:
 class JobRunner:
     """Drives one job from QUEUED to a terminal state."""
 
-    def __init__(self, service: JobService, project: str, job_id: str) -> None:
-        self.svc = service
+    def __init__(self, host: RunnerHost, project: str, job_id: str) -> None:
+        self.host = host
         self.project = project
         self.job_id = job_id
         self.cancel_requested = asyncio.Event()
@@ -235,7 +235,7 @@ class JobRunner:
 
     def note(self, message: str, severity: str = "INFO") -> None:
         """A ``service`` log entry for this job."""
-        self.svc.service_log(self.project, self.job_id, message, SEVERITIES[severity])
+        self.host.service_log(self.project, self.job_id, message, SEVERITIES[severity])
 
     # -- taking over after a service restart ------------------------------------------------
 
@@ -268,18 +268,7 @@ class JobRunner:
             handle.proc = AdoptedSupervisor(find_supervisor(rep))
             if handle.proc.returncode is not None:
                 self._ended_while_down.append(replica.task_name)
-            log_name = f"projects/{self.project}/logs/{replica.task_name}"
-            for name, is_err in (("stdout.log", False), ("stderr.log", True)):
-                src = LogSource(
-                    handle.workdir / name,
-                    self.project,
-                    self.job_id,
-                    replica.task_name,
-                    log_name,
-                    is_err,
-                )
-                handle.sources.append(src)
-                self.svc.writer.add_source(src)  # from the offset the store committed
+            self._follow_logs(handle)  # from the offsets the store committed
             self.handles.append(handle)
         if not complete and state is JobState.PREPARING:
             self.mode = "restart"
@@ -288,17 +277,17 @@ class JobRunner:
         gpus = tuple(tuple(str(d) for d in rep.get("gpus") or ()) for rep in recorded)
         slots = runtime.get("slots")
         if not isinstance(slots, int):
-            slots = fit(job_demand(ti), self.svc.scheduler.capacity).slots
+            slots = fit(job_demand(ti), self.host.scheduler.capacity).slots
         demand = Demand(
             tuple(str(rep.get("task_name")) for rep in recorded),
             tuple(len(g) for g in gpus),
             slots,
         )
-        self.svc.scheduler.adopt((self.project, self.job_id), demand, gpus)
+        self.host.scheduler.adopt((self.project, self.job_id), demand, gpus)
 
     async def _resume(self) -> None:
         """Watch an adopted job to its end, as ``_run`` would have."""
-        job = self.svc.stored(self.project, self.job_id)
+        job = self.host.stored(self.project, self.job_id)
         ti: dict[str, Any] = job["trainingInput"]
         running = len(self.handles) - len(self._ended_while_down)
         ended = ""
@@ -310,8 +299,8 @@ class JobRunner:
             "NOTICE",
         )
         if job["state"] == JobState.PREPARING.value:
-            self.svc.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
-            job = self.svc.stored(self.project, self.job_id)
+            self.host.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
+            job = self.host.stored(self.project, self.job_id)
         if self.cancel_requested.is_set():
             await self._end(*self.stop_reason)
             return
@@ -348,7 +337,7 @@ class JobRunner:
             await self._stop_replicas()
             await self._sweep()
             await self._drain()
-            self.svc.finish(
+            self.host.finish(
                 self.project,
                 self.job_id,
                 JobState.FAILED,
@@ -356,8 +345,8 @@ class JobRunner:
             )
         finally:
             self._disarm()
-            self.svc.runners.pop((self.project, self.job_id), None)
-            self.svc.scheduler.release((self.project, self.job_id))
+            self.host.runner_done(self.project, self.job_id)
+            self.host.scheduler.release((self.project, self.job_id))
 
     # -- scheduling limits ---------------------------------------------------------------------
 
@@ -379,7 +368,7 @@ class JobRunner:
             return
         message = limit.message()
         self.stop_reason = (JobState.CANCELLED, message)
-        self.svc.transition(self.project, self.job_id, JobState.CANCELLING)
+        self.host.transition(self.project, self.job_id, JobState.CANCELLING)
         self.note(message, "WARNING")
         self.cancel_requested.set()
 
@@ -402,7 +391,7 @@ class JobRunner:
         return True, None
 
     async def _run(self) -> None:
-        job = self.svc.stored(self.project, self.job_id)
+        job = self.host.stored(self.project, self.job_id)
         ti: dict[str, Any] = job["trainingInput"]
         if self.cancel_requested.is_set():
             self._stopped()
@@ -420,7 +409,7 @@ class JobRunner:
             return
         if isinstance(prepared, str):
             self.note(prepared, "ERROR")
-            self.svc.finish(self.project, self.job_id, JobState.FAILED, prepared)
+            self.host.finish(self.project, self.job_id, JobState.FAILED, prepared)
             return
         pythonpath, job_dir = prepared
         await self._train(ti, pythonpath, job_dir, grant)
@@ -435,7 +424,7 @@ class JobRunner:
             await self._end(*self.stop_reason)
             return
         self._disarm()  # maxWaitTime no longer applies once the job runs
-        self.svc.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
+        self.host.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
         self._arm(running_limit(ti), time.time())
         self.note("Job is running.")
         state, message = await self._watch()
@@ -445,7 +434,7 @@ class JobRunner:
         """Wait for the scheduler to admit the job (maxWaitTime counting from its creation),
         then make it PREPARING; None when it was cancelled while it waited."""
         ti: dict[str, Any] = job["trainingInput"]
-        scheduler = self.svc.scheduler
+        scheduler = self.host.scheduler
         wait = wait_limit(ti, scheduler.max_wait_scale)
         if wait is not None:
             self._arm(wait, self._created_at(job))
@@ -455,7 +444,7 @@ class JobRunner:
         cancelled, grant = await self._until_cancelled(admitted)
         if cancelled:
             return None
-        self.svc.transition(self.project, self.job_id, JobState.PREPARING)
+        self.host.transition(self.project, self.job_id, JobState.PREPARING)
         self.note("Waiting for job to be provisioned.")
         for warning in shortfall_notes(demand, grant.demand, scheduler.capacity):
             self.note(warning, "WARNING")
@@ -463,10 +452,10 @@ class JobRunner:
 
     async def _prepare(self, ti: dict[str, Any]) -> tuple[Path | None, Path | None] | str:
         """Packages installed and the job dir mapped, or the reason the job fails."""
-        state = self.svc.state
+        state = self.host.state
         try:
             files = packages.resolve_all(state, ti.get("packageUris") or [])
-            runtime = await self.svc.runtime_environment(
+            runtime = await self.host.runtime_environment(
                 self.project, self.job_id, ti, self.gpu_variant, self.note
             )
             target: Path | None
@@ -492,7 +481,7 @@ class JobRunner:
         self, ti: dict[str, Any], pythonpath: Path | None, job_dir: Path | None, grant: Grant
     ) -> None:
         reps = replicas(ti)
-        order = self.svc.scheduler.capacity.device_order
+        order = self.host.scheduler.capacity.device_order
         cluster = cluster_addresses(
             reps, free_ports(sum(r.role is not Role.EVALUATOR for r in reps))
         )
@@ -516,7 +505,7 @@ class JobRunner:
             if self.trial is not None:
                 env["CLOUD_ML_TRIAL_ID"] = self.trial
             env.update(gpu_env(gpus, order))
-            storage = self.svc.replica_storage_env(
+            storage = self.host.replica_storage_env(
                 self.project, self.job_id, self.trial, rep.task_name
             )
             env.update(storage)  # gs:// reaches the service, with this replica's credential
@@ -533,22 +522,10 @@ class JobRunner:
                 "stderr_path": str(handle.stderr_path),
                 "status_path": str(handle.status_path),
                 "pid_path": str(workdir / "pid.json"),
-                "grace_seconds": self.svc.grace_seconds,
+                "grace_seconds": self.host.grace_seconds,
             }
             (workdir / "spec.json").write_text(json.dumps(spec))
-            log_name = f"projects/{self.project}/logs/{rep.task_name}"
-            for name, is_err in (("stdout.log", False), ("stderr.log", True)):
-                src = LogSource(
-                    workdir / name,
-                    self.project,
-                    self.job_id,
-                    rep.task_name,
-                    log_name,
-                    is_err,
-                    self.trial,
-                )
-                handle.sources.append(src)
-                self.svc.writer.add_source(src)
+            self._follow_logs(handle)
             # The supervisor gets its own copy of the log fd; ours closes right after the spawn.
             with open(workdir / "supervisor.log", "ab") as sup_log:
                 handle.proc = await asyncio.create_subprocess_exec(
@@ -582,21 +559,33 @@ class JobRunner:
         runtime["complete"] = True
         self.record_runtime(runtime)
 
+    def _follow_logs(self, handle: ReplicaHandle) -> None:
+        """Store the replica's stdout and stderr as its log, whether the replica was started
+        here or adopted after a restart (then from the offsets the store committed)."""
+        task = handle.replica.task_name
+        log_name = f"projects/{self.project}/logs/{task}"
+        for name, is_err in (("stdout.log", False), ("stderr.log", True)):
+            src = LogSource(
+                handle.workdir / name, self.project, self.job_id, task, log_name, is_err, self.trial
+            )
+            handle.sources.append(src)
+            self.host.follow_log(src)
+
     def _runtime_version(self) -> str | None:
         """The job's runtimeVersion, for the hint about a module its environment lacks."""
         try:
-            ti = self.svc.stored(self.project, self.job_id).get("trainingInput") or {}
+            ti = self.host.stored(self.project, self.job_id).get("trainingInput") or {}
         except Exception:  # the hint is optional; the job's outcome is not
             return None
         return ti.get("runtimeVersion") or None
 
     def replica_root(self) -> Path:
         """The dir holding one work dir per replica."""
-        return self.svc.state.job_dir(self.project, self.job_id)
+        return self.host.state.job_dir(self.project, self.job_id)
 
     def record_runtime(self, runtime: dict[str, Any]) -> None:
         """Persist what a restarted service needs to find the replicas again."""
-        self.svc.save_runtime(self.project, self.job_id, runtime)
+        self.host.save_runtime(self.project, self.job_id, runtime)
 
     async def _watch(self) -> tuple[JobState, str | None]:
         """Wait until the replicas decide the job, or a cancel."""
@@ -637,7 +626,7 @@ class JobRunner:
                 h.proc.send_signal(signal.SIGTERM)
         if not live:
             return
-        timeout = self.svc.grace_seconds + SUPERVISOR_SLACK_SECONDS
+        timeout = self.host.grace_seconds + SUPERVISOR_SLACK_SECONDS
         waiters = [h.proc.wait() for h in live if h.proc]
         try:
             await asyncio.wait_for(asyncio.gather(*waiters), timeout)
@@ -665,7 +654,7 @@ class JobRunner:
     async def _drain(self) -> None:
         sources = [s for h in self.handles for s in h.sources]
         if sources:
-            await asyncio.wrap_future(self.svc.writer.drain(sources))
+            await asyncio.wrap_future(self.host.drain_logs(sources))
 
     async def _end(self, state: JobState, message: str | None) -> None:
         self._disarm()  # the outcome is decided: no limit may turn it into a cancel now
@@ -680,13 +669,13 @@ class JobRunner:
             }[state],
             "ERROR" if state is JobState.FAILED else "INFO",
         )
-        self.svc.finish(self.project, self.job_id, state, message)
+        self.host.finish(self.project, self.job_id, state, message)
 
     def _stopped(self) -> None:
         """Stopped before any replica started."""
         state, message = self.stop_reason
         self.note("Job cancelled." if state is JobState.CANCELLED else message)
-        self.svc.finish(self.project, self.job_id, state, message)
+        self.host.finish(self.project, self.job_id, state, message)
 
 
 def _kill_everything(handle: ReplicaHandle) -> None:
@@ -731,6 +720,3 @@ def sweep_leftovers(workdirs: Collection[str], seconds: float = SWEEP_SECONDS) -
         if not found or time.monotonic() > deadline:
             return len(killed)
         time.sleep(0.02)
-
-
-LogCallback = Callable[[str], None]

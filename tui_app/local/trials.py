@@ -15,7 +15,7 @@ fails, naming the count.
 
 Every trial gets the same ``--job-dir``, as on the platform (a trainer appends the trial id from
 ``TF_CONFIG`` itself). The runner listens to the objects the trials' replicas write
-(``JobService.on_object_written``): each trial's entry gets an ``output`` field (where it wrote,
+(``RunnerHost.on_object_written``): each trial's entry gets an ``output`` field (where it wrote,
 see ``tui_app.model.trials.TRIAL_OUTPUT_FIELD``), and trials writing files into one directory
 get a warning in the job's log the moment it happens. A trial that reported nothing through
 cloudml-hypertune gets its metric from the TensorFlow summary events it wrote, as the platform
@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui_app.local.log_writer import ServiceEntry
 from tui_app.local.runner import JobRunner, sweep_leftovers
 from tui_app.local.scheduler import Grant
 from tui_app.local.timefmt import job_time
@@ -60,7 +59,7 @@ from tui_app.model.trial_outputs import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from tui_app.local.jobs import JobService
+    from tui_app.local.runner_host import RunnerHost
     from tui_app.local.storage_env import ReplicaWriter
 
 log = logging.getLogger(__name__)
@@ -73,39 +72,36 @@ def is_tuning(job: dict[str, Any]) -> bool:
     return bool((job.get("trainingInput") or {}).get("hyperparameters"))
 
 
-def make_runner(service: JobService, project: str, job: dict[str, Any]) -> JobRunner:
+def make_runner(host: RunnerHost, project: str, job: dict[str, Any]) -> JobRunner:
     """The runner for a job: a ``TuningRunner`` for a tuning job."""
     cls = TuningRunner if is_tuning(job) else JobRunner
-    return cls(service, project, job["jobId"])
+    return cls(host, project, job["jobId"])
 
 
 class TrialRun(JobRunner):
     """One trial: the job's replicas in their own dirs, with the trial's arguments and id."""
 
     def __init__(self, parent: TuningRunner, trial_id: str, extra_args: list[str]) -> None:
-        super().__init__(parent.svc, parent.project, parent.job_id)
+        super().__init__(parent.host, parent.project, parent.job_id)
         self.parent = parent
         self.trial = trial_id
         self.extra_args = extra_args
         self.stopped_early = False
 
     def replica_root(self) -> Path:
-        return self.svc.state.job_dir(self.project, self.job_id) / "trials" / str(self.trial)
+        return self.host.state.job_dir(self.project, self.job_id) / "trials" / str(self.trial)
 
     def record_runtime(self, runtime: dict[str, Any]) -> None:
         self.parent.runtime.setdefault("trials", {})[str(self.trial)] = runtime
-        self.svc.save_runtime(self.project, self.job_id, self.parent.runtime)
+        self.host.save_runtime(self.project, self.job_id, self.parent.runtime)
 
     def note(self, message: str, severity: str = "INFO") -> None:
-        self.svc.writer.emit(
-            ServiceEntry(
-                self.project,
-                self.job_id,
-                f"Trial {self.trial}: {message}",
-                SEVERITIES[severity],
-                f"projects/{self.project}/logs/ml.googleapis.com%2F{self.job_id}",
-                trial_id=self.trial,
-            )
+        self.host.service_log(
+            self.project,
+            self.job_id,
+            f"Trial {self.trial}: {message}",
+            SEVERITIES[severity],
+            self.trial,
         )
 
     @property
@@ -149,8 +145,8 @@ class TrialRun(JobRunner):
 class TuningRunner(JobRunner):
     """Runs a tuning job's trials (see the module doc)."""
 
-    def __init__(self, service: JobService, project: str, job_id: str) -> None:
-        super().__init__(service, project, job_id)
+    def __init__(self, host: RunnerHost, project: str, job_id: str) -> None:
+        super().__init__(host, project, job_id)
         self.runtime: dict[str, Any] = {"trials": {}}
         self.live: dict[str, TrialRun] = {}
         self.failed = 0
@@ -184,7 +180,7 @@ class TuningRunner(JobRunner):
             for rep in trial.get("replicas") or ()
         }
         await asyncio.to_thread(sweep_leftovers, dirs)
-        job = self.svc.stored(self.project, self.job_id)
+        job = self.host.stored(self.project, self.job_id)
         done = int((job.get("trainingOutput") or {}).get("completedTrialCount") or 0)
         message = (
             "The local jobs service restarted while the tuning job ran; its trials cannot be "
@@ -193,7 +189,7 @@ class TuningRunner(JobRunner):
         )
         self._finish_live_trials(JobState.FAILED)
         self.note(message, "ERROR")
-        self.svc.finish(self.project, self.job_id, JobState.FAILED, message)
+        self.host.finish(self.project, self.job_id, JobState.FAILED, message)
 
     # -- running ------------------------------------------------------------------------------
 
@@ -216,7 +212,7 @@ class TuningRunner(JobRunner):
             await self._end(JobState.FAILED, problem)
             return
         self._disarm()  # maxWaitTime no longer applies once the job runs
-        self.svc.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
+        self.host.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
         self._arm(running_limit(ti), time.time())
         self.note(
             f"Job is running: up to {search.max_trials} trials "
@@ -224,7 +220,7 @@ class TuningRunner(JobRunner):
             f"{max(1, int(hp.get('maxParallelTrials') or 1))} at a time."
         )
         propagate = asyncio.ensure_future(self._propagate_cancel())
-        self._unlisten = self.svc.on_object_written(self._written)
+        self._unlisten = self.host.on_object_written(self._written)
         parallel = max(1, int(hp.get("maxParallelTrials") or 1))
         left = search.max_trials - search.seeded
         try:
@@ -257,7 +253,7 @@ class TuningRunner(JobRunner):
         previous = hp.get("resumePreviousJobId")
         if not previous:
             return None
-        old = self.svc.jobs.get(self.project, previous)
+        old = self.host.find_job(self.project, previous)
         if old is None or not is_tuning(old):
             what = "does not exist" if old is None else "is not a hyperparameter tuning job"
             return f"resumePreviousJobId: the job {previous} {what} in project {self.project}."
@@ -303,7 +299,7 @@ class TuningRunner(JobRunner):
         try:
             if grant is None:
                 priority = int((ti.get("scheduling") or {}).get("priority") or 0)
-                wanted = self.svc.scheduler.request(key, job_demand(ti), priority)
+                wanted = self.host.scheduler.request(key, job_demand(ti), priority)
                 give_up: asyncio.Future[Any] = asyncio.ensure_future(self._no_more.wait())
                 waits: set[asyncio.Future[Any]] = {wanted, give_up}
                 await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -324,7 +320,7 @@ class TuningRunner(JobRunner):
             self._no_more.set()
         finally:
             if lane > 0:
-                self.svc.scheduler.release(key)
+                self.host.scheduler.release(key)
 
     async def _trial(
         self,
@@ -464,13 +460,13 @@ class TuningRunner(JobRunner):
     ) -> None:
         """No hypertune report: the metric from the summary events the trial wrote, if any."""
         files = [
-            self.svc.state.gcs_path(p)
+            self.host.state.gcs_path(p)
             for p in sorted(self._writes.get(str(run.trial), ()))
             if is_event_file(p)
         ]
         roots = [run.replica_root()]
         job_dir = str(
-            (self.svc.stored(self.project, self.job_id).get("trainingInput") or {}).get("jobDir")
+            (self.host.stored(self.project, self.job_id).get("trainingInput") or {}).get("jobDir")
             or ""
         )
         if job_dir and not job_dir.startswith("gs://"):
@@ -518,7 +514,7 @@ class TuningRunner(JobRunner):
         return ""
 
     def _finish_live_trials(self, state: JobState) -> None:
-        job = self.svc.stored(self.project, self.job_id)
+        job = self.host.stored(self.project, self.job_id)
         out = job.get("trainingOutput") or {}
         for t in out.get("trials") or ():
             if t.get("state") == JobState.RUNNING.value:
@@ -530,7 +526,7 @@ class TuningRunner(JobRunner):
 
     def _save_output(self) -> None:
         """Write trainingOutput into the job record (the trials as the API shows them)."""
-        out = dict(self.svc.stored(self.project, self.job_id).get("trainingOutput") or {})
+        out = dict(self.host.stored(self.project, self.job_id).get("trainingOutput") or {})
         out.update(
             {k: v for k, v in self._output.items() if k != "trials"},
         )
@@ -540,7 +536,7 @@ class TuningRunner(JobRunner):
         ]
         if not out["trials"]:
             del out["trials"]
-        self.svc.set_training_output(self.project, self.job_id, out)
+        self.host.set_training_output(self.project, self.job_id, out)
 
 
 def _trial_order(trial_id: str) -> tuple[int, str]:
