@@ -1,17 +1,16 @@
 """LogView: a replica's (or a merged) log as a Line-API ScrollView that draws only visible rows.
 
-``RichLog`` renders every line through Rich when it is written (≈ 3 KB and tens of µs per line,
-perf-notes §3), and ``Log`` keeps plain strings but shows ``\\r`` as ``�`` and knows nothing of
-severities, replicas or filters. This view keeps, per line, the :class:`LogLine` and its
-:class:`CleanLine` (cleaned once, on arrival) in a bounded list, and builds Strips only for the
-rows on screen, cached in an LRU. Appending a batch is one ``clean()`` and one tuple per line.
+``RichLog`` renders every line through Rich when it is written (≈ 3 KB and tens of µs per line),
+and ``Log`` keeps plain strings but shows ``\\r`` as ``�`` and knows nothing of severities,
+replicas or filters. This view keeps, per line, the :class:`LogLine` and its :class:`CleanLine`
+(cleaned once, on arrival) in a bounded :class:`LogBuffer`, and builds Strips only for the rows on
+screen, cached in an LRU. Appending a batch is one ``clean()`` and one tuple per line.
 
 Invariants:
 
-- Lines are identified by a *serial*: ``serial = offset + index`` into the store, so serials
-  survive dropping the oldest lines. Display rows are encoded as ints, sorted:
-  ``2 * serial + 1`` is the line, ``2 * serial`` a ``--`` separator placed before it (grep -C
-  style filters). ``_rows`` is None while every stored line is shown (no floor, no filter).
+- Lines, rows and matches live in the :class:`LogBuffer` (``tui_app.model.log_buffer``): a line's
+  *serial* survives dropping the oldest lines, and a display row is an encoded int (``2 * serial
+  + 1`` the line, ``2 * serial`` a ``--`` separator before it). This widget draws those rows.
 - In wrap mode ``_tops[d] - _tops[0]`` is the first screen line of display row ``d`` (one more
   entry than rows, the last is the end); it is rebuilt only when the width, the prefix width,
   wrap, or the rows change, and extended on append.
@@ -25,15 +24,14 @@ from __future__ import annotations
 
 import re
 import zlib
-from bisect import bisect_left, bisect_right
-from collections import deque
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from itertools import accumulate, pairwise
 from operator import attrgetter, itemgetter
-from typing import ClassVar, Literal, get_args
+from typing import ClassVar, Literal
 
 from rich.cells import chop_cells
 from rich.segment import Segment
@@ -47,6 +45,7 @@ from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui_app.model.log_buffer import Entry, FilterMode, LogBuffer, Marker
 from tui_app.model.log_line import LogLine, task_tag
 from tui_app.model.log_text import MAX_CHARS, CleanLine, clean
 from tui_app.model.severity import SEVERITIES
@@ -54,7 +53,6 @@ from tui_app.model.severity import SEVERITIES
 __all__ = ["FilterMode", "LogView", "Marker", "TimestampMode"]
 
 TimestampMode = Literal["off", "utc", "local", "relative"]
-FilterMode = Literal["keep", "drop"]
 
 TAG_COLOURS = 6
 """How many ``log-view--tag-N`` classes the replica tags cycle through."""
@@ -79,40 +77,8 @@ _SEVERITY_FLOORS = [floor for floor, _ in _SEVERITY_CLASSES]
 _INFO_INDEX = 1
 
 
-@dataclass(frozen=True, slots=True)
-class Marker:
-    """A "── HH:MM:SS ──" rule the user put in the log (not an entry from the service)."""
-
-    when: datetime
-    """When it was inserted; shown in its own zone (local time, from insert_marker)."""
-
-    severity: ClassVar[int] = 1 << 30
-    """Above every level, so no severity floor hides a marker."""
-
-    @property
-    def label(self) -> str:
-        """``── HH:MM:SS ──``: the marker as plain text."""
-        return f"── {self.when:%H:%M:%S} ──"
-
-
-HISTORY_FACTOR = 2
-"""History fetched on demand may take a view to this many times max_lines."""
-Entry = tuple[LogLine | Marker, CleanLine]
 _CLEAN_TEXT = itemgetter(0)
 _TASK_NAME = attrgetter("task_name")
-
-
-@dataclass(slots=True)
-class _Grep:
-    """Where a grep -C style keep filter stands after the last line it saw (for appends)."""
-
-    after: int = 0
-    """Lines still owed as after-context of the last match."""
-    pending: deque[int] | None = None
-    """Serials of the last few unshown lines: the before-context of a future match."""
-    skipped: int = 0
-    """Lines passed over since the last shown one (a ``--`` goes before the next group)."""
-    shown_any: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,30 +259,14 @@ class LogView(ScrollView, can_focus=True):
         disabled: bool = False,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
-        self.max_lines = max(1, max_lines)
-        """Lines kept at most; the oldest are dropped (and counted in :attr:`dropped`)."""
         self.max_chars = max_chars
         """Characters shown of one line; the rest is summarised as "… N more characters"."""
-        self.dropped = 0
-        """Lines dropped from the front to stay within :attr:`max_lines` (since clear)."""
         self.pending = 0
         """Lines that arrived while not following (reset by :meth:`resume`)."""
-        self.search_error: str | None = None
-        """Why the last search pattern was not a valid regex (it was searched literally)."""
-        self.filter_error: str | None = None
-        """Why the last filter pattern was not a valid regex (it was matched literally)."""
         self.set_reactive(LogView.show_tags, show_tags)
         self.set_reactive(LogView.timestamps, self.validate_timestamps(timestamps))
         self.set_reactive(LogView.wrap, wrap)
-        self._entries: list[Entry] = []
-        self._offset = 0
-        self._rows: list[int] | None = None
-        self._filter: re.Pattern[str] | None = None
-        self._filter_mode: FilterMode = "keep"
-        self._around = 0
-        self._grep = _Grep()
-        self._search: re.Pattern[str] | None = None
-        self._matches: list[int] = []
+        self._buffer = LogBuffer(max_lines)
         self._cursor = -1
         self._tops: list[int] | None = None
         self._tops_width = 0
@@ -334,26 +284,51 @@ class LogView(ScrollView, can_focus=True):
     # Data
 
     @property
+    def max_lines(self) -> int:
+        """Lines kept at most; the oldest are dropped (and counted in :attr:`dropped`)."""
+        return self._buffer.max_lines
+
+    @max_lines.setter
+    def max_lines(self, value: int) -> None:
+        self._buffer.max_lines = max(1, value)
+
+    @property
+    def dropped(self) -> int:
+        """Lines dropped from the front to stay within :attr:`max_lines` (since clear)."""
+        return self._buffer.dropped
+
+    @property
+    def search_error(self) -> str | None:
+        """Why the last search pattern was not a valid regex (it was searched literally)."""
+        return self._buffer.search_error
+
+    @property
+    def filter_error(self) -> str | None:
+        """Why the last filter pattern was not a valid regex (it was matched literally)."""
+        return self._buffer.filter_error
+
+    @property
     def line_count(self) -> int:
         """Lines in the store (markers included), shown or not."""
-        return len(self._entries)
+        return len(self._buffer.entries)
 
     @property
     def row_count(self) -> int:
         """Rows shown: lines that pass the floor and the filter, plus ``--`` separators."""
-        return len(self._entries) if self._rows is None else len(self._rows)
+        return self._buffer.row_count
 
     @property
     def lines(self) -> Sequence[Entry]:
         """The store, oldest first: ``(LogLine or Marker, CleanLine)`` (do not modify)."""
-        return self._entries
+        return self._buffer.entries
 
     @property
     def cursor_index(self) -> int:
         """The display row of the cursor (the last row while following; 0 when empty)."""
-        if not self.row_count:
+        buffer = self._buffer
+        if not buffer.row_count:
             return 0
-        return min(self._index_of(self._cursor), self.row_count - 1)
+        return min(buffer.index_of(self._cursor), buffer.row_count - 1)
 
     def append(self, lines: Sequence[LogLine], cleaned: Sequence[CleanLine] | None = None) -> None:
         """Add a batch of new lines at the end (they are cleaned here, once).
@@ -404,36 +379,30 @@ class LogView(ScrollView, can_focus=True):
         Returns:
             How many lines were added.
         """
-        room = HISTORY_FACTOR * self.max_lines - len(self._entries)
-        if room <= 0 or not lines:
+        room = self._buffer.history_room
+        if not room or not lines:
             return 0
         lines = lines[-room:]
         anchor = self._anchor()
         cleaned = self.clean_lines(lines) if cleaned is None else cleaned[-len(lines) :]
         self._longest = max(self._longest, max(map(len, map(_CLEAN_TEXT, cleaned))))
         self._note_tags(lines)
-        self._entries[:0] = zip(lines, cleaned, strict=True)
-        self._offset -= len(lines)
+        self._buffer.prepend(list(zip(lines, cleaned, strict=True)))
         # Serials below the old offset may have been used by dropped lines: no stale strips.
         self._strips.clear()
         self._first_when = _when(lines[0])
         self._top_armed = True
-        self._rebuild(anchor)
+        self._rows_changed(anchor)
         return len(lines)
 
     def clear(self) -> None:
         """Forget every line (and the pending count, the drop count and the matches)."""
-        self._offset += len(self._entries) + 1
-        self._entries = []
-        self._rows = [] if self._filtering else None
-        self._grep = _Grep()
-        self._matches = []
+        self._buffer.clear()
         self._cursor = -1
         self._tops = None
         self._longest = 0
         self._first_when = None
         self._strips.clear()
-        self.dropped = 0
         self._top_armed = True
         self._set_pending(0)
         self._relayout(None)
@@ -451,21 +420,11 @@ class LogView(ScrollView, can_focus=True):
 
         ``arrivals``: count the shown ones as pending while not following (not for markers).
         """
-        entries = self._entries
-        first = self._offset + len(entries)
-        old_count = self.row_count
-        entries.extend(new)
+        buffer = self._buffer
+        old_count = buffer.row_count
         if longest > self._longest:
             self._longest = longest
-        if self._rows is None:
-            added_rows: Sequence[int] | None = None
-            shown = len(new)
-        else:
-            added_rows = self._select(first, new)
-            self._rows.extend(added_rows)
-            shown = sum(row & 1 for row in added_rows)
-        if self._search is not None and shown:
-            self._matches.extend(self._find_matches(first, new, added_rows))
+        shown = buffer.add(new)
         if self._tops is not None:
             self._extend_tops(old_count)
         removed_height = self._trim()
@@ -473,34 +432,23 @@ class LogView(ScrollView, can_focus=True):
 
     def _trim(self) -> int:
         """Drop the oldest lines past max_lines; returns the screen lines that went with them."""
-        excess = len(self._entries) - self.max_lines
-        if excess <= 0:
-            return 0
-        del self._entries[:excess]
-        self._offset += excess
-        self.dropped += excess
-        first_row = 2 * self._offset
-        if self._rows is None:
-            gone = excess
-        else:
-            gone = bisect_left(self._rows, first_row)
-            # A separator can't open the view.
-            if gone < len(self._rows) and not self._rows[gone] & 1:
-                gone += 1
-            del self._rows[:gone]
+        buffer = self._buffer
+        gone = buffer.trim()
+        if not gone:
+            return 0  # every dropped line was hidden: nothing shown moves
         height = gone
         if self._tops is not None:
             height = self._tops[gone] - self._tops[0]
             del self._tops[:gone]
-        del self._matches[: bisect_left(self._matches, self._offset)]
-        if self._cursor < first_row:
-            self._cursor = self._row(0) if self.row_count else -1
+        if self._cursor < 2 * buffer.offset:
+            self._cursor = buffer.row(0) if buffer.row_count else -1
         return height
 
     def _after_growth(self, shown: int, removed_height: int) -> None:
         """Scroll and count after an append: stick to the end, or stay put and count."""
-        if self.row_count and (self.follow or self._cursor < 0):
-            self._cursor = self._row(self.row_count - 1 if self.follow else 0)
+        buffer = self._buffer
+        if buffer.row_count and (self.follow or self._cursor < 0):
+            self._cursor = buffer.row(buffer.row_count - 1 if self.follow else 0)
         if not self.is_mounted:
             self._set_virtual_size()
             return
@@ -520,97 +468,6 @@ class LogView(ScrollView, can_focus=True):
     # -----------------------------------------------------------------------------------------
     # Rows: severity floor, keep/drop filters with context
 
-    @property
-    def _filtering(self) -> bool:
-        return self._filter is not None or self.min_severity > 0
-
-    def _row(self, index: int) -> int:
-        """The encoded row shown at display ``index``."""
-        if self._rows is None:
-            return 2 * (self._offset + index) + 1
-        return self._rows[index]
-
-    def _index_of(self, row: int) -> int:
-        """The display index of encoded ``row``, or of the first row after it."""
-        if self._rows is None:
-            return max(0, (row >> 1) - self._offset)
-        return bisect_left(self._rows, row)
-
-    def _select(self, first: int, entries: Sequence[Entry]) -> list[int]:
-        """Encoded rows for ``entries`` (serials ``first``…) under the floor and the filter."""
-        floor = self.min_severity
-        pattern = self._filter
-        if pattern is None:
-            return [
-                2 * serial + 1
-                for serial, (line, _) in enumerate(entries, first)
-                if line.severity >= floor
-            ]
-        search = pattern.search
-        if self._filter_mode == "drop":
-            return [
-                2 * serial + 1
-                for serial, (line, text) in enumerate(entries, first)
-                if line.severity >= floor and (type(line) is Marker or not search(text.text))
-            ]
-        if self._around == 0:
-            return [
-                2 * serial + 1
-                for serial, (line, text) in enumerate(entries, first)
-                if line.severity >= floor and (search(text.text) or type(line) is Marker)
-            ]
-        return self._grep_context(first, entries, floor, search)
-
-    def _grep_context(
-        self,
-        first: int,
-        entries: Sequence[Entry],
-        floor: int,
-        search: Callable[[str], re.Match[str] | None],
-    ) -> list[int]:
-        """grep -C: matches with ``context`` lines around them, ``--`` between groups.
-
-        It runs as a stream (its state lives in ``_grep``), so an append only looks at the
-        new lines. Markers are shown like matches but bring no context.
-        """
-        state = self._grep
-        context = self._around
-        pending = state.pending if state.pending is not None else deque(maxlen=context)
-        after, skipped, shown_any = state.after, state.skipped, state.shown_any
-        offset = self._offset
-        out: list[int] = []
-        for serial, (line, text) in enumerate(entries, first):
-            if line.severity < floor:
-                continue
-            marker = type(line) is Marker
-            if marker or search(text.text):
-                if marker:
-                    skipped += len(pending)
-                    pending.clear()
-                held = [p for p in pending if p >= offset]
-                if shown_any and skipped:
-                    out.append(2 * (held[0] if held else serial))
-                out.extend(2 * p + 1 for p in held)
-                pending.clear()
-                out.append(2 * serial + 1)
-                shown_any, skipped = True, 0
-                if not marker:
-                    after = context
-            elif after:
-                out.append(2 * serial + 1)
-                after -= 1
-            else:
-                if len(pending) == context:
-                    skipped += 1
-                pending.append(serial)
-        state.after, state.pending, state.skipped, state.shown_any = (
-            after,
-            pending,
-            skipped,
-            shown_any,
-        )
-        return out
-
     def set_filter(self, pattern: str | None, mode: FilterMode = "keep", context: int = 0) -> None:
         """Show only lines matching ``pattern`` (``keep``), or hide them (``drop``).
 
@@ -624,34 +481,21 @@ class LogView(ScrollView, can_focus=True):
             context: With ``keep``, lines to show before and after each match (grep -C), with a
                 ``--`` line between groups that are not adjacent.
         """
-        if mode not in get_args(FilterMode):
-            raise ValueError(f"mode must be one of {get_args(FilterMode)}, not {mode!r}")
-        self.filter_error = None
-        if pattern:
-            self._filter, self.filter_error = _compile(pattern)
-        else:
-            self._filter = None
-        self._filter_mode = mode
-        self._around = max(0, context) if mode == "keep" else 0
-        self._rebuild(self._anchor())
+        anchor = self._anchor()
+        self._buffer.set_filter(pattern, mode, context)
+        self._rows_changed(anchor)
 
-    def _rebuild(self, anchor: tuple[int, int] | None) -> None:
-        """Recompute the rows (filters, floor) and the matches from the whole store."""
-        self._grep = _Grep()
-        self._rows = self._select(self._offset, self._entries) if self._filtering else None
-        if self._search is not None:
-            self._matches = self._find_matches(self._offset, self._entries, self._rows)
+    def _rows_changed(self, anchor: tuple[int, int] | None) -> None:
+        """The buffer rebuilt its rows: put the cursor on the nearest one and lay them out."""
+        self._cursor = self._buffer.nearest_row(self._cursor)
         self._tops = None
-        if self.row_count:
-            index = min(self._index_of(max(self._cursor, 0)), self.row_count - 1)
-            self._cursor = self._row(index)
-        else:
-            self._cursor = -1
         self._strips.clear()
         self._relayout(anchor)
 
-    def watch_min_severity(self) -> None:
-        self._rebuild(self._anchor())
+    def watch_min_severity(self, floor: int) -> None:
+        anchor = self._anchor()
+        self._buffer.set_min_severity(floor)
+        self._rows_changed(anchor)
 
     # -----------------------------------------------------------------------------------------
     # Search
@@ -659,16 +503,12 @@ class LogView(ScrollView, can_focus=True):
     @property
     def match_count(self) -> int:
         """Shown lines with at least one search match."""
-        return len(self._matches)
+        return len(self._buffer.matches)
 
     @property
     def current_match_index(self) -> int | None:
         """Which match line (0-based, of :attr:`match_count`) the cursor is on, if any."""
-        serial = self._cursor >> 1
-        index = bisect_left(self._matches, serial)
-        if self._cursor & 1 and index < len(self._matches) and self._matches[index] == serial:
-            return index
-        return None
+        return self._buffer.match_index(self._cursor)
 
     def search(self, pattern: str) -> int:
         """Highlight every match of ``pattern`` in the shown lines.
@@ -683,40 +523,10 @@ class LogView(ScrollView, can_focus=True):
         Returns:
             How many shown lines match (:attr:`match_count`).
         """
-        self.search_error = None
-        if pattern:
-            self._search, self.search_error = _compile(pattern)
-            self._matches = self._find_matches(self._offset, self._entries, self._rows)
-        else:
-            self._search = None
-            self._matches = []
+        count = self._buffer.search(pattern)
         self._strips.clear()
         self.refresh()
-        return len(self._matches)
-
-    def _find_matches(
-        self, first: int, entries: Sequence[Entry], rows: Sequence[int] | None
-    ) -> list[int]:
-        """Serials of lines among ``entries`` (serials ``first``…) that match the search.
-
-        ``rows`` are the encoded rows shown (None: every entry is shown).
-        """
-        assert self._search is not None
-        search = self._search.search
-        if rows is None:
-            return [
-                serial
-                for serial, (line, text) in enumerate(entries, first)
-                if search(text.text) and type(line) is LogLine
-            ]
-        store, offset = self._entries, self._offset
-        found = []
-        for row in rows:
-            if row & 1:
-                line, text = store[(row >> 1) - offset]
-                if search(text.text) and type(line) is LogLine:
-                    found.append(row >> 1)
-        return found
+        return count
 
     def next_match(self) -> bool:
         """Move the cursor to the next line with a match (wrapping around) and show it.
@@ -724,14 +534,7 @@ class LogView(ScrollView, can_focus=True):
         Returns:
             False when nothing matches.
         """
-        if not self._matches:
-            return False
-        serial = self._cursor >> 1
-        # From a separator (it sits before line ``serial``) that line itself comes next.
-        after = bisect_right if self._cursor & 1 else bisect_left
-        index = after(self._matches, serial)
-        self._jump_to_serial(self._matches[index % len(self._matches)])
-        return True
+        return self._jump_to_match(self._buffer.next_match(self._cursor))
 
     def previous_match(self) -> bool:
         """Move the cursor to the previous line with a match (wrapping around) and show it.
@@ -739,14 +542,13 @@ class LogView(ScrollView, can_focus=True):
         Returns:
             False when nothing matches.
         """
-        if not self._matches:
-            return False
-        index = bisect_left(self._matches, self._cursor >> 1) - 1
-        self._jump_to_serial(self._matches[index % len(self._matches)])
-        return True
+        return self._jump_to_match(self._buffer.previous_match(self._cursor))
 
-    def _jump_to_serial(self, serial: int) -> None:
-        self.move_to(self._index_of(2 * serial + 1))
+    def _jump_to_match(self, serial: int | None) -> bool:
+        if serial is None:
+            return False
+        self.move_to(self._buffer.index_of(2 * serial + 1))
+        return True
 
     # -----------------------------------------------------------------------------------------
     # Queries for the screen (copy, save, pager, first failure)
@@ -761,12 +563,7 @@ class LogView(ScrollView, can_focus=True):
         Returns:
             The display index for :meth:`move_to`, or None.
         """
-        for index, row in enumerate(self._iter_rows()):
-            if row & 1:
-                line = self._entries[(row >> 1) - self._offset][0]
-                if type(line) is LogLine and predicate(line):
-                    return index
-        return None
+        return self._buffer.first_matching(predicate)
 
     def move_to(self, index: int) -> None:
         """Put the cursor on display row ``index`` (clamped) and scroll it into view.
@@ -785,7 +582,7 @@ class LogView(ScrollView, can_focus=True):
         """The cursor row as plain text, prefixes as shown ("" when empty)."""
         if not self.row_count:
             return ""
-        return self._plain_row(self._row(self.cursor_index), self._prefixer())
+        return self._plain_row(self._buffer.row(self.cursor_index), self._prefixer())
 
     def visible_text(self) -> str:
         """Every shown row (floor and filter applied) as plain text, prefixes as shown.
@@ -793,18 +590,12 @@ class LogView(ScrollView, can_focus=True):
         For "save" and the pager: one line per row, ``--`` separators and markers included.
         """
         prefix = self._prefixer()
-        return "\n".join([self._plain_row(row, prefix) for row in self._iter_rows()])
-
-    def _iter_rows(self) -> Iterable[int]:
-        if self._rows is None:
-            start = self._offset
-            return range(2 * start + 1, 2 * (start + len(self._entries)) + 1, 2)
-        return self._rows
+        return "\n".join([self._plain_row(row, prefix) for row in self._buffer.iter_rows()])
 
     def _plain_row(self, row: int, prefix: Callable[[LogLine], tuple[str, str]]) -> str:
         if not row & 1:
             return SEPARATOR
-        line, text = self._entries[(row >> 1) - self._offset]
+        line, text = self._buffer.entry(row)
         if type(line) is Marker:
             return text.text
         assert isinstance(line, LogLine)
@@ -832,7 +623,7 @@ class LogView(ScrollView, can_focus=True):
         self._set_pending(0)
         if self.row_count:
             old = self._cursor
-            self._cursor = self._row(self.row_count - 1)
+            self._cursor = self._buffer.row(self.row_count - 1)
             self._refresh_row(old)
         self._scroll_end()
 
@@ -844,7 +635,7 @@ class LogView(ScrollView, can_focus=True):
     def _set_cursor(self, index: int, *, center: bool = False) -> None:
         """Move the cursor to display row ``index`` and scroll it into view."""
         old = self._cursor
-        self._cursor = self._row(index)
+        self._cursor = self._buffer.row(index)
         if index > 0:
             self._top_armed = True
         self._refresh_row(old)
@@ -966,13 +757,13 @@ class LogView(ScrollView, can_focus=True):
 
     def action_next_match(self) -> None:
         """Move to the next line with a search match."""
-        if self._matches:
+        if self._buffer.matches:
             self.follow = False
             self.next_match()
 
     def action_previous_match(self) -> None:
         """Move to the previous line with a search match."""
-        if self._matches:
+        if self._buffer.matches:
             self.follow = False
             self.previous_match()
 
@@ -1052,7 +843,7 @@ class LogView(ScrollView, can_focus=True):
         first, last = self._visible_rows()
         if not first <= index <= last:
             index = first
-        return self._row(index), self._row_top(index) - int(self.scroll_offset.y)
+        return self._buffer.row(index), self._row_top(index) - int(self.scroll_offset.y)
 
     def _relayout(self, anchor: tuple[int, int] | None) -> None:
         """Recompute wrapped heights and the virtual size; keep ``anchor`` (or the end) put."""
@@ -1070,7 +861,7 @@ class LogView(ScrollView, can_focus=True):
             self._scroll_end()
         elif anchor is not None and self.row_count:
             row, screen_line = anchor
-            index = min(self._index_of(row), self.row_count - 1)
+            index = min(self._buffer.index_of(row), self.row_count - 1)
             self._scroll_quietly(max(0, self._row_top(index) - screen_line))
         self.refresh()
 
@@ -1084,11 +875,12 @@ class LogView(ScrollView, can_focus=True):
     def _heights(self, start: int, stop: int) -> list[int]:
         """Screen lines of display rows ``start``…``stop - 1`` when wrapped."""
         avail = max(1, self._tops_width - self._prefix_width())
-        entries, offset = self._entries, self._offset
-        if self._rows is None:
+        buffer = self._buffer
+        entries, offset = buffer.entries, buffer.offset
+        if buffer.rows is None:
             rows: Iterable[int] = range(2 * (offset + start) + 1, 2 * (offset + stop) + 1, 2)
         else:
-            rows = self._rows[start:stop]
+            rows = buffer.rows[start:stop]
         heights = []
         for row in rows:
             if not row & 1:
@@ -1156,7 +948,7 @@ class LogView(ScrollView, can_focus=True):
             return
         self._strips.discard((row, True))
         self._strips.discard((row, False))
-        index = self._index_of(row)
+        index = self._buffer.index_of(row)
         if index < self.row_count:
             self.refresh_lines(self._row_top(index), self._row_height(index))
 
@@ -1189,7 +981,8 @@ class LogView(ScrollView, can_focus=True):
         width = self._content_width()
         styles = self._styles()
         line = int(scroll_y) + y
-        count = self.row_count
+        buffer = self._buffer
+        count = buffer.row_count
         if self._tops is None:
             index, sub = line, 0
         else:
@@ -1197,7 +990,7 @@ class LogView(ScrollView, can_focus=True):
             sub = line - self._row_top(index) if 0 <= index < count else 0
         if not 0 <= index < count:
             return Strip.blank(width, styles.base)
-        row = self._row(index)
+        row = buffer.row(index)
         is_cursor = row == self._cursor and not self.follow
         key = (row, is_cursor)
         cached = self._strips.get(key)
@@ -1218,7 +1011,8 @@ class LogView(ScrollView, can_focus=True):
         pad = styles.cursor if is_cursor else styles.base
         if not row & 1:
             return [Strip([Segment(SEPARATOR, pad if is_cursor else styles.separator)])], pad
-        line, text = self._entries[(row >> 1) - self._offset]
+        buffer = self._buffer
+        line, text = buffer.entries[(row >> 1) - buffer.offset]
         if type(line) is Marker:
             return [self._marker_strip(line, width, pad if is_cursor else styles.marker)], pad
         assert isinstance(line, LogLine)
@@ -1285,9 +1079,10 @@ class LogView(ScrollView, can_focus=True):
             base = styles.severities[_severity_index(severity)]
             spans = text.spans
             match_style = styles.match
+        search = self._buffer.search_pattern
         matches = (
-            [m.span() for m in self._search.finditer(text.text) if m.end() > m.start()]
-            if self._search is not None
+            [m.span() for m in search.finditer(text.text) if m.end() > m.start()]
+            if search is not None
             else []
         )
         if not spans and not matches:
@@ -1342,15 +1137,6 @@ def _chunk_count(text: str, avail: int) -> int:
     if text.isascii():
         return max(1, -(-len(text) // avail))
     return max(1, len(chop_cells(text, avail)))
-
-
-def _compile(pattern: str) -> tuple[re.Pattern[str], str | None]:
-    """A smart-case regex for ``pattern``; invalid ones are taken literally (with the error)."""
-    flags = 0 if any(char.isupper() for char in pattern) else re.IGNORECASE
-    try:
-        return re.compile(pattern, flags), None
-    except re.error as error:
-        return re.compile(re.escape(pattern), flags), str(error)
 
 
 def _stamper(mode: str, start: datetime | None) -> Callable[[LogLine], str] | None:
