@@ -20,32 +20,36 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_app.model.job_spec import OUTPUT_ONLY_FIELDS, FieldViolation
-from tui_app.model.tiers import ACCELERATORS, MACHINE_TYPES, SCALE_TIERS
+from tui_app.model import roles
+from tui_app.model.job_spec import DEFAULT_METRIC_TAG, OUTPUT_ONLY_FIELDS, FieldViolation
+from tui_app.model.tiers import ACCELERATORS, MACHINE_TYPES, SCALE_TIERS, Role
+from tui_app.model.wire import as_int
+
+_ROLE_LABELS: dict[Role, str] = {
+    Role.MASTER: "Master",
+    Role.WORKER: "Workers",
+    Role.PARAMETER_SERVER: "Param servers",
+    Role.EVALUATOR: "Evaluators",
+}
 
 
 @dataclass(frozen=True)
-class RoleFields:
-    """One replica role of a CUSTOM cluster: its form keys and its trainingInput fields."""
+class RoleFields(roles.RoleFields):
+    """One replica role of a CUSTOM cluster as the form shows it: its trainingInput fields
+    (``roles``), the form's label for it, and ``key``, the stem of its form keys."""
 
-    key: str
     label: str
-    type_field: str
-    count_field: str | None
-    config_field: str
+
+    @property
+    def key(self) -> str:
+        """``master``, ``worker``, ``ps``, ``evaluator``: the role's own name, so a form key
+        (``ps_type``) says which role it belongs to."""
+        return self.role.value
 
 
-ROLES: tuple[RoleFields, ...] = (
-    RoleFields("master", "Master", "masterType", None, "masterConfig"),
-    RoleFields("worker", "Workers", "workerType", "workerCount", "workerConfig"),
-    RoleFields(
-        "ps",
-        "Param servers",
-        "parameterServerType",
-        "parameterServerCount",
-        "parameterServerConfig",
-    ),
-    RoleFields("evaluator", "Evaluators", "evaluatorType", "evaluatorCount", "evaluatorConfig"),
+ROLES: tuple[RoleFields, ...] = tuple(
+    RoleFields(r.role, r.type_field, r.count_field, r.config_field, _ROLE_LABELS[r.role])
+    for r in roles.ROLE_FIELDS
 )
 
 GOALS = ("MAXIMIZE", "MINIMIZE")
@@ -54,7 +58,6 @@ ALGORITHMS = ("", "GRID_SEARCH", "RANDOM_SEARCH")
 PARAMETER_TYPES = ("DOUBLE", "INTEGER", "CATEGORICAL", "DISCRETE")
 SCALE_TYPES = ("", "UNIT_LINEAR_SCALE", "UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE")
 DEFAULT_REGION = "us-central1"
-DEFAULT_METRIC_TAG = "training/hptuning/metric"
 
 # Plain text fields: form key -> trainingInput path (dotted below trainingInput).
 _TEXT_FIELDS: tuple[tuple[str, str], ...] = (
@@ -195,17 +198,19 @@ def _lines(text: str) -> list[str]:
     return [line.rstrip("\r") for line in text.split("\n") if line.strip()]
 
 
-def _int(
+def _whole_number(
     text: str, path: str, problems: list[FieldViolation], *, as_string: bool = False
 ) -> int | str | None:
-    """The whole number in ``text`` (int64 fields as strings); a problem when it is not one."""
+    """The whole number typed in a field, read as the wire's integers are; ``as_string`` keeps
+    the text, as int64 fields travel. A problem names the field when it is not one."""
     text = text.strip()
     if not text:
         return None
-    if re.fullmatch(r"-?\d+", text):
-        return text.lstrip("+") if as_string else int(text)
-    problems.append(FieldViolation(path, f"{text!r} is not a whole number."))
-    return None
+    number = as_int(text)
+    if number is None:
+        problems.append(FieldViolation(path, f"{text!r} is not a whole number."))
+        return None
+    return text if as_string else number
 
 
 def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -263,7 +268,7 @@ def form_to_job(form: FormValues) -> tuple[dict[str, Any], list[FieldViolation]]
                 )
             else:
                 scheduling[name] = duration
-    priority = _int(v("priority"), "trainingInput.scheduling.priority", problems)
+    priority = _whole_number(v("priority"), "trainingInput.scheduling.priority", problems)
     if priority is not None:
         scheduling["priority"] = priority
     if scheduling:
@@ -301,7 +306,9 @@ def _role_to_job(
     if mtype:
         ti[role.type_field] = mtype
     if role.count_field:
-        count = _int(v(f"{role.key}_count"), f"{p}.{role.count_field}", problems, as_string=True)
+        count = _whole_number(
+            v(f"{role.key}_count"), f"{p}.{role.count_field}", problems, as_string=True
+        )
         if count is not None:
             ti[role.count_field] = count
     elif not mtype:
@@ -313,7 +320,9 @@ def _role_to_job(
     acc_type = v(f"{role.key}_acc_type").strip()
     if acc_type and active:
         apath = f"{p}.{role.config_field}.acceleratorConfig.count"
-        acc_count = _int(v(f"{role.key}_acc_count") or "1", apath, problems, as_string=True)
+        acc_count = _whole_number(
+            v(f"{role.key}_acc_count") or "1", apath, problems, as_string=True
+        )
         config["acceleratorConfig"] = {"count": acc_count or "1", "type": acc_type}
     image = v(f"{role.key}_image").strip()
     if image and active:
@@ -331,7 +340,7 @@ def _hyperparameters(form: FormValues, problems: list[FieldViolation]) -> dict[s
     if form.params:
         hp["params"] = copy.deepcopy(form.params)
     for key, name in (("hp_max_trials", "maxTrials"), ("hp_max_parallel", "maxParallelTrials")):
-        value = _int(v(key), f"{p}.{name}", problems)
+        value = _whole_number(v(key), f"{p}.{name}", problems)
         if value is not None:
             hp[name] = value
     if v("hp_metric").strip():

@@ -7,15 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tui_app.model.roles import ROLE_FIELDS
 from tui_app.model.tiers import DEFAULT_SCALE_TIER, SCALE_TIERS, ReplicaGroup, Role
-
-# CUSTOM fields per role: (type field, count field, config field).
-_CUSTOM_FIELDS: tuple[tuple[Role, str, str | None, str], ...] = (
-    (Role.MASTER, "masterType", None, "masterConfig"),
-    (Role.WORKER, "workerType", "workerCount", "workerConfig"),
-    (Role.PARAMETER_SERVER, "parameterServerType", "parameterServerCount", "parameterServerConfig"),
-    (Role.EVALUATOR, "evaluatorType", "evaluatorCount", "evaluatorConfig"),
-)
 
 
 @dataclass(frozen=True)
@@ -62,13 +55,15 @@ def replica_groups(training_input: Mapping[str, Any]) -> tuple[ReplicaGroup, ...
     if tier != "CUSTOM":
         return SCALE_TIERS[tier].groups
     groups = []
-    for role, type_field, count_field, config_field in _CUSTOM_FIELDS:
-        mtype = training_input.get(type_field)
-        count = 1 if count_field is None else int(training_input.get(count_field) or 0)
+    for r in ROLE_FIELDS:
+        mtype = training_input.get(r.type_field)
+        count = 1 if r.count_field is None else int(training_input.get(r.count_field) or 0)
         if not mtype or count <= 0:
             continue
-        acc = (training_input.get(config_field) or {}).get("acceleratorConfig") or {}
-        groups.append(ReplicaGroup(role, mtype, count, acc.get("type"), int(acc.get("count") or 0)))
+        acc = (training_input.get(r.config_field) or {}).get("acceleratorConfig") or {}
+        groups.append(
+            ReplicaGroup(r.role, mtype, count, acc.get("type"), int(acc.get("count") or 0))
+        )
     return tuple(groups)
 
 

@@ -9,7 +9,6 @@ read. ``job_yaml`` is the other view: the raw resource, exactly as ``gcloud desc
 from __future__ import annotations
 
 import contextlib
-import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ import yaml
 
 from tui_app.model import states
 from tui_app.model.cluster import ml_units_per_hour, replica_groups
-from tui_app.model.job_spec import duration_seconds
+from tui_app.model.job_spec import DEFAULT_METRIC_TAG, duration_seconds
 from tui_app.model.tiers import (
     ACCELERATORS,
     DEFAULT_SCALE_TIER,
@@ -29,10 +28,11 @@ from tui_app.model.tiers import (
     ReplicaGroup,
     Role,
 )
-from tui_app.model.trials import SHARED_GLYPH, TRIAL_OUTPUT_FIELD
+from tui_app.model.trials import SHARED_GLYPH, TRIAL_OUTPUT_FIELD, trial_order
 from tui_app.model.vertex_resources import CUSTOM_JOBS, TUNING_JOBS, VERTEX_FIELD
+from tui_app.model.wire import as_int, as_list, as_mapping
+from tui_app.model.wire import parse_time as parse_time  # the service's metrics import it here
 
-DEFAULT_METRIC_TAG = "training/hptuning/metric"
 _ALGORITHMS = {
     "ALGORITHM_UNSPECIFIED": "Bayesian optimization",
     "GRID_SEARCH": "Grid search",
@@ -46,8 +46,6 @@ _ROLE_NAMES: dict[Role, tuple[str, str]] = {
 }
 # The sign in "master: 1 x standard" (a real multiplication sign, not the letter x).
 TIMES = "\N{MULTIPLICATION SIGN}"
-# RFC3339 allows nanoseconds; datetime takes at most microseconds.
-_FRACTION = re.compile(r"(\.\d{6})\d+")
 
 
 @dataclass(frozen=True)
@@ -85,14 +83,14 @@ def summarize(
     """
     sections = [
         Section("Job Overview", _overview(job, now, tz)),
-        Section("Training Input", _training_input(_mapping(job.get("trainingInput")))),
+        Section("Training Input", _training_input(as_mapping(job.get("trainingInput")))),
         Section("Training Output", _training_output(job)),
     ]
     error = job.get("errorMessage")
     if isinstance(error, str) and error.strip():
         sections.append(Section("Error", [("Message", error.rstrip())]))
     sections.append(Section("Runtime environment", environment_rows(environment or {})))
-    sections.append(Section("Vertex AI", _vertex(_mapping(job.get(VERTEX_FIELD)))))
+    sections.append(Section("Vertex AI", _vertex(as_mapping(job.get(VERTEX_FIELD)))))
     return [s for s in sections if s.rows]
 
 
@@ -116,15 +114,15 @@ def environment_rows(env: Mapping[str, Any]) -> list[tuple[str, str]]:
         _add(rows, "Runtime", f"{runtime} on Python {python} ({how})")
     _add(rows, "Interpreter", _text(env.get("interpreter")))
     _add(rows, "Environment", _text(env.get("environment")))
-    packages = _mapping(env.get("packages"))
+    packages = as_mapping(env.get("packages"))
     _add_lines(
         rows,
         "Frameworks",
         [f"{name} {packages[name]}" for name in FRAMEWORK_ROWS if name in packages],
     )
-    _add_lines(rows, "Substituted", [str(x) for x in _list(env.get("substitutions"))])
-    subs = {str(x) for x in _list(env.get("substitutions"))}
-    notes = [str(x) for x in _list(env.get("notes")) if str(x) not in subs]
+    _add_lines(rows, "Substituted", [str(x) for x in _items(env.get("substitutions"))])
+    subs = {str(x) for x in _items(env.get("substitutions"))}
+    notes = [str(x) for x in _items(env.get("notes")) if str(x) not in subs]
     _add_lines(rows, "Notes", notes)
     return rows
 
@@ -180,17 +178,6 @@ def format_time(value: object, tz: tzinfo = UTC) -> str | None:
     return f"{local:%Y-%m-%d %H:%M:%S} {local.tzname() or ''}".rstrip()
 
 
-def parse_time(value: object) -> datetime | None:
-    """An aware datetime for an RFC3339 timestamp, or None when ``value`` is not one."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(_FRACTION.sub(r"\1", value))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def format_duration(seconds: float) -> str:
     """A duration a person reads at a glance: ``45s``, ``3m 05s``, ``1h 02m 03s``, ``2d 04h 05m``.
 
@@ -231,10 +218,10 @@ def _overview(job: Mapping[str, Any], now: datetime, tz: tzinfo) -> list[tuple[s
         if ended is not None:
             _add(rows, "Elapsed", format_duration((ended - started).total_seconds()))
     if state == states.JobState.QUEUED:
-        position = _int(job.get("jobPosition"))
+        position = as_int(job.get("jobPosition"))
         if position:
             _add(rows, "Queue position", str(position))
-    labels = _mapping(job.get("labels"))
+    labels = as_mapping(job.get("labels"))
     if labels:
         pairs = sorted(f"{k}={v}" for k, v in labels.items())
         _add(rows, "Labels", ", ".join(pairs))
@@ -254,11 +241,11 @@ def _vertex(vj: Mapping[str, Any]) -> list[tuple[str, str]]:
     _add(rows, "Vertex state", _text(vj.get("state")))
     _add(rows, "Image", _text(vj.get("executorImageUri")))
     _add(rows, "Console", _text(vj.get("consoleUrl")))
-    uris = _mapping(vj.get("webAccessUris"))
+    uris = as_mapping(vj.get("webAccessUris"))
     _add_lines(rows, "Web access", [f"{k}: {v}" for k, v in sorted(uris.items())])
     # What the translation notes for the job as read back (the builder shows the same notes
     # before submit): fields Vertex runs differently, and where a tuning job's trials write.
-    notes = [_mapping(n) for n in vj.get("notes") or [] if isinstance(n, Mapping)]
+    notes = [as_mapping(n) for n in vj.get("notes") or [] if isinstance(n, Mapping)]
     _add_lines(
         rows,
         "Notes",
@@ -280,20 +267,20 @@ def _training_input(ti: Mapping[str, Any]) -> list[tuple[str, str]]:
     described = SCALE_TIERS.get(tier)
     _add(rows, "Scale tier", f"{tier} — {described.description}" if described else tier)
     _add_lines(rows, "Cluster", [_group_line(g) for g in _groups(ti)])
-    image = _mapping(ti.get("masterConfig")).get("imageUri")
+    image = as_mapping(ti.get("masterConfig")).get("imageUri")
     _add(rows, "Container image", _text(image))
     _add(rows, "Python module", _text(ti.get("pythonModule")))
-    _add_lines(rows, "Packages", [str(p) for p in _list(ti.get("packageUris"))])
-    args = _list(ti.get("args"))
+    _add_lines(rows, "Packages", [str(p) for p in _items(ti.get("packageUris"))])
+    args = _items(ti.get("args"))
     if args:
         _add(rows, "Args", shlex.join(str(a) for a in args))
     _add(rows, "Job dir", _text(ti.get("jobDir")))
     _add(rows, "Runtime version", _text(ti.get("runtimeVersion")))
     _add(rows, "Python version", _text(ti.get("pythonVersion")))
-    _add(rows, "Scheduling", _scheduling(_mapping(ti.get("scheduling"))))
+    _add(rows, "Scheduling", _scheduling(as_mapping(ti.get("scheduling"))))
     _add(rows, "Service account", _text(ti.get("serviceAccount")))
     _add(rows, "Network", _text(ti.get("network")))
-    hp = _mapping(ti.get("hyperparameters"))
+    hp = as_mapping(ti.get("hyperparameters"))
     if hp:
         rows += _hyperparameters(hp)
     return rows
@@ -345,9 +332,9 @@ def _hyperparameters(hp: Mapping[str, Any]) -> list[tuple[str, str]]:
     goal = _text(hp.get("goal"))
     _add(rows, "HP goal", "MAXIMIZE" if goal in (None, "GOAL_TYPE_UNSPECIFIED") else goal)
     _add(rows, "HP metric tag", _text(hp.get("hyperparameterMetricTag")) or DEFAULT_METRIC_TAG)
-    trials = f"at most {_int(hp.get('maxTrials')) or 1}"
-    trials += f", {_int(hp.get('maxParallelTrials')) or 1} in parallel"
-    failed = _int(hp.get("maxFailedTrials"))
+    trials = f"at most {as_int(hp.get('maxTrials')) or 1}"
+    trials += f", {as_int(hp.get('maxParallelTrials')) or 1} in parallel"
+    failed = as_int(hp.get("maxFailedTrials"))
     if failed:
         trials += f", stop after {failed} failed"
     _add(rows, "HP trials", trials)
@@ -356,7 +343,7 @@ def _hyperparameters(hp: Mapping[str, Any]) -> list[tuple[str, str]]:
     if hp.get("enableTrialEarlyStopping"):
         _add(rows, "HP early stopping", "enabled")
     _add(rows, "HP resumes job", _text(hp.get("resumePreviousJobId")))
-    params = [_param_line(_mapping(p)) for p in _list(hp.get("params"))]
+    params = [_param_line(as_mapping(p)) for p in _items(hp.get("params"))]
     _add_lines(rows, "HP parameters", params)
     return rows
 
@@ -367,9 +354,9 @@ def _param_line(p: Mapping[str, Any]) -> str:
     if kind in ("DOUBLE", "INTEGER"):
         what = f"{_number(p.get('minValue'))} to {_number(p.get('maxValue'))}"
     elif kind == "CATEGORICAL":
-        what = ", ".join(str(v) for v in _list(p.get("categoricalValues")))
+        what = ", ".join(str(v) for v in _items(p.get("categoricalValues")))
     elif kind == "DISCRETE":
-        what = ", ".join(_number(v) for v in _list(p.get("discreteValues")))
+        what = ", ".join(_number(v) for v in _items(p.get("discreteValues")))
     else:
         what = ""
     line = f"{name}: {kind} {what}".rstrip()
@@ -381,11 +368,11 @@ def _param_line(p: Mapping[str, Any]) -> str:
 
 def _training_output(job: Mapping[str, Any]) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
-    out = _mapping(job.get("trainingOutput"))
+    out = as_mapping(job.get("trainingOutput"))
     units = out.get("consumedMLUnits")
     if isinstance(units, int | float) and not isinstance(units, bool):
         _add(rows, "Consumed ML units", _number(units))
-    ti = _mapping(job.get("trainingInput"))
+    ti = as_mapping(job.get("trainingInput"))
     if ti and not job.get(VERTEX_FIELD):  # Vertex AI bills machine hours, not ML units
         # An unknown tier or machine type has no price: leave the row out.
         with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
@@ -393,31 +380,26 @@ def _training_output(job: Mapping[str, Any]) -> list[tuple[str, str]]:
     if out.get("isHyperparameterTuningJob"):
         _add(rows, "Hyperparameter tuning", "yes")
         _add(rows, "Metric tag", _text(out.get("hyperparameterMetricTag")))
-    completed = _int(out.get("completedTrialCount"))
+    completed = as_int(out.get("completedTrialCount"))
     if completed is not None:
         _add(rows, "Completed trials", str(completed))
-    trials = [_mapping(t) for t in _list(out.get("trials"))]
-    trials.sort(key=lambda t: _trial_order(t.get("trialId")))
+    trials = [as_mapping(t) for t in _items(out.get("trials"))]
+    # gcloud sorts trial ids as strings ("10" before "2"); numeric order is what a person wants.
+    trials.sort(key=lambda t: trial_order(t.get("trialId")))
     _add_lines(rows, "Trials", [_trial_line(t) for t in trials])
     if out.get("isBuiltInAlgorithmJob"):
         _add(rows, "Built-in algorithm", "yes")
     return rows
 
 
-def _trial_order(trial_id: object) -> tuple[int, str]:
-    # gcloud sorts trial ids as strings ("10" before "2"); numeric order is what a person wants.
-    text = str(trial_id)
-    return (int(text), "") if text.isdigit() else (1 << 62, text)
-
-
 def _trial_line(t: Mapping[str, Any]) -> str:
     line = f"#{_text(t.get('trialId')) or '?'}"
-    metric = _mapping(t.get("finalMetric"))
+    metric = as_mapping(t.get("finalMetric"))
     state = _text(t.get("state"))
-    output = _mapping(t.get(TRIAL_OUTPUT_FIELD))
+    output = as_mapping(t.get(TRIAL_OUTPUT_FIELD))
     if "objectiveValue" in metric:
         line += f" objective {_number(metric.get('objectiveValue'))}"
-        step = _int(metric.get("trainingStep"))
+        step = as_int(metric.get("trainingStep"))
         if step is not None:
             line += f" at step {step}"
         if output.get("metricFrom") == "events":
@@ -426,13 +408,13 @@ def _trial_line(t: Mapping[str, Any]) -> str:
         line += " no metric reported"
     if state and state != states.JobState.SUCCEEDED:
         line += f" [{state}]"
-    params = _mapping(t.get("hyperparameters"))
+    params = as_mapping(t.get("hyperparameters"))
     if params:
         line += " (" + ", ".join(sorted(f"{k}={v}" for k, v in params.items())) + ")"
     directory = _text(output.get("directory"))
     if directory:
         line += f", wrote to {directory}"
-    shared = [str(x) for x in _list(output.get("sharedWith"))]
+    shared = [str(x) for x in _items(output.get("sharedWith"))]
     if shared:
         line += f" {SHARED_GLYPH} shared with trial{'s' if len(shared) > 1 else ''} "
         line += ", ".join(shared)
@@ -456,17 +438,6 @@ def _text(value: object) -> str | None:
     return text or None
 
 
-def _int(value: object) -> int | None:
-    # int64 fields travel as strings ("3"); int32 ones as numbers.
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None
-
-
 def _number(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
@@ -477,12 +448,9 @@ def _number(value: object) -> str:
     return f"{value:,.4f}".rstrip("0").rstrip(".")
 
 
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else []
+def _items(value: object) -> list[Any]:
+    # Tuples too: the summary also reads jobs and environments the program built itself.
+    return as_list(value, tuples=True)
 
 
 def _plain(value: object) -> Any:

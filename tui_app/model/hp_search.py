@@ -1,6 +1,7 @@
 """Which hyperparameters the next trial tries: grid, random and Bayesian search (no IO).
 
-A ``HyperparameterSpec`` (api-notes §2.3) becomes a list of ``Param`` and one ``Search`` per
+A ``HyperparameterSpec`` (``trainingInput.hyperparameters``; its fields and defaults are in
+``docs/wire-formats.md``) becomes a list of ``Param`` and one ``Search`` per
 tuning job. Every algorithm runs through one optuna study (in memory), asked and told trial by
 trial, so early stopping and resuming work the same whatever suggests the points:
 
@@ -42,7 +43,9 @@ from optuna.distributions import (
 )
 from optuna.trial import TrialState
 
-DEFAULT_METRIC_TAG = "training/hptuning/metric"
+# The service's trials read the default tag from here, with the search it configures.
+from tui_app.model.job_spec import DEFAULT_METRIC_TAG as DEFAULT_METRIC_TAG
+
 EARLY_STOP_MIN_TRIALS = 3
 """Completed trials needed before the median rule may stop one."""
 GRID_TYPES = frozenset({"INTEGER", "DISCRETE", "CATEGORICAL"})

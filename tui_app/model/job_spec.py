@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidationEr
 from pydantic.alias_generators import to_camel
 
 from tui_app.model.job_id import job_id_error
+from tui_app.model.roles import ROLE_FIELDS, RoleFields
 from tui_app.model.runtimes import PYTHON_VERSIONS as PYTHON_VERSIONS
 from tui_app.model.runtimes import RUNTIME_PYTHON as RUNTIME_PYTHON
 from tui_app.model.tiers import (
@@ -27,9 +28,12 @@ from tui_app.model.tiers import (
     DEFAULT_SCALE_TIER,
     LEGACY_MACHINE_TYPES,
     MACHINE_TYPES,
-    SCALE_TIERS,
     MachineType,
 )
+
+DEFAULT_METRIC_TAG = "training/hptuning/metric"
+"""``hyperparameterMetricTag`` when a HyperparameterSpec leaves it out: the tag the platform's
+cloudml-hypertune writes a trial's metric under unless the trainer names another."""
 
 # int64 fields travel as strings on the wire (gcloud sends "workerCount": "9"); accept both.
 Int64 = Annotated[int, PlainSerializer(lambda v: str(v), return_type=str, when_used="json")]
@@ -285,22 +289,6 @@ def nul_violations(value: object, path: str) -> list[FieldViolation]:
     return []
 
 
-def parse_training_input(data: object) -> TrainingInput:
-    """Validate one TrainingInput (e.g. the builder's form) and return it.
-
-    Raises:
-        JobSpecError: with every violation found, paths prefixed with ``trainingInput``.
-    """
-    try:
-        ti = TrainingInput.model_validate(data)
-    except ValidationError as exc:
-        raise JobSpecError(_pydantic_violations(exc, "trainingInput")) from None
-    violations = list(training_input_violations(ti))
-    if violations:
-        raise JobSpecError(violations)
-    return ti
-
-
 def job_violations(job: JobInput) -> list[FieldViolation]:
     """Every rule of jobs.create beyond types: id, labels, and the training input."""
     found: list[FieldViolation] = []
@@ -359,21 +347,6 @@ def label_violations(
     return found
 
 
-@dataclass(frozen=True)
-class _Role:
-    """One replica role's fields in TrainingInput."""
-
-    type_field: str
-    count_field: str | None
-    config_field: str
-
-
-_ROLES = (
-    _Role("masterType", None, "masterConfig"),
-    _Role("workerType", "workerCount", "workerConfig"),
-    _Role("parameterServerType", "parameterServerCount", "parameterServerConfig"),
-    _Role("evaluatorType", "evaluatorCount", "evaluatorConfig"),
-)
 _PYTHON_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
@@ -382,7 +355,7 @@ def _snake(name: str) -> str:
 
 
 def training_input_violations(ti: TrainingInput) -> list[FieldViolation]:
-    """The platform's cross-field rules for a TrainingInput (api-notes §2.2, §5.1)."""
+    """The platform's cross-field rules for a TrainingInput (``docs/wire-formats.md``)."""
     p = "trainingInput"
     found: list[FieldViolation] = []
     if not ti.region:
@@ -413,7 +386,7 @@ def _cluster_violations(ti: TrainingInput, p: str) -> list[FieldViolation]:
     custom = tier == "CUSTOM"
     found: list[FieldViolation] = []
     families: set[bool] = set()
-    for role in _ROLES:
+    for role in ROLE_FIELDS:
         mtype: str | None = getattr(ti, _snake(role.type_field))
         count: int | None = getattr(ti, _snake(role.count_field)) if role.count_field else None
         found += _machine_violations(role, mtype, count, tier, p)
@@ -440,7 +413,7 @@ def _cluster_violations(ti: TrainingInput, p: str) -> list[FieldViolation]:
 
 
 def _machine_violations(
-    role: _Role, mtype: str | None, count: int | None, tier: str, p: str
+    role: RoleFields, mtype: str | None, count: int | None, tier: str, p: str
 ) -> list[FieldViolation]:
     """One role's machine type and count: CUSTOM only, a known type, a count needs its type."""
     found: list[FieldViolation] = []
@@ -531,7 +504,7 @@ def _code_violations(ti: TrainingInput, p: str) -> list[FieldViolation]:
 
 
 def _replica_config_violations(
-    ti: TrainingInput, role: _Role, config: ReplicaConfig, custom: bool, p: str
+    ti: TrainingInput, role: RoleFields, config: ReplicaConfig, custom: bool, p: str
 ) -> list[FieldViolation]:
     """One role's ReplicaConfig: its accelerator, its container and its disk."""
     path = f"{p}.{role.config_field}"
@@ -555,7 +528,7 @@ def _replica_config_violations(
 
 
 def _accelerator_violations(
-    acc: AcceleratorConfig, apath: str, role: _Role, mtype: str | None, custom: bool
+    acc: AcceleratorConfig, apath: str, role: RoleFields, mtype: str | None, custom: bool
 ) -> list[FieldViolation]:
     """An acceleratorConfig needs CUSTOM and a machine type that takes that accelerator."""
     found: list[FieldViolation] = []
@@ -614,7 +587,7 @@ def _accelerator_fit_violations(
 
 
 def _container_violations(
-    ti: TrainingInput, role: _Role, config: ReplicaConfig, path: str
+    ti: TrainingInput, role: RoleFields, config: ReplicaConfig, path: str
 ) -> list[FieldViolation]:
     """Container fields need an image, on the role itself or inherited from the master."""
     found: list[FieldViolation] = []
@@ -720,7 +693,7 @@ def _scheduling_violations(s: Scheduling, p: str) -> list[FieldViolation]:
 
 
 def hyperparameter_violations(hp: HyperparameterSpec, p: str) -> list[FieldViolation]:
-    """Rules of HyperparameterSpec and its ParameterSpecs (api-notes §2.3)."""
+    """Rules of HyperparameterSpec and its ParameterSpecs (``docs/wire-formats.md``)."""
     found: list[FieldViolation] = []
     if not hp.params:
         found.append(FieldViolation(f"{p}.params", "At least one parameter is required."))
@@ -883,8 +856,3 @@ def storage_path_error(uri: str) -> str | None:
     if uri.startswith("file://") or uri.startswith("/"):
         return None
     return f"{_show(uri)} must be a gs:// URI or an absolute local path."
-
-
-def scale_tier_names() -> tuple[str, ...]:
-    """The scale tiers in table order."""
-    return tuple(SCALE_TIERS)

@@ -26,6 +26,7 @@ from typing import Any
 from tui_app.model.cluster import replica_groups
 from tui_app.model.job_id import split_job_id
 from tui_app.model.states import STATE_ORDER, STATE_SYMBOL, JobState
+from tui_app.model.wire import as_float, as_int, parse_time
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DEFAULT_TIER = "BASIC"
@@ -52,45 +53,6 @@ def parse_state(value: object) -> JobState:
         return JobState(str(value).upper()) if value is not None else JobState.STATE_UNSPECIFIED
     except ValueError:
         return JobState.STATE_UNSPECIFIED
-
-
-def parse_time(value: object) -> datetime | None:
-    """An aware datetime from an RFC 3339 string (``Z`` or an offset, any fraction), else None.
-
-    A time without an offset is taken as UTC, which is what the API always means.
-    """
-    if not isinstance(value, str) or not value:
-        return None
-    text = value.strip()
-    if text[-1:] in ("z", "Z"):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
-def _int_or_none(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            return None
-    return None
-
-
-def _float_or_none(value: object) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
 
 
 def _flat(text: str) -> str:
@@ -168,7 +130,9 @@ class JobRow:
             tier = str(training_input.get("scaleTier") or DEFAULT_TIER)
         output = job.get("trainingOutput")
         ml_units = (
-            _float_or_none(output.get("consumedMLUnits")) if isinstance(output, Mapping) else None
+            as_float(output.get("consumedMLUnits"), keep_nan=True)
+            if isinstance(output, Mapping)
+            else None
         )
         message = job.get("errorMessage")
         error = ""
@@ -181,7 +145,7 @@ class JobRow:
                 sorted((sys.intern(str(k)), sys.intern(str(v))) for k, v in raw_labels.items())
             )
         count = _replica_count(training_input)
-        position = _int_or_none(job.get("jobPosition"))
+        position = as_int(job.get("jobPosition"))
         # Labels follow as "\tkey=value" and the text ends in "\t", so the filter's label tokens
         # are exact substring tests ("\tteam=nlp\t") with no per-row Python.
         cased = f"{_flat(job_id)} {state_name(state)} {_flat(tier)} {TIMES}{count} {error}\t"

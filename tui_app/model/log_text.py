@@ -3,8 +3,9 @@
 Trainer output is written for a terminal: SGR colours, tqdm's ``\\r`` redraws, cursor moves,
 screen clears, window titles. Passed to the screen as is, those would move Textual's cursor
 and corrupt the display (and a hostile job could retitle the user's terminal), and Textual's
-``Log`` would show ``\\r`` as ``�`` (ux-anchors §4.2). :func:`clean` turns a message into text
-that holds only printable characters, plus style spans for the SGR colours it had:
+``Log`` would show ``\\r`` as ``�`` (it replaces the character rather than redrawing the line).
+:func:`clean` turns a message into text that holds only printable characters, plus style spans
+for the SGR colours it had:
 
 - SGR colours/bold/dim/italic/underline/reverse become ``(start, end, style)`` spans with Rich
   style strings (``"bold red"``, ``"color(208)"``, ``"#ff8800"``, ``"on blue"``); other SGR

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tui_app.model.roles import ROLE_FIELDS
 from tui_app.model.tiers import (
     ACCELERATORS,
     DEFAULT_SCALE_TIER,
@@ -21,6 +22,7 @@ from tui_app.model.tiers import (
     ReplicaGroup,
     Role,
 )
+from tui_app.model.wire import as_int
 
 ROLE_LABELS: dict[Role, str] = {
     Role.MASTER: "master",
@@ -29,14 +31,6 @@ ROLE_LABELS: dict[Role, str] = {
     Role.EVALUATOR: "evaluators",
 }
 """How the panel names each role (plural: a row is a group of replicas)."""
-
-# CUSTOM's fields per role: (role, type field, count field, config field).
-_CUSTOM_FIELDS: tuple[tuple[Role, str, str | None, str], ...] = (
-    (Role.MASTER, "masterType", None, "masterConfig"),
-    (Role.WORKER, "workerType", "workerCount", "workerConfig"),
-    (Role.PARAMETER_SERVER, "parameterServerType", "parameterServerCount", "parameterServerConfig"),
-    (Role.EVALUATOR, "evaluatorType", "evaluatorCount", "evaluatorConfig"),
-)
 
 # BASIC_TPU's master runs beside a Cloud TPU worker; the tier table lists the master only, and
 # the published tier figure (13.9743) is exactly the master's plus cloud_tpu's units.
@@ -90,14 +84,12 @@ def short_accelerator(acc: Accelerator) -> str:
     return acc.name.removeprefix("NVIDIA_TESLA_").removeprefix("NVIDIA_")
 
 
-def _count(value: Any) -> int | None:
-    if isinstance(value, bool):
+def _count(value: object) -> int | None:
+    # A minus sign typed into a count makes it "not a whole number" here: a count is never
+    # negative, and the panel says so rather than leaving the role out without a word.
+    if isinstance(value, str) and value.strip().startswith("-"):
         return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
+    return as_int(value)
 
 
 def _row(
@@ -173,8 +165,9 @@ def summarize_cluster(training_input: Mapping[str, Any]) -> TierSummary:
             row, _ = _row("TPU worker", 1, _BASIC_TPU_WORKER)
             rows.append(row)
     else:
-        for role, type_field, count_field, config_field in _CUSTOM_FIELDS:
-            mtype = training_input.get(type_field)
+        for fields in ROLE_FIELDS:
+            role, count_field = fields.role, fields.count_field
+            mtype = training_input.get(fields.type_field)
             count = 1 if count_field is None else _count(training_input.get(count_field))
             raw = training_input.get(count_field) if count_field else None
             if count is None and raw not in (None, ""):
@@ -183,7 +176,7 @@ def summarize_cluster(training_input: Mapping[str, Any]) -> TierSummary:
                 if role is Role.MASTER:
                     notes.append("A CUSTOM cluster needs a master machine type.")
                 continue
-            config = training_input.get(config_field)
+            config = training_input.get(fields.config_field)
             acc = config.get("acceleratorConfig") if isinstance(config, Mapping) else None
             acc_type = acc.get("type") if isinstance(acc, Mapping) else None
             acc_count = (_count(acc.get("count")) or 0) if isinstance(acc, Mapping) else 0

@@ -1,9 +1,10 @@
 """Scale tiers, machine types and accelerators: the one table every layer reads.
 
 Figures follow the platform's old pricing page (ML units per hour) and its machine-type docs
-(``../shared/api-notes.md`` §6). A legacy GPU type's ML units are its host's plus its GPUs', which
-reproduces every published legacy figure exactly; accelerator units come from that decomposition
-(K80, P100, V100) or from the same units-per-dollar ratio (T4, P4, A100, TPU v3; estimates).
+(summed up in ``docs/wire-formats.md``). A legacy GPU type's ML units are its host's plus its
+GPUs', which reproduces every published legacy figure exactly; accelerator units come from that
+decomposition (K80, P100, V100) or from the same units-per-dollar ratio (T4, P4, A100, TPU v3;
+estimates).
 """
 
 from __future__ import annotations

@@ -14,14 +14,14 @@ malformed trial, it shows what it can read.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from tui_app.model.job_view import format_elapsed, parse_time
+from tui_app.model.job_view import format_elapsed
 from tui_app.model.states import STATE_SYMBOL, JobState
+from tui_app.model.wire import as_float, as_int, as_list, as_mapping, parse_time
 
 MAXIMIZE = "MAXIMIZE"
 MINIMIZE = "MINIMIZE"
@@ -99,34 +99,34 @@ class PlotPoint:
 
 def is_tuning_job(job: Mapping[str, Any]) -> bool:
     """A hyperparameter tuning job: the service says so, or the input asks for one."""
-    out = _mapping(job.get("trainingOutput"))
-    ti = _mapping(job.get("trainingInput"))
-    return bool(out.get("isHyperparameterTuningJob")) or bool(_mapping(ti.get("hyperparameters")))
+    out = as_mapping(job.get("trainingOutput"))
+    ti = as_mapping(job.get("trainingInput"))
+    return bool(out.get("isHyperparameterTuningJob")) or bool(as_mapping(ti.get("hyperparameters")))
 
 
 def goal_of(job: Mapping[str, Any]) -> str:
     """``MAXIMIZE`` or ``MINIMIZE`` (the API's default, GOAL_TYPE_UNSPECIFIED, maximises)."""
-    hp = _mapping(_mapping(job.get("trainingInput")).get("hyperparameters"))
+    hp = as_mapping(as_mapping(job.get("trainingInput")).get("hyperparameters"))
     return MINIMIZE if str(hp.get("goal", "")).upper() == MINIMIZE else MAXIMIZE
 
 
 def metric_tag(job: Mapping[str, Any]) -> str | None:
-    out = _mapping(job.get("trainingOutput"))
-    hp = _mapping(_mapping(job.get("trainingInput")).get("hyperparameters"))
+    out = as_mapping(job.get("trainingOutput"))
+    hp = as_mapping(as_mapping(job.get("trainingInput")).get("hyperparameters"))
     tag = out.get("hyperparameterMetricTag") or hp.get("hyperparameterMetricTag")
     return str(tag) if tag else None
 
 
 def completed_trials(job: Mapping[str, Any]) -> int | None:
     """``trainingOutput.completedTrialCount`` (an int64 string), or None when missing."""
-    return _int(_mapping(job.get("trainingOutput")).get("completedTrialCount"))
+    return as_int(as_mapping(job.get("trainingOutput")).get("completedTrialCount"))
 
 
 def trial_rows(job: Mapping[str, Any], now: datetime) -> list[TrialRow]:
     """The job's trials, best first (see the module docstring); the best one has ``best``."""
     goal = goal_of(job)
-    trials = [_mapping(t) for t in _list(_mapping(job.get("trainingOutput")).get("trials"))]
-    job_dir = str(_mapping(job.get("trainingInput")).get("jobDir") or "")
+    trials = [as_mapping(t) for t in as_list(as_mapping(job.get("trainingOutput")).get("trials"))]
+    job_dir = str(as_mapping(job.get("trainingInput")).get("jobDir") or "")
     rows = [_row(t, i, now, job_dir) for i, t in enumerate(trials)]
     rows.sort(key=lambda r: _sort_key(r, goal))
     best = next((r for r in rows if r.final and r.objective is not None), None)
@@ -196,23 +196,23 @@ def relative_output(directory: str, job_dir: str) -> str:
 def _row(trial: Mapping[str, Any], index: int, now: datetime, job_dir: str = "") -> TrialRow:
     trial_id = str(trial.get("trialId") or index + 1)
     state = str(trial.get("state") or "STATE_UNSPECIFIED")
-    final_metric = _mapping(trial.get("finalMetric"))
-    objective = _number(final_metric.get("objectiveValue"))
-    step = _int(final_metric.get("trainingStep"))
+    final_metric = as_mapping(trial.get("finalMetric"))
+    objective = as_float(final_metric.get("objectiveValue"))
+    step = as_int(final_metric.get("trainingStep"))
     live = state in LIVE_STATES
     final = objective is not None and not live
     if objective is None or live:
         # A running trial's value so far: the latest report, wherever the service put it.
-        latest = _latest_metric([*_list(trial.get("allMetrics")), final_metric])
+        latest = _latest_metric([*as_list(trial.get("allMetrics")), final_metric])
         if latest is not None:
             objective, step = latest
-    params = _mapping(trial.get("hyperparameters"))
+    params = as_mapping(trial.get("hyperparameters"))
     started = parse_time(trial.get("startTime"))
     ended = parse_time(trial.get("endTime"))
     duration = ""
     if started is not None:
         duration = format_elapsed((ended or now) - started)
-    output = _mapping(trial.get(TRIAL_OUTPUT_FIELD))
+    output = as_mapping(trial.get(TRIAL_OUTPUT_FIELD))
     return TrialRow(
         trial_id=trial_id,
         hyperparameters=", ".join(f"{k}={v}" for k, v in params.items()),
@@ -223,19 +223,19 @@ def _row(trial: Mapping[str, Any], index: int, now: datetime, job_dir: str = "")
         stopped_early=bool(trial.get("isTrialStoppedEarly")),
         duration=duration,
         output=relative_output(str(output.get("directory") or ""), job_dir),
-        shared_with=tuple(str(t) for t in _list(output.get("sharedWith"))),
+        shared_with=tuple(str(t) for t in as_list(output.get("sharedWith"))),
     )
 
 
 def _latest_metric(metrics: object) -> tuple[float, int | None] | None:
     """The metric at the highest training step (the last one reported when steps are missing)."""
     best: tuple[int, int, float, int | None] | None = None
-    for i, m in enumerate(_list(metrics)):
-        metric = _mapping(m)
-        value = _number(metric.get("objectiveValue"))
+    for i, m in enumerate(as_list(metrics)):
+        metric = as_mapping(m)
+        value = as_float(metric.get("objectiveValue"))
         if value is None:
             continue
-        step = _int(metric.get("trainingStep"))
+        step = as_int(metric.get("trainingStep"))
         key = (step if step is not None else -1, i, value, step)
         if best is None or key[:2] > best[:2]:
             best = key
@@ -251,33 +251,3 @@ def _sort_key(row: TrialRow, goal: str) -> tuple[int, float, tuple[int, str]]:
 
 def _with_best(row: TrialRow) -> TrialRow:
     return replace(row, best=True)
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _number(value: object) -> float | None:
-    # A double arrives as a JSON number, or as a string ("NaN", "Infinity") for special values.
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
-def _int(value: object) -> int | None:
-    # int64 fields travel as strings ("3").
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None

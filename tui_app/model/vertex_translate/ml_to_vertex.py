@@ -1,22 +1,19 @@
-"""ml v1 training jobs as Vertex AI custom jobs, and Vertex AI jobs as ml v1 jobs (no I/O).
+"""ml v1 training jobs as Vertex AI custom jobs and hyperparameter tuning jobs (no I/O).
 
-A ``vertex`` profile runs the configs people already have (ml v1 ``Job`` with ``trainingInput``)
-on Vertex AI, and shows what Vertex AI returns in the views built for ml v1 jobs. So the
-translation goes both ways, and a job that went out comes back as a config that translates to the
-same request (resubmit, edit-and-resubmit).
+``to_vertex`` builds the request that runs an ml v1 ``Job`` (its ``trainingInput``) on Vertex
+AI; ``vertex_notes`` gives the builder the same notes without a request. What cannot run as
+written is refused with every such field named (``TranslationError``); what runs differently,
+or is dropped, is a note, so nothing changes silently. ``vertex_to_ml`` reads the answers back
+and relies on what is sent here being reversible.
 
 Facts come from the aiplatform v1 discovery document that ships in google-api-python-client
-(field names, types, enums, and the descriptions quoted below), Google's Vertex AI pages (cited by
-address where used), ``tiers.py`` (machine types and accelerators) and ``vertex_images.py``
-(prebuilt images). Where Vertex AI has no equivalent the choice is ours, marked [M]. What cannot
-run as written is refused with every such field named (``TranslationError``); what runs
-differently, or is dropped, is reported as a note, so nothing changes silently.
+(field names, types, enums, and the descriptions quoted below), Google's Vertex AI pages (cited
+by address where used), ``tiers.py`` (machine types and accelerators) and ``vertex_images.py``
+(prebuilt images). Where Vertex AI has no equivalent the choice is ours, marked [M].
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,10 +23,9 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
-from tui_app.model.describe import DEFAULT_METRIC_TAG
 from tui_app.model.job_spec import (
+    DEFAULT_METRIC_TAG,
     DURATION,
-    RUNTIME_PYTHON,
     AcceleratorConfig,
     DiskConfig,
     EncryptionConfig,
@@ -43,6 +39,7 @@ from tui_app.model.job_spec import (
     label_violations,
     storage_path_error,
 )
+from tui_app.model.roles import ROLE_FIELDS, RoleFields, role_fields
 from tui_app.model.tiers import (
     ACCELERATORS,
     CLOUD_TPU_DEFAULT_ACCELERATOR,
@@ -60,58 +57,16 @@ from tui_app.model.vertex_images import (
     LIST_URL,
     TrainingImage,
     find_tf_image,
-    image_of_uri,
     machine_kind,
     runtimes_with_images,
-    tf_image,
     tf_images,
 )
-from tui_app.model.vertex_resources import CUSTOM_JOBS, TUNING_JOBS, VERTEX_FIELD
-
-__all__ = [
-    "CUSTOM_JOBS",
-    "TUNING_JOBS",
-    "VERTEX_FIELD",
-    "TranslationError",
-    "VertexRequest",
-    "executor_image",
-    "from_vertex",
-    "ml_state",
-    "resource_id",
-    "to_vertex",
-    "vertex_notes",
-]
-
+from tui_app.model.vertex_resources import CUSTOM_JOBS, TUNING_JOBS
+from tui_app.model.wire import as_int, as_list, as_mapping, as_number, as_str
 
 MAX_DISPLAY_NAME = 128
 TPU_MACHINE_TYPE = "cloud-tpu"
 """Vertex AI's machine type for a single-host TPU VM; the TPU type is the accelerator."""
-CONSOLE = "https://console.cloud.google.com/vertex-ai/training"
-
-_VERTEX_STATES: dict[str, str] = {
-    "JOB_STATE_UNSPECIFIED": "STATE_UNSPECIFIED",
-    "JOB_STATE_QUEUED": "QUEUED",
-    "JOB_STATE_PENDING": "PREPARING",
-    "JOB_STATE_RUNNING": "RUNNING",
-    "JOB_STATE_UPDATING": "RUNNING",
-    "JOB_STATE_CANCELLING": "CANCELLING",
-    "JOB_STATE_SUCCEEDED": "SUCCEEDED",
-    "JOB_STATE_FAILED": "FAILED",
-    "JOB_STATE_CANCELLED": "CANCELLED",
-    # These should not occur for custom jobs; they ended without success, or wait on a person.
-    "JOB_STATE_EXPIRED": "FAILED",
-    "JOB_STATE_PARTIALLY_SUCCEEDED": "FAILED",
-    "JOB_STATE_PAUSED": "QUEUED",
-}
-# [M]: Vertex trial states onto the ml v1 job states that ml v1 trials used.
-_TRIAL_STATES: dict[str, str] = {
-    "STATE_UNSPECIFIED": "STATE_UNSPECIFIED",
-    "REQUESTED": "QUEUED",
-    "ACTIVE": "RUNNING",
-    "STOPPING": "CANCELLING",
-    "SUCCEEDED": "SUCCEEDED",
-    "INFEASIBLE": "FAILED",
-}
 # A Compute Engine machine type name (n1-standard-8, a2-highgpu-1g, g2-standard-4): Vertex AI
 # takes names our table does not list, so these pass through rather than being refused.
 _CE_NAME = re.compile(r"^[a-z][a-z0-9]*-[a-z0-9]+(-[a-z0-9]+)*$")
@@ -126,12 +81,6 @@ being the running average of a trial's measurements (MedianPruner compares the l
 the same step instead; both wait on completed trials, and ml v1 never said which rule it ran).
 ``useElapsedDuration`` false compares trials by step, the ``global_step`` ml v1 trainers report
 with cloudml-hypertune, not by elapsed time, which varies with machine and load."""
-OTHER_STOPPING = {
-    "decayCurveStoppingSpec": "decay-curve",
-    "convexAutomatedStoppingSpec": "convex",
-}
-"""Vertex AI's other automated stopping rules: they read back as early stopping, with a note."""
-_NAME = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/(?P<rest>.+)$")
 
 
 @dataclass(frozen=True)
@@ -151,30 +100,6 @@ class TranslationError(JobSpecError):
     ml v1 path (``trainingInput.packageUris[0]``), says why and what would work."""
 
 
-@dataclass(frozen=True)
-class _Role:
-    role: Role
-    pool: int
-    """Its fixed position in ``workerPoolSpecs``: primary, workers, parameter servers,
-    evaluators, as Google's distributed training page orders them."""
-    type_field: str
-    count_field: str | None
-    config_field: str
-
-
-_ROLES = (
-    _Role(Role.MASTER, 0, "masterType", None, "masterConfig"),
-    _Role(Role.WORKER, 1, "workerType", "workerCount", "workerConfig"),
-    _Role(
-        Role.PARAMETER_SERVER,
-        2,
-        "parameterServerType",
-        "parameterServerCount",
-        "parameterServerConfig",
-    ),
-    _Role(Role.EVALUATOR, 3, "evaluatorType", "evaluatorCount", "evaluatorConfig"),
-)
-_BY_ROLE = {r.role: r for r in _ROLES}
 _P = "trainingInput"
 
 
@@ -182,7 +107,7 @@ _P = "trainingInput"
 class _Pool:
     """One used worker pool before its code is added."""
 
-    role: _Role
+    role: RoleFields
     machine_spec: dict[str, Any]
     count: int
     config: Mapping[str, Any]
@@ -191,12 +116,19 @@ class _Pool:
 
     @property
     def gpu(self) -> bool:
-        kind = ACCELERATORS.get(str(self.machine_spec.get("acceleratorType", "")))
-        return kind is not None and not kind.is_tpu
+        return pool_hardware(self.machine_spec)[0]
 
     @property
     def tpu(self) -> bool:
-        return self.machine_spec.get("machineType") == TPU_MACHINE_TYPE
+        return pool_hardware(self.machine_spec)[1]
+
+
+def pool_hardware(machine_spec: Mapping[str, Any]) -> tuple[bool, bool]:
+    """Whether a machineSpec has GPUs, and whether it is a TPU VM: what picks a pool's prebuilt
+    image, here and when a job read back is matched to the image it was given."""
+    kind = ACCELERATORS.get(str(machine_spec.get("acceleratorType", "")))
+    gpu = kind is not None and not kind.is_tpu
+    return gpu, machine_spec.get("machineType") == TPU_MACHINE_TYPE
 
 
 @dataclass
@@ -217,9 +149,6 @@ class _Translation:
     def note(self, path: str, why: str) -> None:
         if not any(v.field == path and v.description == why for v in self.notes):
             self.notes.append(FieldViolation(path, why))
-
-
-# -- ml v1 -> Vertex AI -----------------------------------------------------------------------
 
 
 def to_vertex(
@@ -388,7 +317,7 @@ def _translate(job: object, t: _Translation) -> tuple[str, dict[str, Any]]:
         return CUSTOM_JOBS, body
     _unknown_fields(ti, TrainingInput, _P, t)
     spec = _custom_job_spec(ti, t)
-    kms = _mapping(ti.get("encryptionConfig")).get("kmsKeyName")
+    kms = as_mapping(ti.get("encryptionConfig")).get("kmsKeyName")
     if kms:
         body["encryptionSpec"] = {"kmsKeyName": str(kms)}
     hp = ti.get("hyperparameters")
@@ -460,7 +389,7 @@ def _custom_job_spec(ti: Mapping[str, Any], t: _Translation) -> dict[str, Any]:
     while specs and not specs[-1]:
         specs.pop()  # trailing skipped pools are left out; only gaps before a used pool stay {}
     out: dict[str, Any] = {"workerPoolSpecs": specs}
-    scheduling = _mapping(ti.get("scheduling"))
+    scheduling = as_mapping(ti.get("scheduling"))
     timeout = scheduling.get("maxRunningTime")
     if timeout is not None:
         if isinstance(timeout, str) and DURATION.match(timeout):
@@ -482,7 +411,7 @@ def _custom_job_spec(ti: Mapping[str, Any], t: _Translation) -> dict[str, Any]:
 
 def _ignored_fields(ti: Mapping[str, Any], t: _Translation) -> None:
     """Notes for the ml v1 fields Vertex AI has no place for."""
-    scheduling = _mapping(ti.get("scheduling"))
+    scheduling = as_mapping(ti.get("scheduling"))
     if scheduling.get("maxWaitTime") is not None:
         t.note(
             f"{_P}.scheduling.maxWaitTime",
@@ -502,8 +431,8 @@ def _ignored_fields(ti: Mapping[str, Any], t: _Translation) -> None:
             "Ignored: Vertex AI always names the primary replica 'chief' in TF_CONFIG (never "
             "'master'), as useChiefInTfConfig: true did.",
         )
-    for role in _ROLES:
-        if _mapping(ti.get(role.config_field)).get("tpuTfVersion") is not None:
+    for role in ROLE_FIELDS:
+        if as_mapping(ti.get(role.config_field)).get("tpuTfVersion") is not None:
             t.note(
                 f"{_P}.{role.config_field}.tpuTfVersion",
                 "Ignored: a TPU VM runs the TensorFlow of the job's image; there is no "
@@ -518,7 +447,7 @@ def _pools(ti: Mapping[str, Any], t: _Translation) -> list[_Pool | None]:
     """The four fixed pool positions, None where a role runs nothing."""
     pools: list[_Pool | None] = [None, None, None, None]
     tier = ti.get("scaleTier") or DEFAULT_SCALE_TIER
-    master_config = _mapping(ti.get("masterConfig"))
+    master_config = as_mapping(ti.get("masterConfig"))
     master_path = f"{_P}.masterConfig"
     if not isinstance(tier, str) or tier not in SCALE_TIERS:
         t.refuse(
@@ -527,7 +456,7 @@ def _pools(ti: Mapping[str, Any], t: _Translation) -> list[_Pool | None]:
         )
         return pools
     if tier != "CUSTOM":
-        for role in _ROLES:
+        for role in ROLE_FIELDS:
             if ti.get(role.type_field):
                 t.note(
                     f"{_P}.{role.type_field}",
@@ -536,12 +465,12 @@ def _pools(ti: Mapping[str, Any], t: _Translation) -> list[_Pool | None]:
                 )
     if tier in SCALE_TIER_TPUS:
         spec = _tpu_machine_spec(master_config, master_path, t)
-        pools[0] = _Pool(_ROLES[0], spec, 1, master_config, master_path)
+        pools[0] = _Pool(ROLE_FIELDS[0], spec, 1, master_config, master_path)
         t.note(f"{_P}.scaleTier", _tpu_vm_note(f"{tier} ran", spec))
         return pools
     if tier != "CUSTOM":
         for group in SCALE_TIERS[tier].groups:
-            role = _BY_ROLE[group.role]
+            role = role_fields(group.role)
             config_path = f"{_P}.{role.config_field}"
             machine = _machine_spec(
                 group.machine_type,
@@ -552,8 +481,8 @@ def _pools(ti: Mapping[str, Any], t: _Translation) -> list[_Pool | None]:
                 label=f"scaleTier {tier} ({group.machine_type})",
             )
             if machine is not None:
-                config = _mapping(ti.get(role.config_field))
-                pools[role.pool] = _Pool(role, machine, group.count, config, config_path)
+                config = as_mapping(ti.get(role.config_field))
+                pools[role.position] = _Pool(role, machine, group.count, config, config_path)
         return pools
     _custom_pools(ti, pools, t)
     return pools
@@ -567,13 +496,13 @@ def _custom_pools(ti: Mapping[str, Any], pools: list[_Pool | None], t: _Translat
             f"{_P}.masterType",
             "masterType is required when scaleTier is CUSTOM (the primary replica's machine).",
         )
-    for role in _ROLES:
+    for role in ROLE_FIELDS:
         mtype = ti.get(role.type_field)
         count = 1 if role.count_field is None else _count(ti, role.count_field, t)
         if not mtype or not count:
             continue
         type_path = f"{_P}.{role.type_field}"
-        config = _mapping(ti.get(role.config_field))
+        config = as_mapping(ti.get(role.config_field))
         config_path = f"{_P}.{role.config_field}"
         if not isinstance(mtype, str):
             t.refuse(type_path, "A machine type is a name such as n1-standard-8.")
@@ -582,7 +511,7 @@ def _custom_pools(ti: Mapping[str, Any], pools: list[_Pool | None], t: _Translat
         if machine is None or not machine.is_tpu:
             spec = _machine_spec(mtype, config, type_path, config_path, t)
             if spec is not None:
-                pools[role.pool] = _Pool(role, spec, count, config, config_path)
+                pools[role.position] = _Pool(role, spec, count, config, config_path)
             continue
         spec = _tpu_machine_spec(config, config_path, t)
         if role.role is Role.MASTER:
@@ -619,8 +548,8 @@ def _tpu_worker(
     if master_type == "cloud_tpu":
         t.refuse(path, "masterType is already cloud_tpu; a job runs on one TPU VM on Vertex AI.")
         return
-    master_config = _mapping(ti.get("masterConfig"))
-    pools[0] = _Pool(_ROLES[0], spec, 1, master_config, f"{_P}.masterConfig")
+    master_config = as_mapping(ti.get("masterConfig"))
+    pools[0] = _Pool(ROLE_FIELDS[0], spec, 1, master_config, f"{_P}.masterConfig")
     pools[1] = None
     t.note(
         path,
@@ -673,7 +602,7 @@ def _machine_spec(
             spec["acceleratorType"] = kind
             spec["acceleratorCount"] = count
     elif machine is not None and machine.gpus and machine.gpu_type:
-        kind, count = _vertex_gpus(machine)
+        kind, count = vertex_gpus(machine)
         if kind != machine.gpu_type:
             more = " (the most one VM takes)" if count < machine.gpus else ""
             t.note(
@@ -687,8 +616,9 @@ def _machine_spec(
     return spec
 
 
-def _vertex_gpus(machine: MachineType) -> tuple[str | None, int]:
-    """A machine's built-in GPUs as Vertex AI runs them: retired ones replaced."""
+def vertex_gpus(machine: MachineType) -> tuple[str | None, int]:
+    """A machine's built-in GPUs as Vertex AI runs them: retired ones replaced (reading a job
+    back keys legacy machine types on this, so a name translates back to the same machine)."""
     kind, count = machine.gpu_type, machine.gpus
     if kind in VERTEX_RETIRED_ACCELERATORS:
         new, most = VERTEX_RETIRED_ACCELERATORS[kind]
@@ -723,8 +653,8 @@ def _accelerator(
     acc: Mapping[str, Any], path: str, t: _Translation, *, tpu: bool
 ) -> tuple[str | None, int | None]:
     """An explicit acceleratorConfig's type and count, or None for what cannot be used."""
-    kind = _str(acc.get("type"))
-    count = _int(acc.get("count"))
+    kind = as_str(acc.get("type"))
+    count = as_int(acc.get("count"), whole_floats=True)
     if count is None or count < 1:
         t.refuse(f"{path}.count", "The accelerator count must be a whole number, 1 or more.")
         count = None
@@ -765,12 +695,12 @@ def _accelerator(
 
 
 def _disk_spec(config: Mapping[str, Any], config_path: str, t: _Translation) -> dict[str, Any]:
-    disk = _mapping(config.get("diskConfig"))
+    disk = as_mapping(config.get("diskConfig"))
     out: dict[str, Any] = {}
     if disk.get("bootDiskType"):
         out["bootDiskType"] = str(disk["bootDiskType"])
     if disk.get("bootDiskSizeGb") is not None:
-        size = _int(disk["bootDiskSizeGb"])
+        size = as_int(disk["bootDiskSizeGb"], whole_floats=True)
         if size is None or size < 1:
             t.refuse(
                 f"{config_path}.diskConfig.bootDiskSizeGb",
@@ -785,7 +715,7 @@ def _count(ti: Mapping[str, Any], name: str, t: _Translation) -> int:
     value = ti.get(name)
     if value is None:
         return 0
-    count = _int(value)
+    count = as_int(value, whole_floats=True)
     if count is None or count < 0:
         t.refuse(f"{_P}.{name}", f"{name} must be a whole number, 0 or more.")
         return 0
@@ -817,7 +747,7 @@ def _code_spec(
 ) -> dict[str, Any]:
     """One pool's containerSpec or pythonPackageSpec: ml v1 ran the same code on every replica,
     the master's image unless the role had its own, and passed ``--job-dir`` last."""
-    master = _mapping(ti.get("masterConfig"))
+    master = as_mapping(ti.get("masterConfig"))
     image = pool.config.get("imageUri") or master.get("imageUri")
     job_args = _strings(ti.get("args"), f"{_P}.args", t)
     tail = [f"--job-dir={job_dir}"] if job_dir else []
@@ -881,8 +811,8 @@ def _runtime_image(ti: Mapping[str, Any], pool: _Pool, region: str, t: _Translat
     (``vertex_images``), "" after a refusal."""
     try:
         image = _listed_image(
-            _str(ti.get("runtimeVersion")),
-            _str(ti.get("pythonVersion")),
+            as_str(ti.get("runtimeVersion")),
+            as_str(ti.get("pythonVersion")),
             machine_kind(gpu=pool.gpu, tpu=pool.tpu),
         )
     except TranslationError as exc:
@@ -959,7 +889,7 @@ def _tuning_fields(hp: Mapping[str, Any], path: str, t: _Translation) -> dict[st
         ("maxFailedTrials", "maxFailedTrialCount", 0, None),
     ):
         raw = hp.get(ml_name)
-        value = default if raw is None else _int(raw)
+        value = default if raw is None else as_int(raw, whole_floats=True)
         if raw is not None and (value is None or value < low):
             t.refuse(f"{path}.{ml_name}", f"{ml_name} must be a whole number, {low} or more.")
         elif value is not None:
@@ -971,8 +901,8 @@ def _tuning_machines(spec: Mapping[str, Any], t: _Translation) -> None:
     """Google's page on tuning jobs says Vertex AI "doesn't support hyperparameter tuning jobs
     that require TPUs" (https://cloud.google.com/vertex-ai/docs/training/
     using-hyperparameter-tuning), so such a job is refused here rather than by the server."""
-    pools = [_mapping(p) for p in _list(spec.get("workerPoolSpecs"))]
-    if any(_mapping(p.get("machineSpec")).get("machineType") == TPU_MACHINE_TYPE for p in pools):
+    pools = [as_mapping(p) for p in as_list(spec.get("workerPoolSpecs"))]
+    if any(as_mapping(p.get("machineSpec")).get("machineType") == TPU_MACHINE_TYPE for p in pools):
         t.refuse(
             f"{_P}.hyperparameters",
             "Vertex AI does not run hyperparameter tuning jobs on TPUs; tune on GPUs (scaleTier "
@@ -1008,10 +938,10 @@ def _trial_directory_note(spec: Mapping[str, Any], t: _Translation) -> None:
     So the idiom still works for trials of several replicas, and only single-replica trials,
     the common case, all write the one ``--job-dir``: that is when the note is given.
     """
-    pools = [_mapping(p) for p in _list(spec.get("workerPoolSpecs"))]
-    if sum(_int(p.get("replicaCount")) or 0 for p in pools) != 1:
+    pools = [as_mapping(p) for p in as_list(spec.get("workerPoolSpecs"))]
+    if sum(as_int(p.get("replicaCount"), whole_floats=True) or 0 for p in pools) != 1:
         return
-    base = _str(_mapping(spec.get("baseOutputDirectory")).get("outputUriPrefix"))
+    base = as_str(as_mapping(spec.get("baseOutputDirectory")).get("outputUriPrefix"))
     head = (
         "Each trial runs on one machine, and Vertex AI sets TF_CONFIG only when a job has more "
         "than one, so the ml v1 idiom os.path.join(job_dir, TF_CONFIG's task.trial) finds no "
@@ -1042,7 +972,7 @@ def _parameters(params: object, path: str, t: _Translation) -> list[dict[str, An
         return []
     out = []
     for i, raw in enumerate(params):
-        p = _mapping(raw)
+        p = as_mapping(raw)
         ppath = f"{path}.params[{i}]"
         name = p.get("parameterName")
         # Vertex AI's rule for parameterId (aiplatform v1 discovery document): "Must not contain
@@ -1057,7 +987,7 @@ def _parameters(params: object, path: str, t: _Translation) -> list[dict[str, An
         spec: dict[str, Any] = {"parameterId": str(name)}
         kind = p.get("type")
         if kind == "DOUBLE" or kind == "INTEGER":
-            low, high = _number(p.get("minValue")), _number(p.get("maxValue"))
+            low, high = as_number(p.get("minValue")), as_number(p.get("maxValue"))
             if low is None or high is None:
                 t.refuse(f"{ppath}.minValue", f"{kind} parameters need minValue and maxValue.")
             elif kind == "DOUBLE":
@@ -1074,7 +1004,7 @@ def _parameters(params: object, path: str, t: _Translation) -> list[dict[str, An
                 t.refuse(f"{ppath}.categoricalValues", "CATEGORICAL parameters need values.")
             spec["categoricalValueSpec"] = {"values": values}
         elif kind == "DISCRETE":
-            numbers = [_number(v) for v in _list(p.get("discreteValues"))]
+            numbers = [as_number(v) for v in as_list(p.get("discreteValues"))]
             if not numbers or any(n is None for n in numbers):
                 t.refuse(f"{ppath}.discreteValues", "DISCRETE parameters need numeric values.")
             spec["discreteValueSpec"] = {"values": [n for n in numbers if n is not None]}
@@ -1092,453 +1022,6 @@ def _parameters(params: object, path: str, t: _Translation) -> list[dict[str, An
     return out
 
 
-# -- Vertex AI -> ml v1 -----------------------------------------------------------------------
-
-
-def ml_state(vertex_state: str | None) -> str:
-    """The ml v1 job state a Vertex AI ``JOB_STATE_*`` reads as; unknown ones are
-    STATE_UNSPECIFIED so a new state shows as unknown rather than as a wrong one."""
-    return _VERTEX_STATES.get(vertex_state or "", "STATE_UNSPECIFIED")
-
-
-def resource_id(name: str) -> str:
-    """The server-assigned id at the end of a resource name (``.../customJobs/456`` -> ``456``)."""
-    return name.rstrip("/").rsplit("/", 1)[-1]
-
-
-def from_vertex(
-    resource: Mapping[str, Any], collection: str, *, job_id: str | None = None
-) -> dict[str, Any]:
-    """A Vertex AI CustomJob or HyperparameterTuningJob as the ml v1 Job the TUI shows.
-
-    Never raises on an odd resource: it shows what it can read. The trainingInput it builds
-    translates back (``to_vertex``) to the same request for every job ``to_vertex`` made.
-
-    Args:
-        resource: The resource as the API returns it.
-        collection: ``CUSTOM_JOBS`` or ``TUNING_JOBS``.
-        job_id: The ml v1 job id to show, when the caller keeps its own map; else the
-            display name.
-
-    Returns:
-        An ml v1 Job with ``VERTEX_FIELD`` holding the Vertex resource's name, id and state.
-    """
-    r = _mapping(resource)
-    tuning = collection == TUNING_JOBS
-    name = _str(r.get("name")) or ""
-    where = _NAME.match(name)
-    region = where.group("region") if where else None
-    spec = _mapping(r.get("trialJobSpec" if tuning else "jobSpec"))
-    training_input, image = _training_input(spec, region)
-    job: dict[str, Any] = {"jobId": job_id or _str(r.get("displayName")) or resource_id(name)}
-    if _mapping(r.get("labels")):
-        job["labels"] = dict(_mapping(r.get("labels")))
-    kms = _mapping(r.get("encryptionSpec")).get("kmsKeyName")
-    if kms:
-        training_input["encryptionConfig"] = {"kmsKeyName": kms}
-    if tuning:
-        training_input["hyperparameters"] = _hyperparameters(r)
-    job["trainingInput"] = _ordered(training_input)
-    for key in ("createTime", "startTime", "endTime"):
-        if r.get(key):
-            job[key] = r[key]
-    job["state"] = ml_state(_str(r.get("state")))
-    message = _mapping(r.get("error")).get("message")
-    if message:
-        job["errorMessage"] = str(message)
-    if tuning:
-        job["trainingOutput"] = _training_output(r)
-    job["etag"] = _etag(r)
-    vertex: dict[str, Any] = {
-        "name": name,
-        "id": resource_id(name),
-        "collection": collection,
-        "state": _str(r.get("state")) or "JOB_STATE_UNSPECIFIED",
-    }
-    if where:
-        vertex["consoleUrl"] = _console_url(
-            where.group("project"), where.group("region"), resource_id(name), tuning
-        )
-    if image:
-        vertex["executorImageUri"] = image
-    if _mapping(r.get("webAccessUris")):
-        vertex["webAccessUris"] = dict(_mapping(r.get("webAccessUris")))
-    # A tuning job's detail says what its trials meet on Vertex AI (where they write, how they
-    # are stopped). Custom jobs are left out: the list reads every job on every refresh, and the
-    # translation would triple the cost of reading one for notes the builder already gave.
-    notes: list[FieldViolation] = []
-    if tuning:
-        notes += _stopping_notes(_mapping(r.get("studySpec")))
-        notes += vertex_notes(job["trainingInput"], region=region, executor_image=image)
-    if notes:
-        vertex["notes"] = [{"field": n.field, "description": n.description} for n in notes]
-    job[VERTEX_FIELD] = vertex
-    return job
-
-
-def _stopping_notes(study: Mapping[str, Any]) -> list[FieldViolation]:
-    """What ml v1's on/off ``enableTrialEarlyStopping`` cannot say about a study's stopping rule:
-    a resubmit sends ``MEDIAN_STOPPING_SPEC``, so any other rule or measure changes."""
-    path = f"{_P}.hyperparameters.enableTrialEarlyStopping"
-    for key, rule in OTHER_STOPPING.items():
-        if study.get(key) is not None:
-            return [
-                FieldViolation(
-                    path,
-                    f"Vertex AI stops this job's trials by its {rule} rule ({key}); ml v1 has "
-                    "only on or off, so a resubmit uses the median rule.",
-                )
-            ]
-    if _mapping(study.get(MEDIAN_STOPPING)).get("useElapsedDuration") is True:
-        return [
-            FieldViolation(
-                path,
-                "Vertex AI compares this job's trials by elapsed time (useElapsedDuration); a "
-                "resubmit compares them by step, as the local service does.",
-            )
-        ]
-    return []
-
-
-def _console_url(project: str, region: str, job: str, tuning: bool) -> str:
-    # The custom job page's address is the console's; the tuning job page follows it [M].
-    kind = "hyperparameter-tuning-jobs" if tuning else "custom-jobs"
-    return f"{CONSOLE}/{kind}/locations/{region}/{kind}/{job}?project={project}"
-
-
-def _etag(resource: Mapping[str, Any]) -> str:
-    """A digest of the whole resource: it changes whenever anything the TUI shows does
-    (a trial's metric can change without ``updateTime`` moving), and only then."""
-    text = json.dumps(resource, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.blake2b(text.encode(), digest_size=10).hexdigest()
-
-
-# Legacy machine types by the machineSpec to_vertex gives them: (host, GPUs, GPU type) -> name.
-# Keyed on the Vertex form (a T4 where the type had K80s) so the name translates back to it.
-_LEGACY_BY_HOST: dict[tuple[str, int, str | None], str] = {
-    (m.compute_engine_equivalent, _vertex_gpus(m)[1], _vertex_gpus(m)[0]): m.name
-    for m in MACHINE_TYPES.values()
-    if m.legacy and not m.is_tpu
-}
-
-
-def _training_input(
-    spec: Mapping[str, Any], region: str | None
-) -> tuple[dict[str, Any], str | None]:
-    """A CustomJobSpec in ml v1 terms, and the executor image when no runtime explains it."""
-    pools = [_mapping(p) for p in _list(spec.get("workerPoolSpecs"))][:4]
-    ti: dict[str, Any] = {"scaleTier": "CUSTOM"}
-    base = _str(_mapping(spec.get("baseOutputDirectory")).get("outputUriPrefix"))
-    job_dir, strip = _job_dir_arg(pools, base)
-    names = _ml_machine_names(pools)
-    master_image: str | None = None
-    containers: list[tuple[_Role, Mapping[str, Any]]] = []
-    for role, pool in zip(_ROLES, pools, strict=False):
-        machine = _mapping(pool.get("machineSpec"))
-        if not machine.get("machineType"):
-            continue
-        config: dict[str, Any] = {}
-        mtype, accelerator = names[role.pool]
-        ti[role.type_field] = mtype
-        if role.count_field:
-            ti[role.count_field] = str(_int(pool.get("replicaCount")) or 1)
-        if accelerator:
-            config["acceleratorConfig"] = accelerator
-        disk = _mapping(pool.get("diskSpec"))
-        if disk:
-            config["diskConfig"] = dict(disk)
-        container = _mapping(pool.get("containerSpec"))
-        if container:
-            image = _str(container.get("imageUri"))
-            if role.role is Role.MASTER:
-                master_image = image
-            if image and (role.role is Role.MASTER or image != master_image):
-                config["imageUri"] = image
-            containers.append((role, container))
-        if config:
-            ti[role.config_field] = config
-    _container_args(ti, containers, strip)
-    image = _python_code(ti, pools, strip, region)
-    if job_dir:
-        ti["jobDir"] = job_dir
-    if region:
-        ti["region"] = region
-    timeout = _mapping(spec.get("scheduling")).get("timeout")
-    if timeout:
-        ti["scheduling"] = {"maxRunningTime": timeout}
-    for key in ("serviceAccount", "network", "enableWebAccess"):
-        if spec.get(key) is not None:
-            ti[key] = spec[key]
-    return ti, image
-
-
-def _ml_machine_names(
-    pools: list[Mapping[str, Any]],
-) -> dict[int, tuple[str, dict[str, Any] | None]]:
-    """Each pool's ml v1 machine type and acceleratorConfig.
-
-    Compute Engine names, unless a pool runs a machine ml v1 knew only as a legacy type's host
-    (n1-highcpu-8 is ``complex_model_s``): then legacy names for every pool, as ml v1 allowed
-    no mix, so the config stays one ml v1 accepts.
-    """
-    ce: dict[int, tuple[str, dict[str, Any] | None]] = {}
-    legacy: dict[int, tuple[str, dict[str, Any] | None]] = {}
-    needs_legacy = False
-    for i, pool in enumerate(pools):
-        machine = _mapping(pool.get("machineSpec"))
-        mtype = _str(machine.get("machineType"))
-        if not mtype:
-            continue  # a skipped pool ({})
-        kind = _str(machine.get("acceleratorType"))
-        count = _int(machine.get("acceleratorCount")) or 0
-        accelerator = (
-            {"count": str(count), "type": kind}
-            if kind and kind != "ACCELERATOR_TYPE_UNSPECIFIED" and count
-            else None
-        )
-        if mtype == TPU_MACHINE_TYPE:
-            ce[i] = legacy[i] = ("cloud_tpu", accelerator)
-            continue
-        ce[i] = (mtype, accelerator)
-        key = (mtype, count if accelerator else 0, kind if accelerator else None)
-        if key in _LEGACY_BY_HOST:
-            legacy[i] = (_LEGACY_BY_HOST[key], None)
-        known = MACHINE_TYPES.get(mtype)
-        needs_legacy |= (known is None or known.legacy) and key in _LEGACY_BY_HOST
-    if needs_legacy and len(legacy) == len(ce):
-        return legacy
-    return ce
-
-
-def _job_dir_arg(pools: list[Mapping[str, Any]], base: str | None) -> tuple[str | None, str | None]:
-    """The jobDir, and the ``--job-dir=`` argument ``to_vertex`` appended for it (to strip).
-
-    The server may add a '/' to outputUriPrefix, so the argument (as sent) is the better copy.
-    """
-    if not base:
-        return None, None
-    for pool in pools:
-        code = _mapping(pool.get("pythonPackageSpec")) or _mapping(pool.get("containerSpec"))
-        args = _list(code.get("args"))
-        last = args[-1] if args else None
-        if isinstance(last, str) and last.startswith("--job-dir="):
-            value = last.removeprefix("--job-dir=")
-            if value.rstrip("/") == base.rstrip("/"):
-                return value, last
-    return base, None
-
-
-def _stripped(args: object, strip: str | None) -> list[str]:
-    out = [str(a) for a in _list(args)]
-    if strip is not None and out and out[-1] == strip:
-        out.pop()
-    return out
-
-
-def _container_args(
-    ti: dict[str, Any], containers: list[tuple[_Role, Mapping[str, Any]]], strip: str | None
-) -> None:
-    """Container commands and args: ``trainingInput.args`` when every pool got the same and no
-    command (how ``to_vertex`` spreads them), else each role's containerCommand/containerArgs."""
-    if not containers:
-        return
-    each = [(_stripped(c.get("args"), strip), _list(c.get("command"))) for _, c in containers]
-    if all(not command for _, command in each) and all(a == each[0][0] for a, _ in each):
-        if each[0][0]:
-            ti["args"] = each[0][0]
-        return
-    for (role, _), (args, command) in zip(containers, each, strict=True):
-        config = ti.setdefault(role.config_field, {})
-        if command:
-            config["containerCommand"] = [str(c) for c in command]
-        if args:
-            config["containerArgs"] = args
-
-
-def _python_code(
-    ti: dict[str, Any], pools: list[Mapping[str, Any]], strip: str | None, region: str | None
-) -> str | None:
-    """Package, module and args from the first Python pool (ml v1 ran the same code on every
-    replica); runtimeVersion when every pool's image is the one that runtime gives, else the
-    image, which the caller keeps for resubmission."""
-    python = [
-        (i, _mapping(p.get("pythonPackageSpec")))
-        for i, p in enumerate(pools)
-        if _mapping(p.get("pythonPackageSpec"))
-    ]
-    if not python:
-        return None
-    first = python[0][1]
-    ti["packageUris"] = [str(u) for u in _list(first.get("packageUris"))]
-    if first.get("pythonModule"):
-        ti["pythonModule"] = str(first["pythonModule"])
-    args = _stripped(first.get("args"), strip)
-    if args:
-        ti["args"] = args
-    image = _str(first.get("executorImageUri"))
-    listed = image_of_uri(image)
-    if listed is None or listed.tensorflow not in RUNTIME_PYTHON or not region:
-        return image
-    runtime = listed.tensorflow
-    # The runtime alone when its default Python gives these images, else with pythonVersion
-    # when ml v1 had that Python for the runtime (3.7 for 2.x); any other image is kept as is.
-    for python_version in (None, listed.python):
-        if python_version is not None and python_version not in RUNTIME_PYTHON[runtime]:
-            continue
-        if all(
-            _pool_image(pools[i], runtime, python_version, region) == spec.get("executorImageUri")
-            for i, spec in python
-        ):
-            ti["runtimeVersion"] = runtime
-            if python_version is not None:
-                ti["pythonVersion"] = python_version
-            return None
-    return image
-
-
-def _pool_image(
-    pool: Mapping[str, Any], runtime: str, python_version: str | None, region: str
-) -> str | None:
-    """The image ``to_vertex`` gives a pool with this machine for this runtime and Python."""
-    machine = _mapping(pool.get("machineSpec"))
-    kind = ACCELERATORS.get(_str(machine.get("acceleratorType")) or "")
-    return tf_image(
-        runtime,
-        gpu=kind is not None and not kind.is_tpu,
-        tpu=machine.get("machineType") == TPU_MACHINE_TYPE,
-        region=region,
-        python_version=python_version,
-    )
-
-
-def _hyperparameters(r: Mapping[str, Any]) -> dict[str, Any]:
-    study = _mapping(r.get("studySpec"))
-    metric = _mapping(next(iter(_list(study.get("metrics"))), {}))
-    hp: dict[str, Any] = {}
-    if metric.get("goal"):
-        hp["goal"] = metric["goal"]
-    params = [_parameter(_mapping(p)) for p in _list(study.get("parameters"))]
-    if params:
-        hp["params"] = params
-    for vertex_name, ml_name in (
-        ("maxTrialCount", "maxTrials"),
-        ("parallelTrialCount", "maxParallelTrials"),
-        ("maxFailedTrialCount", "maxFailedTrials"),
-    ):
-        if _int(r.get(vertex_name)) is not None:
-            hp[ml_name] = _int(r.get(vertex_name))
-    if metric.get("metricId"):
-        hp["hyperparameterMetricTag"] = metric["metricId"]
-    if study.get("algorithm"):
-        hp["algorithm"] = study["algorithm"]
-    if any(study.get(key) is not None for key in (MEDIAN_STOPPING, *OTHER_STOPPING)):
-        hp["enableTrialEarlyStopping"] = True
-    return hp
-
-
-def _parameter(p: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"parameterName": p.get("parameterId")}
-    if p.get("doubleValueSpec") is not None:
-        bounds = _mapping(p.get("doubleValueSpec"))
-        out["type"] = "DOUBLE"
-        out["minValue"] = _number(bounds.get("minValue"))
-        out["maxValue"] = _number(bounds.get("maxValue"))
-    elif p.get("integerValueSpec") is not None:
-        bounds = _mapping(p.get("integerValueSpec"))
-        out["type"] = "INTEGER"
-        out["minValue"] = _int(bounds.get("minValue"))
-        out["maxValue"] = _int(bounds.get("maxValue"))
-    elif p.get("categoricalValueSpec") is not None:
-        out["type"] = "CATEGORICAL"
-        out["categoricalValues"] = list(_list(_mapping(p["categoricalValueSpec"]).get("values")))
-    elif p.get("discreteValueSpec") is not None:
-        out["type"] = "DISCRETE"
-        out["discreteValues"] = list(_list(_mapping(p["discreteValueSpec"]).get("values")))
-    if p.get("scaleType") and p["scaleType"] != "SCALE_TYPE_UNSPECIFIED":
-        out["scaleType"] = p["scaleType"]
-    return out
-
-
-def _training_output(r: Mapping[str, Any]) -> dict[str, Any]:
-    """ml v1's HyperparameterOutput view of the trials, which the trials table already reads."""
-    metric = _mapping(next(iter(_list(_mapping(r.get("studySpec")).get("metrics"))), {}))
-    tag = _str(metric.get("metricId"))
-    trials = [_trial(_mapping(t), tag) for t in _list(r.get("trials"))]
-    out: dict[str, Any] = {
-        "isHyperparameterTuningJob": True,
-        "completedTrialCount": str(sum(1 for t in trials if t.get("state") == "SUCCEEDED")),
-    }
-    if tag:
-        out["hyperparameterMetricTag"] = tag
-    if trials:
-        out["trials"] = trials
-    return out
-
-
-def _trial(trial: Mapping[str, Any], tag: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"trialId": str(trial.get("id", ""))}
-    params = {
-        str(_mapping(p).get("parameterId")): _value_text(_mapping(p).get("value"))
-        for p in _list(trial.get("parameters"))
-    }
-    if params:
-        out["hyperparameters"] = params
-    for key in ("startTime", "endTime"):
-        if trial.get(key):
-            out[key] = trial[key]
-    out["state"] = _TRIAL_STATES.get(_str(trial.get("state")) or "", "STATE_UNSPECIFIED")
-    final = _metric(_mapping(trial.get("finalMeasurement")), tag)
-    if final:
-        out["finalMetric"] = final
-    history = [_metric(_mapping(m), tag) for m in _list(trial.get("measurements"))]
-    if any(history):
-        out["allMetrics"] = [m for m in history if m]
-    return out
-
-
-def _metric(measurement: Mapping[str, Any], tag: str | None) -> dict[str, Any]:
-    """A Measurement as ml v1's HyperparameterOutput.HyperparameterMetric (the study's metric)."""
-    metrics = [_mapping(m) for m in _list(measurement.get("metrics"))]
-    chosen = next((m for m in metrics if m.get("metricId") == tag), metrics[0] if metrics else {})
-    out: dict[str, Any] = {}
-    if measurement.get("stepCount") is not None:
-        out["trainingStep"] = str(measurement["stepCount"])
-    if chosen.get("value") is not None:
-        out["objectiveValue"] = chosen["value"]
-    return out
-
-
-def _value_text(value: object) -> str:
-    """A trial parameter as ml v1 showed it: a string, whole numbers without ``.0`` (Vertex
-    sends INTEGER values as JSON numbers such as 3.0)."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-# trainingInput keys in ml v1's documented order, as job_config writes them.
-_TRAINING_INPUT_ORDER = tuple(to_camel(name) for name in TrainingInput.model_fields)
-
-
-def _ordered(ti: dict[str, Any]) -> dict[str, Any]:
-    return {k: ti[k] for k in sorted(ti, key=_TRAINING_INPUT_ORDER.index)}
-
-
-# -- reading untrusted JSON ---------------------------------------------------------------------
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _strings(value: object, path: str, t: _Translation) -> list[str]:
     if value is None:
         return []
@@ -1546,22 +1029,3 @@ def _strings(value: object, path: str, t: _Translation) -> list[str]:
         t.refuse(path, "Must be a list of strings.")
         return []
     return list(value)
-
-
-def _int(value: object) -> int | None:
-    """An int64/int32 as it may arrive: a number or a decimal string; None when neither."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
-        return int(value)
-    return None
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
