@@ -63,3 +63,21 @@ def test_a_field_message_without_details_still_names_its_field() -> None:
 def test_other_errors_have_no_violations() -> None:
     exc = ApiCallError.from_http_error(_HttpError(502, b"<html>bad gateway</html>"))
     assert exc.violations == [] and exc.status_code == 502
+
+
+def test_transient_is_the_rule_the_log_followers_wrote_twice() -> None:
+    """``transient`` replaces two hand-written copies (``jobs logs --follow`` and the log
+    pane's first read); it answers as both did for every status."""
+
+    def cli_rule(code: int) -> bool:  # jobs_cli._transient
+        return code in (0, 408, 429) or code >= 500
+
+    def pane_rule(code: int) -> bool:  # screens/logs.py: stop unless this holds
+        return not (code and code not in (408, 429) and code < 500)
+
+    for code in range(-1, 700):
+        exc = ApiCallError("x", code, "UNKNOWN")
+        assert exc.transient == cli_rule(code) == pane_rule(code), code
+    assert ApiCallError("connection refused").transient  # nothing answered
+    assert not ApiCallError("no such job", 404, "NOT_FOUND").transient
+    assert ApiCallError("busy", 503, "UNAVAILABLE").transient

@@ -9,6 +9,9 @@ from typing import Any
 # The message ml v1 writes for a field error ("Field: job.job_id Error: ..."), which names the
 # field even when a server sends no google.rpc.BadRequest details.
 _FIELD_MESSAGE = re.compile(r"^Field: (?P<field>\S+) Error: (?P<description>.+)$", re.DOTALL)
+_TRANSIENT_ANSWERS = frozenset({408, 429})
+"""The 4xx statuses that describe the moment, not the request: Request Timeout, Too Many
+Requests."""
 
 
 class ApiCallError(Exception):
@@ -32,6 +35,15 @@ class ApiCallError(Exception):
         """True when no server answered (connection refused, timeout)."""
         return self.status_code == 0
 
+    @property
+    def transient(self) -> bool:
+        """Worth asking again: nothing answered, the request timed out (408), the server is
+        shedding load (429) or failing (5xx). Any other answer is the server's decision about
+        this request (NOT_FOUND, PERMISSION_DENIED, INVALID_ARGUMENT), which asking again will
+        not change, so a follower stops on it rather than retrying for ever."""
+        code = self.status_code
+        return code == 0 or code in _TRANSIENT_ANSWERS or code >= 500
+
     def __str__(self) -> str:
         return f"{self.status}: {self.message}" if self.status_code else self.message
 
@@ -43,18 +55,34 @@ class ApiCallError(Exception):
         platform's ``Field: <path> Error: <why>`` form still names its field.
         """
         code = int(getattr(exc.resp, "status", 0) or 0)
-        status, message = "UNKNOWN", str(getattr(exc, "reason", "") or exc)
-        violations: list[dict[str, str]] = []
         try:
             err = json.loads(exc.content.decode("utf-8", "replace"))["error"]
-            status = err.get("status") or status
-            message = err.get("message") or message
-            for detail in err.get("details") or []:
-                violations += detail.get("fieldViolations") or []
         except (ValueError, KeyError, TypeError, AttributeError):
-            pass
+            err = None
+        status, message, violations = rpc_error_parts(
+            err, "UNKNOWN", str(getattr(exc, "reason", "") or exc)
+        )
         if not violations:
             m = _FIELD_MESSAGE.match(message)
             if m:
                 violations = [{"field": m["field"], "description": m["description"]}]
         return cls(message, code, status, violations)
+
+
+def rpc_error_parts(err: Any, status: str, message: str) -> tuple[Any, Any, list[dict[str, str]]]:
+    """The status, message and field violations of a google.rpc error object (a body's
+    ``"error"``), each part the caller's ``status``/``message`` where the server gave none.
+
+    Every Google API and the local service answer with this shape, so all clients read it
+    here. A malformed part ends the reading there: what was read before it is kept, and the
+    call's error is still raised.
+    """
+    violations: list[dict[str, str]] = []
+    try:
+        status = err.get("status") or status
+        message = err.get("message") or message
+        for detail in err.get("details") or []:
+            violations += detail.get("fieldViolations") or []
+    except (ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return status, message, violations

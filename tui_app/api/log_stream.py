@@ -1,7 +1,7 @@
 """``LogStream``: one job's log entries from Cloud Logging v2, as gcloud's stream-logs reads them.
 
 The filter, the resume cursor and the stop rule follow ``gcloud ai-platform jobs stream-logs``
-(api-notes §7.3)::
+(the Cloud SDK's ``command_lib/logs/stream.py``; ``docs/wire-formats.md`` has the details)::
 
     (resource.type="ml_job" OR resource.type="cloudml_job") AND resource.labels.job_id="J"
       [AND (resource.labels.task_name="T" OR labels.task_name="T")]
@@ -39,11 +39,12 @@ from operator import attrgetter
 from typing import Any, Final
 
 from tui_app.api.connection import Connection
-from tui_app.api.errors import ApiCallError
+from tui_app.api.errors import ApiCallError, rpc_error_parts
 from tui_app.model.cluster import task_from_vertex, task_to_vertex
 from tui_app.model.log_line import LogLine
 from tui_app.model.severity import parse_severity, severity_name
 from tui_app.model.vertex_resources import VERTEX_FIELD
+from tui_app.model.wire import as_mapping
 
 __all__ = [
     "BACKOFF_SECONDS",
@@ -132,10 +133,6 @@ def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _text(entry: dict[str, Any]) -> str:
     """The message, as gcloud picks it: jsonPayload.message, textPayload, else the payload."""
     payload = entry.get("jsonPayload")
@@ -178,8 +175,8 @@ def to_line(entry: dict[str, Any]) -> LogLine | None:
         ts = None
     if ts is None:
         return None
-    labels = _dict(entry.get("labels"))
-    res_labels = _dict(_dict(entry.get("resource")).get("labels"))
+    labels = as_mapping(entry.get("labels"))
+    res_labels = as_mapping(as_mapping(entry.get("resource")).get("labels"))
     task = (
         res_labels.get("task_name")
         or labels.get("task_name")
@@ -200,17 +197,14 @@ def to_line(entry: dict[str, Any]) -> LogLine | None:
 def _call_error(exc: Any) -> ApiCallError:
     """From a google.api_core GoogleAPICallError, with the server's own status and message."""
     code = int(getattr(exc, "code", 0) or 0)
-    status, message = "UNKNOWN", str(getattr(exc, "message", "") or exc)
-    violations: list[dict[str, str]] = []
     response = getattr(exc, "response", None)
     try:
         err = response.json()["error"]  # type: ignore[union-attr]
-        status = err.get("status") or status
-        message = err.get("message") or message
-        for detail in err.get("details") or []:
-            violations += detail.get("fieldViolations") or []
     except (ValueError, KeyError, TypeError, AttributeError):
-        pass
+        err = None
+    status, message, violations = rpc_error_parts(
+        err, "UNKNOWN", str(getattr(exc, "message", "") or exc)
+    )
     return ApiCallError(message, code, status, violations)
 
 
@@ -265,7 +259,7 @@ class LogStream:
         )
         self._request: Callable[..., Any] = client.logging_api.api_request
         if connection.vertex:
-            log_id = str(_dict((job or {}).get(VERTEX_FIELD)).get("id") or job_id)
+            log_id = str(as_mapping((job or {}).get(VERTEX_FIELD)).get("id") or job_id)
             # gcloud's Vertex filter (command_lib/ai/log_util.py): the job's numeric id.
             clauses = ['resource.type="ml_job"', f"resource.labels.job_id={_quote(log_id)}"]
             if task_name:

@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from tui_app.api.errors import ApiCallError
-from tui_app.model.describe import parse_time
+from tui_app.api.errors import ApiCallError, rpc_error_parts
+from tui_app.model.wire import as_float, as_list, as_mapping, parse_time
 
 if TYPE_CHECKING:
     from google.auth.credentials import Credentials
@@ -69,10 +69,8 @@ class JobMetrics:
 
 
 def _float(value: object) -> float:
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return 0.0
+    # A sample's figure the service left out or garbled draws as 0 rather than a gap.
+    return as_float(value, keep_nan=True) or 0.0
 
 
 def _sample(raw: object) -> UsageSample | None:
@@ -94,12 +92,12 @@ def _sample(raw: object) -> UsageSample | None:
 
 def parse_metrics(body: object) -> JobMetrics:
     """A ``:metrics`` JSON body; malformed parts are left out, never raised."""
-    data = body if isinstance(body, dict) else {}
+    data = as_mapping(body)
     replicas: list[ReplicaSamples] = []
-    for rep in data.get("replicas") or []:
+    for rep in as_list(data.get("replicas")):
         if not isinstance(rep, dict) or not isinstance(rep.get("taskName"), str):
             continue
-        samples = [s for raw in rep.get("samples") or [] if (s := _sample(raw)) is not None]
+        samples = [s for raw in as_list(rep.get("samples")) if (s := _sample(raw)) is not None]
         samples.sort(key=lambda s: s.time)
         replicas.append(ReplicaSamples(rep["taskName"], samples))
     return JobMetrics(replicas, _seconds(data.get("sampleInterval")))
@@ -207,16 +205,8 @@ def _error(code: int, body: Any, reason: str | None) -> ApiCallError:
     err = body.get("error") if isinstance(body, dict) else None
     if not isinstance(err, dict):
         return ApiCallError(reason or f"HTTP {code}", code, "UNKNOWN")
-    violations: list[dict[str, str]] = []
-    for detail in err.get("details") or []:
-        if isinstance(detail, dict):
-            violations += detail.get("fieldViolations") or []
-    return ApiCallError(
-        str(err.get("message") or reason or f"HTTP {code}"),
-        code,
-        str(err.get("status") or "UNKNOWN"),
-        violations,
-    )
+    status, message, violations = rpc_error_parts(err, "UNKNOWN", reason or f"HTTP {code}")
+    return ApiCallError(str(message), code, str(status), violations)
 
 
 class UsageHistory:

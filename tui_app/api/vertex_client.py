@@ -1,8 +1,10 @@
 """``VertexJobsClient``: Vertex AI custom and tuning jobs, shown and submitted as ml v1 jobs.
 
 Requests go through google-api-python-client with the ``aiplatform`` v1 discovery document that
-ships in the package (no network to build the client), to the regional host: the document's
-root URL is the global one, which does not route job calls (vertex-notes §1.1).
+ships in the package (no network to build the client), to the regional host
+``https://{region}-aiplatform.googleapis.com``: the document's root URL is the global host,
+which does not route job calls, so the endpoint is always overridden, as gcloud does by adding
+the region prefix itself.
 
 An ml v1 job is one resource; on Vertex a job with a ``hyperparameters`` spec is a
 HyperparameterTuningJob in a collection of its own, so every read looks at both collections.
