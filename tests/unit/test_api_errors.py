@@ -81,3 +81,50 @@ def test_transient_is_the_rule_the_log_followers_wrote_twice() -> None:
     assert ApiCallError("connection refused").transient  # nothing answered
     assert not ApiCallError("no such job", 404, "NOT_FOUND").transient
     assert ApiCallError("busy", 503, "UNAVAILABLE").transient
+
+
+def test_rpc_error_parts_keep_what_was_read_before_a_malformed_part() -> None:
+    from tui_app.api.errors import rpc_error_parts
+
+    err = {
+        "status": "INVALID_ARGUMENT",
+        "message": "bad",
+        "details": [{"fieldViolations": [{"field": "a", "description": "x"}]}, "garbled"],
+    }
+    assert rpc_error_parts(err, "UNKNOWN", "fallback") == (
+        "INVALID_ARGUMENT",
+        "bad",
+        [{"field": "a", "description": "x"}],
+    )
+    assert rpc_error_parts(None, "UNKNOWN", "fallback") == ("UNKNOWN", "fallback", [])
+    assert rpc_error_parts({"details": 5}, "UNKNOWN", "fallback") == ("UNKNOWN", "fallback", [])
+
+
+def test_a_metrics_body_of_the_wrong_shape_reads_as_no_samples() -> None:
+    from tui_app.api.metrics_client import parse_metrics
+
+    assert parse_metrics({"replicas": 5}).replicas == []
+    assert (
+        parse_metrics({"replicas": [{"taskName": "master-replica-0", "samples": 3}]})
+        .replicas[0]
+        .samples
+        == []
+    )
+    assert parse_metrics("not json").replicas == []
+    one = parse_metrics(
+        {
+            "replicas": [
+                {
+                    "taskName": "master-replica-0",
+                    "samples": [
+                        {"time": "2026-11-22T08:30:00Z", "cpuPercent": "12.5", "memoryBytes": 7},
+                        {"time": "not a time", "cpuPercent": 1},
+                    ],
+                }
+            ],
+            "sampleInterval": "2s",
+        }
+    )
+    (sample,) = one.replicas[0].samples
+    assert (sample.cpu_percent, sample.memory_bytes) == (12.5, 7)
+    assert one.interval_seconds == 2.0
