@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import sqlite3
 from typing import Any
 
 from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.log_query import compile_log_filter
+from tui_app.local.page_tokens import NOT_OURS, decode_page_token, encode_page_token, fingerprint
 from tui_app.local.paths import project_error
 from tui_app.local.store import LogStore
 from tui_app.local.timefmt import log_time
@@ -105,21 +104,19 @@ def list_entries(store: LogStore, body: object) -> dict[str, Any]:
         where, params = compile_log_filter(filter_text)
     except (FilterSyntaxError, ValueError) as exc:
         raise invalid_field("filter", f"Invalid filter: {exc}") from None
-    key = hashlib.sha256(json.dumps([projects, filter_text, desc]).encode()).hexdigest()[:12]
+    key = fingerprint(json.dumps([projects, filter_text, desc]))
     cursor: tuple[int, int] | None = None
     token = body.get("pageToken")
     if token:
         if not isinstance(token, str):
             raise invalid_field("pageToken", "pageToken must be a string.")
+        data = decode_page_token(token)
         try:
-            data = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
             ts, rid, tkey = int(data["t"]), int(data["i"]), data["k"]
             if not (_INT64_MIN <= ts <= _INT64_MAX and _INT64_MIN <= rid <= _INT64_MAX):
                 raise ValueError("out of SQLite's integer range")
-        except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
-            raise invalid_field(
-                "pageToken", "The page token is not one this service issued."
-            ) from None
+        except (ValueError, KeyError, TypeError, OverflowError):
+            raise invalid_field("pageToken", NOT_OURS) from None
         if tkey != key:
             raise invalid_field(
                 "pageToken", "The page token was issued for a different filter or order."
@@ -154,7 +151,5 @@ def list_entries(store: LogStore, body: object) -> dict[str, Any]:
         resp["entries"] = [entry_json(r) for r in rows[:size]]
     if len(rows) > size:
         last = rows[size - 1]
-        resp["nextPageToken"] = base64.urlsafe_b64encode(
-            json.dumps({"t": last[6], "i": last[0], "k": key}).encode()
-        ).decode()
+        resp["nextPageToken"] = encode_page_token({"t": last[6], "i": last[0], "k": key})
     return resp

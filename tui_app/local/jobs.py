@@ -10,7 +10,6 @@ import asyncio
 import base64
 import concurrent.futures
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -25,6 +24,7 @@ from tui_app.local.job_filter import compile_job_filter
 from tui_app.local.log_ingest import LogSource
 from tui_app.local.log_writer import LogWriter, ServiceEntry
 from tui_app.local.metrics import MetricsSampler
+from tui_app.local.page_tokens import NOT_OURS, decode_page_token, encode_page_token, fingerprint
 from tui_app.local.paths import StateDir
 from tui_app.local.runner import JobRunner
 from tui_app.local.scheduler import Scheduler, machine_capacity
@@ -62,20 +62,6 @@ def new_etag() -> str:
     return base64.urlsafe_b64encode(os.urandom(8)).decode()
 
 
-def _encode_token(data: dict[str, Any]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data, separators=(",", ":")).encode()).decode()
-
-
-def _decode_token(token: str) -> dict[str, Any]:
-    try:
-        data = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
-    except (ValueError, UnicodeError, RecursionError):  # RecursionError: deeply nested JSON
-        raise invalid_field("pageToken", "The page token is not one this service issued.") from None
-    if not isinstance(data, dict):
-        raise invalid_field("pageToken", "The page token is not one this service issued.")
-    return data
-
-
 def storage_error(exc: StoreError) -> ApiError:
     """A write the store refused, as the API answers it. Disk full is RESOURCE_EXHAUSTED (429):
     google.rpc.Code names "the entire file system is out of space" as its case, and gcloud
@@ -87,10 +73,6 @@ def storage_error(exc: StoreError) -> ApiError:
             f"{exc} Nothing was changed; free some space and retry.",
         )
     return ApiError("UNAVAILABLE", f"{exc} Nothing was changed.")
-
-
-def _filter_key(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 class JobService:
@@ -536,15 +518,15 @@ class JobService:
                 raise invalid_field("filter", f"Invalid filter: {exc}") from None
         before: int | None = None
         if page_token:
-            data = _decode_token(page_token)
-            if data.get("p") != project or data.get("f") != _filter_key(text):
+            data = decode_page_token(page_token)
+            if data.get("p") != project or data.get("f") != fingerprint(text):
                 raise invalid_field(
                     "pageToken", "The page token belongs to another project or filter."
                 )
             seq = data.get("s")
             # SQLite integers are int64: a forged token past that range would be a 500.
             if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < 2**63:
-                raise invalid_field("pageToken", "The page token is not one this service issued.")
+                raise invalid_field("pageToken", NOT_OURS)
             before = seq
         out: list[dict[str, Any]] = []
         last_seq: int | None = None
@@ -561,8 +543,8 @@ class JobService:
         if out:
             resp["jobs"] = out
         if more and last_seq is not None:
-            resp["nextPageToken"] = _encode_token(
-                {"p": project, "s": last_seq, "f": _filter_key(text)}
+            resp["nextPageToken"] = encode_page_token(
+                {"p": project, "s": last_seq, "f": fingerprint(text)}
             )
         return resp
 
