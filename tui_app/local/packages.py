@@ -32,6 +32,17 @@ from tui_app.local.runtime_envs import Environment
 
 _locks: dict[str, asyncio.Lock] = {}
 
+PIP_INSTALL = (
+    "-m",
+    "pip",
+    "install",
+    "--no-input",
+    "--no-build-isolation",
+    "--no-warn-script-location",
+)
+"""How a job's packages are installed, with or without a runtime: no build isolation, so an
+sdist builds with the setuptools already there instead of downloading its own."""
+
 
 class PackageError(Exception):
     """A package cannot be found or installed; the message says which and why."""
@@ -103,18 +114,7 @@ async def install(state: StateDir, files: list[Path], log: Callable[[str], None]
         tmp = state.package_cache / f".{key}.{uuid.uuid4().hex[:8]}"
         log(f"Installing {', '.join(f.name for f in files)}.")
         env = runtime_envs.pip_env(state.root)
-        argv = [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--no-input",
-            "--no-build-isolation",
-            "--no-warn-script-location",
-            "--target",
-            str(tmp),
-            *(str(f) for f in files),
-        ]
+        argv = [sys.executable, *PIP_INSTALL, "--target", str(tmp), *(str(f) for f in files)]
         try:
             rc, tail = await runtime_envs.run_logged(argv, env, log)
         except asyncio.CancelledError:
@@ -124,7 +124,7 @@ async def install(state: StateDir, files: list[Path], log: Callable[[str], None]
             shutil.rmtree(tmp, ignore_errors=True)
             raise PackageError(
                 "Installing the trainer package failed (pip exited with status "
-                f"{rc}):\n" + "\n".join(tail[-10:])
+                f"{rc}):\n" + runtime_envs.last_lines(tail)
             )
         (tmp / ".installed").write_text(",".join(f.name for f in files))
         try:
@@ -200,7 +200,8 @@ async def _build_layer(
     )
     if rc != 0:
         raise PackageError(
-            f"Creating the job's environment failed (status {rc}):\n" + "\n".join(tail[-10:])
+            f"Creating the job's environment failed (status {rc}):\n"
+            + runtime_envs.last_lines(tail)
         )
     site = target / "lib" / f"python{runtime.python}" / "site-packages"
     # A .pth line puts the runtime's site-packages after the job's own: pip (which lives
@@ -211,16 +212,7 @@ async def _build_layer(
         log(f"Installing {', '.join(f.name for f in files)} on runtime {runtime.runtime}.")
         wheels = await _pure_wheels(files, target / ".wheels", env, log)
         rc, tail = await runtime_envs.run_logged(
-            [
-                str(target / "bin" / "python"),
-                "-m",
-                "pip",
-                "install",
-                "--no-input",
-                "--no-build-isolation",
-                "--no-warn-script-location",
-                *(str(f) for f in wheels),
-            ],
+            [str(target / "bin" / "python"), *PIP_INSTALL, *(str(f) for f in wheels)],
             env,
             log,
         )
@@ -230,7 +222,8 @@ async def _build_layer(
                 f"Installing the trainer package on runtime {runtime.runtime} (Python "
                 f"{runtime.python}) failed (pip exited with status {rc}). A requirement of "
                 "setup.py that cannot install here needs a looser pin there, or a "
-                "runtimeVersion whose Python it supports. pip said:\n" + "\n".join(tail[-10:])
+                "runtimeVersion whose Python it supports. pip said:\n"
+                + runtime_envs.last_lines(tail)
             )
     (target / LAYER_MARKER).write_text(",".join(f.name for f in files))
 

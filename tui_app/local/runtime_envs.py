@@ -37,8 +37,18 @@ PIP_TAIL_LINES = 20
 _locks: dict[str, asyncio.Lock] = {}
 
 
+QUOTED_TAIL_LINES = 10
+"""How much of a failed build step's output its error message quotes: enough for pip's reason,
+which comes last; every line is in the job's log already."""
+
+
 class RuntimeEnvError(Exception):
     """The environment could not be built; the message ends with pip's reason."""
+
+
+def last_lines(tail: list[str]) -> str:
+    """The end of a failed command's output (``run_logged``'s tail), for its error message."""
+    return "\n".join(tail[-QUOTED_TAIL_LINES:])
 
 
 @dataclass
@@ -227,7 +237,7 @@ async def _build(
     if rc != 0:
         raise RuntimeEnvError(
             f"Creating a virtual environment with {plan.interpreter} failed (status {rc}):\n"
-            + "\n".join(tail[-10:])
+            + last_lines(tail)
         )
     python = target / "bin" / "python"
     pin = pip_upgrade(plan.python)
@@ -238,8 +248,7 @@ async def _build(
         )
         if rc != 0:
             raise RuntimeEnvError(
-                f"Upgrading pip on Python {plan.python} failed (status {rc}):\n"
-                + "\n".join(tail[-10:])
+                f"Upgrading pip on Python {plan.python} failed (status {rc}):\n" + last_lines(tail)
             )
     argv = [
         str(python),
@@ -258,7 +267,7 @@ async def _build(
     if rc != 0:
         raise RuntimeEnvError(
             f"Installing runtime {plan.runtime}'s frameworks on Python {plan.python} failed "
-            f"(pip exited with status {rc}):\n" + "\n".join(tail[-10:])
+            f"(pip exited with status {rc}):\n" + last_lines(tail)
         )
     built = Environment(
         target,
