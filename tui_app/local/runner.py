@@ -423,12 +423,16 @@ class JobRunner:
         if self.cancel_requested.is_set():
             await self._end(*self.stop_reason)
             return
-        self._disarm()  # maxWaitTime no longer applies once the job runs
-        self.host.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
-        self._arm(running_limit(ti), time.time())
+        self._now_running(ti)
         self.note("Job is running.")
         state, message = await self._watch()
         await self._end(state, message)
+
+    def _now_running(self, ti: dict[str, Any]) -> None:
+        """RUNNING from now: maxWaitTime no longer applies, and maxRunningTime starts counting."""
+        self._disarm()
+        self.host.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
+        self._arm(running_limit(ti), time.time())
 
     async def _admit(self, job: dict[str, Any]) -> Grant | None:
         """Wait for the scheduler to admit the job (maxWaitTime counting from its creation),
@@ -438,9 +442,8 @@ class JobRunner:
         wait = wait_limit(ti, scheduler.max_wait_scale)
         if wait is not None:
             self._arm(wait, self._created_at(job))
-        priority = int((ti.get("scheduling") or {}).get("priority") or 0)
         demand = job_demand(ti)
-        admitted = scheduler.request((self.project, self.job_id), demand, priority)
+        admitted = scheduler.request((self.project, self.job_id), demand, job_priority(ti))
         cancelled, grant = await self._until_cancelled(admitted)
         if cancelled:
             return None
@@ -676,6 +679,11 @@ class JobRunner:
         state, message = self.stop_reason
         self.note("Job cancelled." if state is JobState.CANCELLED else message)
         self.host.finish(self.project, self.job_id, state, message)
+
+
+def job_priority(ti: dict[str, Any]) -> int:
+    """``scheduling.priority``, 0 when unset: a tuning job's further trials queue with it too."""
+    return int((ti.get("scheduling") or {}).get("priority") or 0)
 
 
 def _kill_everything(handle: ReplicaHandle) -> None:

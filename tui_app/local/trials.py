@@ -28,11 +28,10 @@ import asyncio
 import contextlib
 import logging
 import math
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui_app.local.runner import JobRunner, sweep_leftovers
+from tui_app.local.runner import JobRunner, job_priority, sweep_leftovers
 from tui_app.local.scheduler import Grant
 from tui_app.local.timefmt import job_time
 from tui_app.model.capacity import job_demand
@@ -44,7 +43,6 @@ from tui_app.model.hp_search import (
     max_failed,
     metric_series,
 )
-from tui_app.model.limits import running_limit
 from tui_app.model.severity import SEVERITIES
 from tui_app.model.states import JobState
 from tui_app.model.tf_events import EVENT_FILE_MARKER, is_event_file, scalar_series
@@ -211,17 +209,14 @@ class TuningRunner(JobRunner):
             self.note(problem, "ERROR")
             await self._end(JobState.FAILED, problem)
             return
-        self._disarm()  # maxWaitTime no longer applies once the job runs
-        self.host.transition(self.project, self.job_id, JobState.RUNNING, startTime=True)
-        self._arm(running_limit(ti), time.time())
+        self._now_running(ti)
+        parallel = max(1, int(hp.get("maxParallelTrials") or 1))
         self.note(
             f"Job is running: up to {search.max_trials} trials "
-            f"({search.algorithm.lower()}), "
-            f"{max(1, int(hp.get('maxParallelTrials') or 1))} at a time."
+            f"({search.algorithm.lower()}), {parallel} at a time."
         )
         propagate = asyncio.ensure_future(self._propagate_cancel())
         self._unlisten = self.host.on_object_written(self._written)
-        parallel = max(1, int(hp.get("maxParallelTrials") or 1))
         left = search.max_trials - search.seeded
         try:
             lanes = [
@@ -298,8 +293,7 @@ class TuningRunner(JobRunner):
         key = (self.project, f"{self.job_id}#lane-{lane}")
         try:
             if grant is None:
-                priority = int((ti.get("scheduling") or {}).get("priority") or 0)
-                wanted = self.host.scheduler.request(key, job_demand(ti), priority)
+                wanted = self.host.scheduler.request(key, job_demand(ti), job_priority(ti))
                 give_up: asyncio.Future[Any] = asyncio.ensure_future(self._no_more.wait())
                 waits: set[asyncio.Future[Any]] = {wanted, give_up}
                 await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
