@@ -1,4 +1,12 @@
-"""TF_CONFIG and CLUSTER_SPEC for each replica, as the platform set them (api-notes §10)."""
+"""TF_CONFIG and CLUSTER_SPEC for each replica, as the platform set them.
+
+As Google's "distributed training details" page has it: TF_CONFIG is ``{"cluster": ..., "task":
+{"type", "index", "trial", "cloud"}, "job": <trainingInput>, "environment": "cloud"}``, where
+``trial`` (a string from ``"1"``) is there for tuning jobs only, the cluster never lists the
+evaluators, and the master is called ``chief`` from runtime 2.1 on. CLUSTER_SPEC, meant for
+custom containers, has the same shape but always says ``master`` (TFX reads
+``cluster_spec["cluster"]["master"][0]``).
+"""
 
 from __future__ import annotations
 

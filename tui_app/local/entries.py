@@ -1,4 +1,10 @@
-"""Logging v2 ``entries:list`` over the log store (api-notes §8)."""
+"""Logging v2 ``entries:list`` over the log store, answered as Cloud Logging did for ml v1 jobs.
+
+The request: ``resourceNames`` (``projects/P``; the deprecated ``projectIds`` too), ``filter``,
+``orderBy`` (``timestamp asc``, the default, or ``timestamp desc``), ``pageSize`` (default 50;
+gcloud asks for 1000) and ``pageToken``; the answer ``{"entries": [...], "nextPageToken": ...}``,
+or ``{}`` when nothing matches.
+"""
 
 from __future__ import annotations
 
@@ -62,7 +68,13 @@ def _int_field(body: dict[str, Any], name: str, default: int) -> int:
 
 
 def entry_json(row: tuple[Any, ...]) -> dict[str, Any]:
-    """One stored row as a LogEntry, shaped like AI Platform's (api-notes §8)."""
+    """One stored row as a LogEntry, shaped like AI Platform's.
+
+    gcloud's ``--task-name`` filters on ``resource.labels.task_name``, so the task is there as
+    well as in the ``ml.googleapis.com/`` labels; google-cloud-logging requires ``logName`` and
+    timestamps ending in ``Z``. The insertId is the row id zero-padded to 18 digits, so that it
+    orders as a string the way it does as a number.
+    """
     rid, project, job_id, task, trial, log_name, ts_us, recv_us, sev, message = row
     labels = {"ml.googleapis.com/task_name": task}
     if trial is not None:

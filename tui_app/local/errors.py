@@ -1,7 +1,7 @@
 """google.rpc errors as the ml v1 and Logging APIs return them.
 
-Every predictable failure is one of these, never a 5xx: gcloud retries 5xx for ~26 s before it
-gives up, and a non-JSON body prints as a raw dump (api-notes §4).
+Every predictable failure is one of these, never a 5xx: gcloud retries 5xx five times (~26 s)
+before it gives up with a "network connectivity" error, and prints a non-JSON body as a raw dump.
 """
 
 from __future__ import annotations

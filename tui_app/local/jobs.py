@@ -58,7 +58,8 @@ PATCHABLE = frozenset({"labels", "etag"})
 
 
 def new_etag() -> str:
-    """A fresh etag: valid base64, because gcloud decodes it (api-notes §3)."""
+    """A fresh etag: valid base64, because gcloud decodes it (a ``format: byte`` field), and one
+    that does not decode makes ``jobs describe`` and the whole of ``jobs list`` crash."""
     return base64.urlsafe_b64encode(os.urandom(8)).decode()
 
 

@@ -2,7 +2,7 @@
 
 One thread owns every insert, so timestamps and insertIds (the rowid) increase together: gcloud's
 stream-logs keeps an entry only if (timestamp, insertId) is greater than the last one it kept,
-compared as strings (api-notes §7.3). Offsets are committed in the same transaction as the lines
+compared as strings (``timefmt``). Offsets are committed in the same transaction as the lines
 they cover, so a restarted service resumes each file exactly where the store stopped.
 """
 

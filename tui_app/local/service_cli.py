@@ -497,7 +497,8 @@ def write_boto_config(state: StateDir, project: str) -> Path:
 
 
 def env_lines(state: StateDir, info: ServiceInfo, project: str) -> list[str]:
-    """The ``export CLOUDSDK_...`` lines that point gcloud at the service (api-notes §7.1).
+    """The ``export CLOUDSDK_...`` lines that point gcloud at the service (each endpoint override
+    must end in ``/``: gcloud refuses it otherwise).
 
     Values are shell-quoted: a state dir with a space must survive ``eval "$(... env)"``.
     """

@@ -14,7 +14,7 @@ How gcloud uploads its packages
 
 ``gcloud ai-platform jobs submit training --package-path ... --staging-bucket gs://B`` builds an
 sdist, uploads it through the storage JSON API (``api_endpoint_overrides/storage``) and only then
-creates the job (api-notes §7.4). Observed with gcloud 528 (apitools):
+creates the job. Observed with gcloud 528 (apitools):
 
 - up to 5 MiB: ``POST /upload/storage/v1/b/B/o?uploadType=multipart&name=N``, a
   ``multipart/related`` body with a single-quoted boundary and ``\\n`` line ends: a JSON part

@@ -1,7 +1,8 @@
 """Wire timestamps: RFC 3339 UTC with ``Z``, one fixed width per kind.
 
-gcloud compares (timestamp, insertId) as plain strings, so every log timestamp must have the same
-width (``.ffffffZ``): ``...:02Z`` then ``...:02.500Z`` would drop the second entry (api-notes §7.3).
+gcloud's stream-logs keeps an entry only if its (timestamp, insertId) is greater than the last one
+it kept, compared as plain strings, so every log timestamp must have the same width
+(``.ffffffZ``): ``...:02Z`` then ``...:02.500Z`` would drop the second entry (``.`` < ``Z``).
 """
 
 from __future__ import annotations
