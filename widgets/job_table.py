@@ -1,8 +1,8 @@
 """JobTable: the job list as a Line-API ScrollView that renders only the visible rows.
 
 Textual's ``DataTable`` measures every cell of every row with Rich whenever rows change (≈ 17 s for
-100k jobs on our 2-core machines, perf-notes §2), so the list is drawn line by line from a plain
-Python list instead: ``set_rows`` is O(rows) list work, and a frame costs only the ~20-50 visible
+100k jobs on our 2-core machines), so the list is drawn line by line from a plain Python list
+instead: ``set_rows`` is O(rows) list work, and a frame costs only the ~20-50 visible
 lines, each cached as a Strip in an LRU.
 
 Invariants:
@@ -31,7 +31,6 @@ from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_app.model.job_id import split_job_id
@@ -45,6 +44,13 @@ from tui_app.model.job_view import (
     state_name,
 )
 from tui_app.model.states import STATE_SYMBOL, JobState
+from widgets.line_cursor import (
+    ControlMessage,
+    LineCursorView,
+    cursor_bindings,
+    cursor_css,
+    scroll_target,
+)
 
 MARK_GLYPH = "●"
 GROUP_GLYPH = "▸"
@@ -125,7 +131,7 @@ class _Styles:
     states: dict[JobState, Style]
 
 
-class JobTable(ScrollView, can_focus=True):
+class JobTable(LineCursorView[_Styles], can_focus=True):
     """A virtual table of jobs: 100k rows cost a Python list, not widgets or measured cells.
 
     Feed it :class:`JobRow` and :class:`GroupRow` objects in display order with :meth:`set_rows`;
@@ -167,16 +173,6 @@ class JobTable(ScrollView, can_focus=True):
             color: $foreground;
             text-style: bold;
         }
-        & > .job-table--cursor {
-            background: $block-cursor-blurred-background;
-            color: $block-cursor-blurred-foreground;
-            text-style: $block-cursor-blurred-text-style;
-        }
-        &:focus > .job-table--cursor {
-            background: $block-cursor-background;
-            color: $block-cursor-foreground;
-            text-style: $block-cursor-text-style;
-        }
         & > .job-table--marked {
             background: $accent 20%;
             text-style: bold;
@@ -194,14 +190,10 @@ class JobTable(ScrollView, can_focus=True):
         & > .job-table--state-failed { color: $error; }
         & > .job-table--state-cancelled { color: $text-muted; }
     }
-    """
+    """ + cursor_css("JobTable", "job-table--cursor")
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Up", show=False, id="job-table.up"),
-        Binding("down,j", "cursor_down", "Down", show=False, id="job-table.down"),
-        Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id="job-table.page-up"),
-        Binding("pagedown,ctrl+f", "page_down", "Page down", show=False, id="job-table.page-down"),
-        Binding("home,g", "first", "First", show=False, id="job-table.first"),
+        *cursor_bindings("job-table"),
         Binding("end,G", "last", "Last", show=False, id="job-table.last"),
         Binding(
             "space",
@@ -224,48 +216,33 @@ class JobTable(ScrollView, can_focus=True):
     sort_reverse: reactive[bool] = reactive(False)
     """True when ``sort_column``'s natural direction is flipped."""
 
-    class CursorMoved(Message):
+    class CursorMoved(ControlMessage["JobTable"]):
         """The cursor is on a different row (or the list became empty: ``key`` None)."""
 
         def __init__(self, table: JobTable, key: str | None) -> None:
-            super().__init__()
+            super().__init__(table)
             self.table = table
             self.key = key
-
-        @property
-        def control(self) -> JobTable:
-            """The table the cursor moved in."""
-            return self.table
 
         def can_replace(self, message: Message) -> bool:
             # Holding `j` on 100k rows: only the last position matters.
             return isinstance(message, JobTable.CursorMoved) and message.table is self.table
 
-    class Activated(Message):
+    class Activated(ControlMessage["JobTable"]):
         """The user pressed enter (or double-clicked) on a row."""
 
         def __init__(self, table: JobTable, key: str) -> None:
-            super().__init__()
+            super().__init__(table)
             self.table = table
             self.key = key
 
-        @property
-        def control(self) -> JobTable:
-            """The table the row is in."""
-            return self.table
-
-    class MarksChanged(Message):
+    class MarksChanged(ControlMessage["JobTable"]):
         """The set of marked job ids changed."""
 
         def __init__(self, table: JobTable, marked: frozenset[str]) -> None:
-            super().__init__()
+            super().__init__(table)
             self.table = table
             self.marked = marked
-
-        @property
-        def control(self) -> JobTable:
-            """The table whose marks changed."""
-            return self.table
 
     def __init__(
         self,
@@ -370,7 +347,7 @@ class JobTable(ScrollView, can_focus=True):
         self._cursor = found if found is not None else max(0, min(old_index, count - 1))
         self.virtual_size = Size(self._min_width(), count + 1)
         if self.is_mounted:
-            was_visible = 0 <= screen_line < self._page
+            was_visible = 0 <= screen_line < self._page_size
             if found is not None and was_visible:
                 target = self._cursor - screen_line  # same screen line: nothing jumps
             else:
@@ -453,7 +430,7 @@ class JobTable(ScrollView, can_focus=True):
     # Cursor and scrolling
 
     @property
-    def _page(self) -> int:
+    def _page_size(self) -> int:
         """Rows that fit under the header."""
         return max(1, self.scrollable_content_region.height - 1)
 
@@ -473,33 +450,20 @@ class JobTable(ScrollView, can_focus=True):
     def _scroll_cursor_into_view(self) -> None:
         if not self.is_mounted or self.scrollable_content_region.height <= 1:
             return
-        top, page = self.scroll_offset.y, self._page
-        if self._cursor < top:
-            self.scroll_to(y=self._cursor, animate=False)
-        elif self._cursor >= top + page:
-            self.scroll_to(y=self._cursor - page + 1, animate=False)
+        target = scroll_target(self._cursor, 1, self.scroll_offset.y, self._page_size)
+        if target is not None:
+            self.scroll_to(y=target, animate=False)
 
     def _refresh_row(self, index: int) -> None:
         self.refresh_line(index + 1)
 
-    def action_cursor_up(self) -> None:
-        """Move the cursor up one row."""
-        self._move_cursor(self._cursor - 1)
+    def _move_by(self, delta: int) -> None:
+        self._move_cursor(self._cursor + delta)
 
-    def action_cursor_down(self) -> None:
-        """Move the cursor down one row."""
-        self._move_cursor(self._cursor + 1)
-
-    def action_page_up(self) -> None:
-        """Scroll up a page; the cursor keeps its screen line."""
-        page = self._page
-        self.scroll_to(y=max(0, self.scroll_offset.y - page), animate=False)
-        self._move_cursor(self._cursor - page)
-
-    def action_page_down(self) -> None:
-        """Scroll down a page; the cursor keeps its screen line."""
-        page = self._page
-        self.scroll_to(y=min(self.max_scroll_y, self.scroll_offset.y + page), animate=False)
+    def _page_by(self, direction: int) -> None:
+        page = direction * self._page_size
+        y = self.scroll_offset.y + page
+        self.scroll_to(y=max(0, min(y, self.max_scroll_y)), animate=False)
         self._move_cursor(self._cursor + page)
 
     def action_first(self) -> None:
@@ -534,12 +498,6 @@ class JobTable(ScrollView, can_focus=True):
     # -----------------------------------------------------------------------------------------
     # Rendering
 
-    def notify_style_update(self) -> None:
-        """CSS changed (theme, focus): drop every style and strip derived from it."""
-        super().notify_style_update()
-        self._style_cache = None
-        self._strips.clear()
-
     def on_resize(self, event: events.Resize) -> None:
         self._scroll_cursor_into_view()
 
@@ -553,26 +511,19 @@ class JobTable(ScrollView, can_focus=True):
         """The narrowest row that keeps every column (wider widgets stretch JOB ID and ERROR)."""
         return MIN_WIDTH
 
-    def _styles(self) -> _Styles:
-        if self._style_cache is None:
-            base = self.rich_style
-            get = self.get_component_rich_style
-
-            def fg(name: str) -> Style:
-                # The colour as composed over our background (alpha and `auto` resolved), plus
-                # the class's own text style; the row decides the background.
-                return Style.from_color(get(name).color) + get(name, partial=True).without_color
-
-            self._style_cache = _Styles(
-                base=base,
-                header=base + get("job-table--header"),
-                cursor=base + get("job-table--cursor"),
-                marked=base + get("job-table--marked"),
-                group=fg("job-table--group"),
-                dim=fg("job-table--dim"),
-                states={state: fg(name) for state, name in _STATE_CLASS.items()},
-            )
-        return self._style_cache
+    def _resolve_styles(self) -> _Styles:
+        base = self.rich_style
+        get = self.get_component_rich_style
+        fg = self._foreground
+        return _Styles(
+            base=base,
+            header=base + get("job-table--header"),
+            cursor=base + get("job-table--cursor"),
+            marked=base + get("job-table--marked"),
+            group=fg("job-table--group"),
+            dim=fg("job-table--dim"),
+            states={state: fg(name) for state, name in _STATE_CLASS.items()},
+        )
 
     def _layout(self, width: int) -> _Layout:
         key = (width, self._longest_id)

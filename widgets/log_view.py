@@ -42,13 +42,19 @@ from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import var
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_app.model.log_buffer import Entry, FilterMode, LogBuffer, Marker
 from tui_app.model.log_line import LogLine, task_tag
 from tui_app.model.log_text import MAX_CHARS, CleanLine, clean
 from tui_app.model.severity import SEVERITIES
+from widgets.line_cursor import (
+    ControlMessage,
+    LineCursorView,
+    cursor_bindings,
+    cursor_css,
+    scroll_target,
+)
 
 __all__ = ["FilterMode", "LogView", "Marker", "TimestampMode"]
 
@@ -96,7 +102,7 @@ class _Styles:
     tags: tuple[Style, ...]
 
 
-class LogView(ScrollView, can_focus=True):
+class LogView(LineCursorView[_Styles], can_focus=True):
     """A log pane for 100k lines: follow, merge tags, severities, search, grep filters, wrap.
 
     Feed it batches with :meth:`append` (and older history with :meth:`prepend`); never one
@@ -140,16 +146,6 @@ class LogView(ScrollView, can_focus=True):
         color: $foreground;
         overflow-y: scroll;
         scrollbar-size-vertical: 1;
-        & > .log-view--cursor {
-            background: $block-cursor-blurred-background;
-            color: $block-cursor-blurred-foreground;
-            text-style: $block-cursor-blurred-text-style;
-        }
-        &:focus > .log-view--cursor {
-            background: $block-cursor-background;
-            color: $block-cursor-foreground;
-            text-style: $block-cursor-text-style;
-        }
         & > .log-view--dim { color: $text-muted; }
         & > .log-view--marker { color: $accent; text-style: bold; }
         & > .log-view--separator { color: $text-muted; }
@@ -168,14 +164,10 @@ class LogView(ScrollView, can_focus=True):
         & > .log-view--tag-4 { color: $foreground; text-style: bold; }
         & > .log-view--tag-5 { color: $text-primary; text-style: bold italic; }
     }
-    """
+    """ + cursor_css("LogView", "log-view--cursor")
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Up", show=False, id="log-view.up"),
-        Binding("down,j", "cursor_down", "Down", show=False, id="log-view.down"),
-        Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id="log-view.page-up"),
-        Binding("pagedown,ctrl+f", "page_down", "Page down", show=False, id="log-view.page-down"),
-        Binding("home,g", "first", "First", show=False, id="log-view.first"),
+        *cursor_bindings("log-view"),
         Binding(
             "end,G",
             "last",
@@ -216,30 +208,20 @@ class LogView(ScrollView, can_focus=True):
     min_severity: var[int] = var(0, init=False)
     """Hide lines below this LogSeverity number (0 shows everything; markers always show)."""
 
-    class TopReached(Message):
+    class TopReached(ControlMessage["LogView"]):
         """The user arrived at the top of the view: time to fetch older lines (prepend)."""
 
         def __init__(self, log_view: LogView) -> None:
-            super().__init__()
+            super().__init__(log_view)
             self.log_view = log_view
 
-        @property
-        def control(self) -> LogView:
-            """The view that reached its top."""
-            return self.log_view
-
-    class PendingChanged(Message):
+    class PendingChanged(ControlMessage["LogView"]):
         """The count of lines that arrived while not following changed (0 after resuming)."""
 
         def __init__(self, log_view: LogView, pending: int) -> None:
-            super().__init__()
+            super().__init__(log_view)
             self.log_view = log_view
             self.pending = pending
-
-        @property
-        def control(self) -> LogView:
-            """The view whose count changed."""
-            return self.log_view
 
         def can_replace(self, message: Message) -> bool:
             # A flood posts one per batch: only the latest count matters.
@@ -643,7 +625,11 @@ class LogView(ScrollView, can_focus=True):
         self._scroll_row_into_view(index, center=center)
 
     def _move_by(self, delta: int) -> None:
-        """Cursor up (negative) or down; a cursor scrolled out of sight first comes back."""
+        """Cursor up (negative; that stops following) or down.
+
+        A cursor the user scrolled out of sight first comes back to the edge it went past, so a
+        key press never jumps the view back to where the cursor was left.
+        """
         count = self.row_count
         if not count:
             return
@@ -687,18 +673,15 @@ class LogView(ScrollView, can_focus=True):
     def _scroll_row_into_view(self, index: int, *, center: bool = False) -> None:
         if not self.is_mounted:
             return
-        top, height = self._row_top(index), self._row_height(index)
-        y = int(self.scroll_offset.y)
-        page = max(1, self.scrollable_content_region.height)
-        if top >= y and top + height <= y + page:
-            return
-        if center:
-            target = top - max(0, (page - height) // 2)
-        elif top < y or height > page:
-            target = top
-        else:
-            target = top + height - page
-        self._scroll_quietly(target)
+        target = scroll_target(
+            self._row_top(index),
+            self._row_height(index),
+            int(self.scroll_offset.y),
+            max(1, self.scrollable_content_region.height),
+            center=center,
+        )
+        if target is not None:
+            self._scroll_quietly(target)
 
     def _check_top(self) -> None:
         """Post TopReached once per arrival at the top."""
@@ -706,23 +689,12 @@ class LogView(ScrollView, can_focus=True):
             self._top_armed = False
             self.post_message(self.TopReached(self))
 
-    def action_cursor_up(self) -> None:
-        """Move the cursor up one row (stops following)."""
-        self._move_by(-1)
+    def _page_by(self, direction: int) -> None:
+        """A page up (that stops following) or down, the cursor keeping its place on screen.
 
-    def action_cursor_down(self) -> None:
-        """Move the cursor down one row."""
-        self._move_by(1)
-
-    def action_page_up(self) -> None:
-        """Scroll up a page, the cursor keeping its place on screen (stops following)."""
-        self._page(-1)
-
-    def action_page_down(self) -> None:
-        """Scroll down a page, the cursor keeping its place on screen."""
-        self._page(1)
-
-    def _page(self, direction: int) -> None:
+        When the view can't scroll further, the cursor goes to the first or last row instead,
+        so paging always moves something.
+        """
         if not self.row_count:
             return
         if direction < 0:
@@ -937,12 +909,6 @@ class LogView(ScrollView, can_focus=True):
     # -----------------------------------------------------------------------------------------
     # Rendering
 
-    def notify_style_update(self) -> None:
-        """CSS changed (theme, focus): drop every style and strip derived from it."""
-        super().notify_style_update()
-        self._style_cache = None
-        self._strips.clear()
-
     def _refresh_row(self, row: int) -> None:
         if row < 0 or not self.is_mounted:
             return
@@ -952,28 +918,22 @@ class LogView(ScrollView, can_focus=True):
         if index < self.row_count:
             self.refresh_lines(self._row_top(index), self._row_height(index))
 
-    def _styles(self) -> _Styles:
-        if self._style_cache is None:
-            base = self.rich_style
-            get = self.get_component_rich_style
-
-            def fg(name: str) -> Style:
-                # The colour as composed over our background, plus the class's text style.
-                return Style.from_color(get(name).color) + get(name, partial=True).without_color
-
-            match = get("log-view--match")
-            self._style_cache = _Styles(
-                base=base,
-                cursor=base + get("log-view--cursor"),
-                dim=base + fg("log-view--dim"),
-                marker=base + fg("log-view--marker"),
-                separator=base + fg("log-view--separator"),
-                match=Style(bgcolor=match.bgcolor) + get("log-view--match", partial=True),
-                match_current=get("log-view--match-current"),
-                severities=tuple(base + fg(name) for _, name in _SEVERITY_CLASSES),
-                tags=tuple(base + fg(f"log-view--tag-{n}") for n in range(TAG_COLOURS)),
-            )
-        return self._style_cache
+    def _resolve_styles(self) -> _Styles:
+        base = self.rich_style
+        get = self.get_component_rich_style
+        fg = self._foreground
+        match = get("log-view--match")
+        return _Styles(
+            base=base,
+            cursor=base + get("log-view--cursor"),
+            dim=base + fg("log-view--dim"),
+            marker=base + fg("log-view--marker"),
+            separator=base + fg("log-view--separator"),
+            match=Style(bgcolor=match.bgcolor) + get("log-view--match", partial=True),
+            match_current=get("log-view--match-current"),
+            severities=tuple(base + fg(name) for _, name in _SEVERITY_CLASSES),
+            tags=tuple(base + fg(f"log-view--tag-{n}") for n in range(TAG_COLOURS)),
+        )
 
     def render_line(self, y: int) -> Strip:
         """Screen line ``y``: a slice of the row drawn there (rows may wrap over several)."""
