@@ -70,8 +70,8 @@ import psutil
 from tui_app.local.errors import invalid_field, not_found_job
 from tui_app.local.store import SAMPLES_SCHEMA, JobStore, connect
 from tui_app.local.timefmt import log_time
-from tui_app.model.describe import parse_time
 from tui_app.model.states import JobState
+from tui_app.model.wire import parse_time
 
 log = logging.getLogger(__name__)
 
