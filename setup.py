@@ -1,7 +1,7 @@
 """Which packages the wheel holds; everything else is in pyproject.toml.
 
 The packages are found, never listed by hand, so a new subpackage cannot be left out of an
-installed tui-app (``pip install .`` once gave a TUI without ``tui_app.screens``). Only our
+installed tui-app (``pip install .`` once gave a TUI without its screens package). Only our
 three top-level names are searched: PyPI has an unrelated ``themes``, and ``tests``,
 ``examples`` and ``benchmarks`` are not part of the product.
 

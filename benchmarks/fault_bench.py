@@ -1,6 +1,6 @@
 """Faults, hostile trainers, bad input and load: ``python benchmarks/fault_bench.py [--quick]``.
 
-Four sections, each against its own service (``tui_app.cli service run`` in its own session, on a
+Four sections, each against its own service (``tui_app service run`` in its own session, on a
 free port, in a temporary state dir: ``service_bench.Service``), printed as a table of figures
 with goals and PASS/FAIL verdicts:
 
@@ -85,7 +85,7 @@ from service_bench import (  # beside this script
     verdict,
 )
 
-from tui_app.demo import build_sdist
+from tui_app.entry.demo import build_sdist
 
 REPO = Path(__file__).resolve().parent.parent
 REPLICA_MARKER = "TUI_APP_REPLICA"

@@ -31,7 +31,7 @@ from bench_report import (  # beside this script
 )
 from service_bench import Service, kill_stragglers, verdict  # beside this script
 
-from tui_app.demo import build_trainer_sdist
+from tui_app.entry.demo import build_trainer_sdist
 
 TRIALS = 12
 PARALLEL = 2

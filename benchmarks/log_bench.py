@@ -89,8 +89,8 @@ from tui_bench import inject, med_range, peak_mb, rss_mb, verdict
 if TYPE_CHECKING:
     from textual.app import App
 
-    from tui_app.app import JobsApp
     from tui_app.model.log_line import LogLine
+    from tui_app.shell.app import JobsApp
 
 SIZE = (120, 40)
 RESULT_PREFIX = "LOG_BENCH_RESULT "
@@ -237,9 +237,9 @@ class GcLog:
 
 def make_app(state_root: str, work: Path) -> JobsApp:
     """The real app, as ``tui-app --state-dir STATE --project PROJECT`` builds it."""
-    from tui_app.app import JobsApp
-    from tui_app.launch import connector
-    from tui_app.settings import Profile, Settings
+    from tui_app.config.settings import Profile, Settings
+    from tui_app.entry.launch import connector
+    from tui_app.shell.app import JobsApp
 
     return JobsApp(
         Settings(),
@@ -274,7 +274,7 @@ class Instruments:
 
     def __init__(self, line_hook: Callable[[list[LogLine], float], None]) -> None:
         from tui_app.api.log_stream import LogStream
-        from tui_app.screens.logs import SCREEN_BATCH, LinesArrived, LogsScreen
+        from tui_app.shell.screens.logs_screen import SCREEN_BATCH, LinesArrived, LogsScreen
 
         self.handled: list[tuple[float, float, int]] = []
         """(perf start, seconds, lines) per LinesArrived handled."""
@@ -349,8 +349,8 @@ def run_app(app: JobsApp, body: Callable[[], Awaitable[None]]) -> None:
 
 
 def child_latency(state_root: str, work: str, probe_uri: str, count: int) -> None:
-    from tui_app.app import JobsApp
-    from tui_app.screens.logs import LogsScreen
+    from tui_app.shell.app import JobsApp
+    from tui_app.shell.screens.logs_screen import LogsScreen
 
     app = make_app(state_root, Path(work))
     tap = FrameTap()
@@ -424,8 +424,8 @@ def child_flood(
 ) -> None:
     """Job A floods with its logs open; then (``second`` > 0) job B is opened when finished."""
     rss_start = rss_mb()
-    from tui_app.app import JobsApp
-    from tui_app.screens.logs import ALL, LogsScreen
+    from tui_app.shell.app import JobsApp
+    from tui_app.shell.screens.logs_screen import ALL, LogsScreen
     from widgets.log_view import LogView
 
     rss_imported = rss_mb()
@@ -1092,7 +1092,7 @@ def warm_up(svc: Service, trainer_uri: str, probe_uri: str) -> float:
 
 
 def run(cfg: Config, keep: bool) -> int:
-    from tui_app.demo import build_sdist
+    from tui_app.entry.demo import build_sdist
 
     print(machine_header(cfg), flush=True)
     res = Results()

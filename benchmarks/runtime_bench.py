@@ -91,7 +91,7 @@ def main() -> int:
     state = args.state_dir or work / "state"
     port = 18470 + os.getpid() % 1000
     url = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "tui_app.cli", "service", "run", "--state-dir", str(state)]
+    cmd = [sys.executable, "-m", "tui_app", "service", "run", "--state-dir", str(state)]
     log = open(work / "service.log", "ab")  # noqa: SIM115
     proc = subprocess.Popen(
         [*cmd, "--port", str(port), "--no-auth"], stdout=log, stderr=log, start_new_session=True

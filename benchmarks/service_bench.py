@@ -59,7 +59,7 @@ from bench_report import (  # beside this script
 )
 
 from tui_app.api.jobs_client import JobsClient, make_credentials
-from tui_app.demo import build_sdist
+from tui_app.entry.demo import build_sdist
 from tui_app.local.paths import StateDir
 from tui_app.local.store import JobStore
 from tui_app.model.job_spec import parse_job
@@ -171,7 +171,7 @@ def wire_time(epoch: float) -> str:
 
 
 class Service:
-    """A ``tui_app.cli service run`` subprocess on a free port, in its own session."""
+    """A ``tui_app service run`` subprocess on a free port, in its own session."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -187,7 +187,7 @@ class Service:
                 [
                     sys.executable,
                     "-m",
-                    "tui_app.cli",
+                    "tui_app",
                     "service",
                     "run",
                     "--state-dir",

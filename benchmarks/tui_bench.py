@@ -298,7 +298,7 @@ def wait_gone(pid: int, timeout: float = 10.0) -> None:
 
 def tui_command(state_root: Path, project: str) -> str:
     exe = REPO / ".venv" / "bin" / "tui-app"
-    argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "tui_app.cli"]
+    argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "tui_app"]
     argv += ["--state-dir", str(state_root), "--project", project]
     return "exec " + shlex.join(argv)
 
@@ -346,7 +346,7 @@ def floor_once(tmux: Tmux, run: int) -> float:
 def gcloud_env(state_root: Path, project: str, config_dir: Path) -> dict[str, str]:
     """The environment ``tui-app service env`` prescribes, plus a private gcloud config."""
     out = subprocess.run(
-        [sys.executable, "-m", "tui_app.cli", "service", "env", "--state-dir", str(state_root),
+        [sys.executable, "-m", "tui_app", "service", "env", "--state-dir", str(state_root),
          "--project", project],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
@@ -460,10 +460,10 @@ def emit(data: dict[str, Any]) -> None:
 def child_headless(state_root: str, project: str, count: int) -> None:
     """Run the real app headless against the service; report monotonic times of milestones."""
     t_main = time.monotonic()
-    from tui_app.app import JobsApp
-    from tui_app.launch import connector, resolve
-    from tui_app.screens.jobs import JobsScreen
-    from tui_app.settings import load_settings
+    from tui_app.config.settings import load_settings
+    from tui_app.entry.launch import connector, resolve
+    from tui_app.shell.app import JobsApp
+    from tui_app.shell.screens.jobs_screen import JobsScreen
 
     t_imported = time.monotonic()
     settings, _ = load_settings()
@@ -570,10 +570,10 @@ def child_filter(count: int, reps: int) -> None:
     from textual.widgets import Input
 
     from tests.support.fixed_jobs import FixedSource
-    from tui_app.app import JobsApp
-    from tui_app.messages import JobsRefreshed
-    from tui_app.screens.jobs import JobsScreen
-    from tui_app.settings import Settings
+    from tui_app.config.settings import Settings
+    from tui_app.shell.app import JobsApp
+    from tui_app.shell.messages import JobsRefreshed
+    from tui_app.shell.screens.jobs_screen import JobsScreen
 
     rss_imported = rss_mb()
     template = job_template()

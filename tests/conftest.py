@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.support.live_service import LiveService, free_port
-from tui_app.demo import build_trainer_sdist
+from tui_app.entry.demo import build_trainer_sdist
 
 REPO = Path(__file__).resolve().parent.parent
 TRAINER_SRC = REPO / "examples" / "trainer"
@@ -56,7 +56,7 @@ def _start(state_dir: Path, *extra: str, port: int | None = None) -> LiveService
         [
             sys.executable,
             "-m",
-            "tui_app.cli",
+            "tui_app",
             "service",
             "run",
             "--state-dir",

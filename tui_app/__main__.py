@@ -1,5 +1,5 @@
 """``python -m tui_app`` is ``tui-app``."""
 
-from tui_app.cli import main
+from tui_app.entry.cli import main
 
 raise SystemExit(main())

@@ -101,7 +101,7 @@ class Gcloud:
 
     @classmethod
     def for_service(cls, svc: LiveService, workdir: Path, project: str = PROJECT) -> Gcloud:
-        cmd = [sys.executable, "-m", "tui_app.cli", "service", "env"]
+        cmd = [sys.executable, "-m", "tui_app", "service", "env"]
         cmd += ["--state-dir", str(svc.state_dir), "--project", project]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=True).stdout
         exports, unsets = parse_env_lines(out)

@@ -78,9 +78,9 @@ def run(*argv: str) -> str:
 async def open_app(state_dir: Path) -> None:
     """The app headless on the service the demo started: the demo jobs listed, a job's
     detail, the builder (its own stylesheet), back to the list."""
-    from tui_app.app import JobsApp
-    from tui_app.launch import connector
-    from tui_app.settings import Profile, Settings
+    from tui_app.config.settings import Profile, Settings
+    from tui_app.entry.launch import connector
+    from tui_app.shell.app import JobsApp
 
     app = JobsApp(
         Settings(refresh_seconds=0.3),
@@ -121,7 +121,7 @@ def main() -> None:
     # What `tui-app --demo` does before it opens the TUI: start the service (the wheel's
     # console script, through the client) and submit the jobs built from the wheel's copy of
     # the sample trainer.
-    from tui_app.demo import submit_demo_jobs
+    from tui_app.entry.demo import submit_demo_jobs
 
     try:
         ids = submit_demo_jobs(state_dir, "local-project")

@@ -11,9 +11,9 @@ import pytest
 from textual.widgets import Input
 
 from tests.support.live_service import PROJECT, LiveService
-from tui_app.app import JobsApp
-from tui_app.launch import connector
-from tui_app.settings import Profile, Settings
+from tui_app.config.settings import Profile, Settings
+from tui_app.entry.launch import connector
+from tui_app.shell.app import JobsApp
 
 
 @pytest.fixture(autouse=True)

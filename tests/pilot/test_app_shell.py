@@ -15,10 +15,10 @@ from textual.widgets._footer import FooterKey
 
 from tests.support.fixed_jobs import FixedSource
 from tests.support.settle import settled, wait_until
-from tui_app.app import JobsApp
-from tui_app.screens.describe import DescribeScreen
-from tui_app.screens.help import HelpScreen
-from tui_app.settings import Settings, load_settings
+from tui_app.config.settings import Settings, load_settings
+from tui_app.shell.app import JobsApp
+from tui_app.shell.screens.describe_screen import DescribeScreen
+from tui_app.shell.screens.help_screen import HelpScreen
 from widgets.job_table import JobTable
 
 NOW = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)

@@ -16,20 +16,20 @@ from textual.widgets import Input, Select, Static, TextArea
 from tests.conftest import TRAINER_SRC
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import TERMINAL, LiveService, basic_job
-from tui_app.app import JobsApp
-from tui_app.launch import connector
-from tui_app.locations import ENV_CONFIG_DIR
+from tui_app.config.locations import ENV_CONFIG_DIR
+from tui_app.config.settings import Profile, Settings
+from tui_app.entry.launch import connector
 from tui_app.model.job_config import from_config_yaml, to_config_yaml
 from tui_app.model.job_id import split_job_id
 from tui_app.model.job_spec import parse_job
-from tui_app.screens.builder import BuilderScreen
-from tui_app.screens.confirm import ConfirmScreen
-from tui_app.screens.jobs import JobsScreen
-from tui_app.screens.logs import LogsScreen
-from tui_app.screens.message import MessageScreen
-from tui_app.screens.presets import PresetsScreen
-from tui_app.screens.prompt import PromptScreen
-from tui_app.settings import Profile, Settings
+from tui_app.shell.app import JobsApp
+from tui_app.shell.screens.builder_screen import BuilderScreen
+from tui_app.shell.screens.confirm_screen import ConfirmScreen
+from tui_app.shell.screens.jobs_screen import JobsScreen
+from tui_app.shell.screens.logs_screen import LogsScreen
+from tui_app.shell.screens.message_screen import MessageScreen
+from tui_app.shell.screens.presets_screen import PresetsScreen
+from tui_app.shell.screens.prompt_screen import PromptScreen
 from widgets.code_preview import CodePreview
 from widgets.job_table import JobTable
 from widgets.tier_panel import TierPanel

@@ -13,9 +13,9 @@ from typing import Any
 
 from tests.pilot.conftest import wait_for
 from tests.support.fixed_jobs import JOBS, FixedClient, FixedSource
-from tui_app.app import JobsApp
-from tui_app.screens.describe import DescribeScreen
-from tui_app.settings import Settings
+from tui_app.config.settings import Settings
+from tui_app.shell.app import JobsApp
+from tui_app.shell.screens.describe_screen import DescribeScreen
 
 GET_SECONDS = 0.8
 

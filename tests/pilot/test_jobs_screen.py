@@ -16,10 +16,10 @@ from tests.conftest import _start, _stop
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.model.job_view import JobRow
-from tui_app.screens.builder import BuilderScreen
-from tui_app.screens.confirm import ConfirmScreen
-from tui_app.screens.jobs import JobsScreen
-from tui_app.screens.message import MessageScreen
+from tui_app.shell.screens.builder_screen import BuilderScreen
+from tui_app.shell.screens.confirm_screen import ConfirmScreen
+from tui_app.shell.screens.jobs_screen import JobsScreen
+from tui_app.shell.screens.message_screen import MessageScreen
 from widgets.job_table import JobTable
 
 LONG = ("--steps", "100000", "--sleep", "0.1")

@@ -17,7 +17,7 @@ from tests.conftest import unique_id
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.model.log_line import LogLine
-from tui_app.screens.logs import ALL, SCREEN_BATCH, LogsScreen
+from tui_app.shell.screens.logs_screen import ALL, SCREEN_BATCH, LogsScreen
 from widgets.log_view import LogView
 
 CLUSTER = {

@@ -14,9 +14,9 @@ from tests.conftest import _start, _stop
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import basic_job
 from tui_app.model.job_view import JobRow
-from tui_app.screens.confirm import ConfirmScreen
-from tui_app.screens.jobs import JobsScreen
-from tui_app.screens.message import MessageScreen
+from tui_app.shell.screens.confirm_screen import ConfirmScreen
+from tui_app.shell.screens.jobs_screen import JobsScreen
+from tui_app.shell.screens.message_screen import MessageScreen
 from widgets.job_table import JobTable
 
 PROJECT = "outage-project"

@@ -16,10 +16,10 @@ from tests.pilot.conftest import FROZEN_NOW, live_app, wait_for
 from tests.pilot.test_logs_screen import log_lines
 from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
 from tests.support.live_service import LiveService, basic_job
-from tui_app.app import JobsApp
-from tui_app.screens.describe import DescribeScreen
-from tui_app.screens.logs import ALL, LogsScreen
-from tui_app.settings import Settings
+from tui_app.config.settings import Settings
+from tui_app.shell.app import JobsApp
+from tui_app.shell.screens.describe_screen import DescribeScreen
+from tui_app.shell.screens.logs_screen import ALL, LogsScreen
 from widgets.trials_table import COLUMNS, TrialsPlot, TrialsSection, TrialsTable
 
 RUNNING_ID = "hptune_20261122_084000"

@@ -18,9 +18,9 @@ from tests.pilot.test_builder_screen import error_text, field, open_builder, set
 from tests.support.vertex_replay import ENDPOINT, PROJECT, REGION, VertexReplay
 from tui_app.api.connection import Connection
 from tui_app.api.vertex_client import VertexJobsClient
-from tui_app.app import JobsApp
-from tui_app.screens.jobs import JobsScreen
-from tui_app.settings import Profile, Settings
+from tui_app.config.settings import Profile, Settings
+from tui_app.shell.app import JobsApp
+from tui_app.shell.screens.jobs_screen import JobsScreen
 
 
 @dataclass(frozen=True)

@@ -30,13 +30,13 @@ from tests.support.vertex_replay import (
 )
 from tui_app.api.connection import Connection
 from tui_app.api.vertex_client import VertexJobsClient
-from tui_app.app import JobsApp, RowCache
-from tui_app.messages import JobsRefreshed
+from tui_app.config.settings import Settings
 from tui_app.model.job_view import JobRow
-from tui_app.screens.confirm import ConfirmScreen
-from tui_app.screens.describe import DescribeScreen
-from tui_app.screens.jobs import JobsScreen
-from tui_app.settings import Settings
+from tui_app.shell.app import JobsApp, RowCache
+from tui_app.shell.messages import JobsRefreshed
+from tui_app.shell.screens.confirm_screen import ConfirmScreen
+from tui_app.shell.screens.describe_screen import DescribeScreen
+from tui_app.shell.screens.jobs_screen import JobsScreen
 from widgets.job_table import JobTable
 from widgets.trials_table import TrialsSection, TrialsTable
 
@@ -248,7 +248,7 @@ async def test_a_change_survives_two_queued_polls(tmp_path: Path) -> None:
             pilot,
             lambda: rows(app).get(RUNNING_NAME) == "CANCELLING",
             describe=lambda: (
-                "product bug: JobsRefreshed.can_replace (tui_app/messages.py) lets the later "
+                "product bug: JobsRefreshed.can_replace (tui_app/shell/messages.py) lets the later "
                 "changed=False list replace the pending changed=True one, so JobsScreen never "
                 "shows the change"
             ),

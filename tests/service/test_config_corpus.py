@@ -20,7 +20,7 @@ import yaml
 from tests.conftest import unique_id
 from tests.support.config_corpus import INVALID, VALID, expected_field
 from tests.support.live_service import PROJECT, LiveService, basic_job
-from tui_app.demo import DEMO_BUCKET
+from tui_app.entry.demo import DEMO_BUCKET
 
 JOBS = f"/v1/projects/{PROJECT}/jobs"
 NO_CONTAINER_RUNTIME = "Custom containers cannot run on the local jobs service"

@@ -16,7 +16,7 @@ def tui(service: LiveService, *args: str) -> subprocess.CompletedProcess[str]:
         [
             sys.executable,
             "-m",
-            "tui_app.cli",
+            "tui_app",
             "jobs",
             *args,
             "--state-dir",
@@ -81,7 +81,7 @@ def test_list_describe_cancel_resubmit(service: LiveService, package_uri: str) -
 
 def test_unknown_profile_is_a_clear_error(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "tui_app.cli", "jobs", "list", "--profile", "nope"],
+        [sys.executable, "-m", "tui_app", "jobs", "list", "--profile", "nope"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -98,7 +98,7 @@ def test_options_before_the_subcommand_are_honoured(service: LiveService, packag
     service.client(project=other).create(basic_job(job_id, package_uri, "--steps", "1"))
     argv = ["--state-dir", str(service.state_dir), "--project", other, "jobs", "list", "--json"]
     result = subprocess.run(
-        [sys.executable, "-m", "tui_app.cli", *argv],
+        [sys.executable, "-m", "tui_app", *argv],
         capture_output=True,
         text=True,
         timeout=60,

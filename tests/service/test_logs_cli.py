@@ -32,7 +32,7 @@ def _argv(service: LiveService, *args: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "tui_app.cli",
+        "tui_app",
         "jobs",
         "logs",
         *args,

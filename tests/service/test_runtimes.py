@@ -71,7 +71,7 @@ def trainer_sdist(out: Path, name: str, requires: list[str], salt: str = "") -> 
     return path
 
 
-SERVICE_RUN = (sys.executable, "-m", "tui_app.cli", "service", "run", "--grace-seconds", "2")
+SERVICE_RUN = (sys.executable, "-m", "tui_app", "service", "run", "--grace-seconds", "2")
 
 
 def _start(state: Path, env: dict[str, str]) -> LiveService:

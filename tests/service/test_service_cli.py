@@ -16,7 +16,7 @@ from tui_app.api.jobs_client import JobsClient, make_credentials
 
 def tui(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tui_app.cli", *args],
+        [sys.executable, "-m", "tui_app", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -28,7 +28,7 @@ from tui_app.local.store import JobStore, LogStore, StoreError
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tui_app.cli", "service", *args],
+        [sys.executable, "-m", "tui_app", "service", *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import unique_id
 from tests.support.live_service import LiveService, basic_job
-from tui_app.package_build import build_sdist
+from tui_app.shell.package_build import build_sdist
 
 PROBE_SRC = Path(__file__).resolve().parent.parent / "support" / "probe_trainer"
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tracebacks"

@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import unique_id
 from tests.support.live_service import LiveService, basic_job
-from tui_app.package_build import build_sdist
+from tui_app.shell.package_build import build_sdist
 
 EVENTS = next((Path(__file__).parent.parent / "fixtures/tf_events/tf1_simple").glob("events*"))
 """Real TensorFlow output: ``accuracy`` 0.81 at step 100, 0.875 at step 200."""

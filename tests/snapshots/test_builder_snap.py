@@ -16,9 +16,9 @@ from textual.widgets import Input
 
 from tests.support.fixed_jobs import FixedSource
 from tests.support.settle import settled, wait_until
-from tui_app.app import JobsApp
-from tui_app.screens.builder import BuilderScreen
-from tui_app.settings import Settings
+from tui_app.shell.app import JobsApp
+from tui_app.shell.screens.builder_screen import BuilderScreen
+from tui_app.config.settings import Settings
 
 NOW = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)
 SIZES = [(80, 24), (120, 40)]

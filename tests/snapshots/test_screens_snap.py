@@ -16,9 +16,9 @@ from textual.widgets import Input
 
 from tests.support.fixed_jobs import FixedSource
 from tests.support.settle import settled, wait_until
-from tui_app.app import JobsApp
-from tui_app.screens.confirm import ConfirmScreen
-from tui_app.settings import Settings
+from tui_app.shell.app import JobsApp
+from tui_app.shell.screens.confirm_screen import ConfirmScreen
+from tui_app.config.settings import Settings
 from widgets.job_table import JobTable
 
 NOW = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)

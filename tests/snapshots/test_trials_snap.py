@@ -15,9 +15,9 @@ from textual.pilot import Pilot
 from tests.snapshots.test_screens_snap import NOW, SIZES
 from tests.support.fixed_jobs import TUNING_JOBS, FixedSource
 from tests.support.settle import settled, wait_until
-from tui_app.app import JobsApp
-from tui_app.screens.describe import DescribeScreen
-from tui_app.settings import Settings
+from tui_app.shell.app import JobsApp
+from tui_app.shell.screens.describe_screen import DescribeScreen
+from tui_app.config.settings import Settings
 from widgets.trials_table import TrialsTable
 
 JOB_ID = "hptune_20261122_084000"

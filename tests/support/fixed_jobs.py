@@ -11,7 +11,7 @@ from typing import Any
 
 from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError
-from tui_app.jobs_source import JobsSource
+from tui_app.shell.jobs_source import JobsSource
 
 BASE = {
     "region": "us-central1",

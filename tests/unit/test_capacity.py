@@ -210,7 +210,7 @@ def test_demand_total() -> None:
 def test_service_flags_and_env_size_the_machine() -> None:
     """``--slots``/``--gpus`` win; ``$TUI_APP_SLOTS``/``$TUI_APP_GPUS`` size a service started
     without them (the one the TUI starts); a bad value is a clear error, not a traceback."""
-    from tui_app.cli import build_parser
+    from tui_app.entry.cli import build_parser
     from tui_app.local.service_cli import ServiceError, ServiceOptions
 
     parser = build_parser()

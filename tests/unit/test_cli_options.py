@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui_app.cli import build_parser, main
+from tui_app.entry.cli import build_parser, main
 
 CONNECTION = ("--project", "p1", "--state-dir", "/tmp/sd", "--profile", "prof")
 

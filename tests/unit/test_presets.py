@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tui_app.locations import ENV_CONFIG_DIR
-from tui_app.presets import (
+from tui_app.config.locations import ENV_CONFIG_DIR
+from tui_app.config.presets import (
     PresetError,
     delete_preset,
     list_presets,

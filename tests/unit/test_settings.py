@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tui_app.launch import resolve
-from tui_app.settings import (
+from tui_app.config.settings import (
     Settings,
     SettingsError,
     load_settings,
     parse_settings,
     save_setting,
 )
+from tui_app.entry.launch import resolve
 
 
 def test_defaults_and_profiles(tmp_path: Path) -> None:

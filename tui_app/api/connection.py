@@ -19,8 +19,8 @@ from google.auth.credentials import Credentials
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import JobsClient, make_credentials
-from tui_app.locations import SERVICE_FILE, TOKEN_FILE, default_state_dir
-from tui_app.settings import Profile
+from tui_app.config.locations import SERVICE_FILE, TOKEN_FILE, default_state_dir
+from tui_app.config.settings import Profile
 
 if TYPE_CHECKING:
     from tui_app.api.jobs_api import JobsApi
@@ -105,7 +105,7 @@ def local_service(state_dir: Path, start: bool = True) -> tuple[str, str | None]
             [
                 sys.executable,
                 "-m",
-                "tui_app.cli",
+                "tui_app",
                 "service",
                 "start",
                 "--state-dir",

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_app.locations import SERVICE_FILE, TOKEN_FILE, default_state_dir
+from tui_app.config.locations import SERVICE_FILE, TOKEN_FILE, default_state_dir
 
 __all__ = [
     "StateDir",

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_app.config.settings import DEFAULT_PROJECT
 from tui_app.local.paths import StateDir, StateDirError
-from tui_app.settings import DEFAULT_PROJECT
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_PROJECT", "ServiceError", "ServiceOptions"]
 
@@ -386,7 +386,7 @@ def start(state: StateDir, opts: ServiceOptions) -> ServiceInfo:
         raise ServiceError(
             f"Port {port} on {host} is already in use by another program; choose another --port."
         )
-    cmd = [sys.executable, "-m", "tui_app.cli", "service", "run", "--state-dir", str(state.root)]
+    cmd = [sys.executable, "-m", "tui_app", "service", "run", "--state-dir", str(state.root)]
     cmd += opts.argv()
     with open(state.service_log, "ab") as logf:
         proc = subprocess.Popen(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import platformdirs
 
-from tui_app.locations import APP_NAME
+from tui_app.config.locations import APP_NAME
 
 _SKIPPED_DIRS = frozenset({"build", "dist", "__pycache__", ".git", ".venv", ".tox", ".eggs"})
 

@@ -13,8 +13,6 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from tui_app.app import JobsApp
-from tui_app.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 from tui_app.model.job_view import (
     GroupRow,
     JobRow,
@@ -31,6 +29,8 @@ from tui_app.model.list_filter import (
     refine,
 )
 from tui_app.model.states import JobState
+from tui_app.shell.app import JobsApp
+from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 from widgets.job_table import JobTable
 from widgets.status_header import StatusHeader
 
@@ -296,7 +296,7 @@ class JobsScreen(Screen[None]):
             if self.table.cursor_key:  # a folded group: enter unfolds it
                 self.action_fold()
             return
-        from tui_app.screens.describe import DescribeScreen
+        from tui_app.shell.screens.describe_screen import DescribeScreen
 
         self.app.push_screen(DescribeScreen(job_id, yaml=yaml))
 
@@ -304,7 +304,7 @@ class JobsScreen(Screen[None]):
         job_id = self._current()
         if job_id is None:
             return
-        from tui_app.screens.logs import LogsScreen
+        from tui_app.shell.screens.logs_screen import LogsScreen
 
         self.app.push_screen(LogsScreen(job_id))
 

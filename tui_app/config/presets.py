@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from tui_app.locations import config_dir
+from tui_app.config.locations import config_dir
 
 PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 SUFFIX = ".yaml"

@@ -34,8 +34,6 @@ from textual.worker import Worker, get_current_worker
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.metrics_client import MetricsClient, ReplicaSamples, UsageHistory
-from tui_app.app import JobsApp
-from tui_app.messages import JobsRefreshed
 from tui_app.model.describe import job_yaml, summarize
 from tui_app.model.states import JobState
 from tui_app.model.trials import (
@@ -45,6 +43,8 @@ from tui_app.model.trials import (
     metric_tag,
     trial_rows,
 )
+from tui_app.shell.app import JobsApp
+from tui_app.shell.messages import JobsRefreshed
 from widgets.replica_usage import ReplicaUsage
 from widgets.status_header import StatusHeader
 from widgets.trials_table import TrialsSection, TrialsTable
@@ -195,7 +195,7 @@ class DescribeScreen(Screen[None]):
             self.query_one(TrialsSection).scroll_visible()
 
     def on_trials_table_trial_selected(self, message: TrialsTable.TrialSelected) -> None:
-        from tui_app.screens.logs import LogsScreen
+        from tui_app.shell.screens.logs_screen import LogsScreen
 
         self.app.push_screen(LogsScreen(self.job_id, trial=message.trial_id))
 
@@ -288,7 +288,7 @@ class DescribeScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_logs(self) -> None:
-        from tui_app.screens.logs import LogsScreen
+        from tui_app.shell.screens.logs_screen import LogsScreen
 
         self.app.push_screen(LogsScreen(self.job_id))
 

@@ -40,8 +40,8 @@ from tui_app.model.tiers import (
     MACHINE_TYPES,
     SCALE_TIERS,
 )
-from tui_app.screens.param_edit import ParamEditScreen
-from tui_app.screens.prompt import PathSuggester
+from tui_app.shell.screens.param_edit_screen import ParamEditScreen
+from tui_app.shell.screens.prompt_screen import PathSuggester
 from widgets.params_table import ParamsTable
 from widgets.tier_panel import TierPanel
 

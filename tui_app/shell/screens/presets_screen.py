@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 
-from tui_app.presets import preset_name_error
+from tui_app.config.presets import preset_name_error
 
 PresetAction = tuple[Literal["save", "load", "delete"], str]
 

@@ -216,16 +216,16 @@ def main(argv: list[str] | None = None) -> int:
     _refuse_ignored(parser, args)
     if args.command == "service":
         return _service(args)
-    from tui_app.settings import load_settings
+    from tui_app.config.settings import load_settings
 
     settings, problem = load_settings()
     if problem:
         print(f"warning: {problem}", file=sys.stderr)
     if args.command == "jobs":
-        from tui_app.jobs_cli import run_jobs_command
+        from tui_app.entry.jobs_cli import run_jobs_command
 
         return run_jobs_command(args, settings)
-    from tui_app.launch import launch_tui
+    from tui_app.entry.launch import launch_tui
 
     return launch_tui(args, settings, problem)
 

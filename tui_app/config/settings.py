@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from tui_app.locations import config_dir
+from tui_app.config.locations import config_dir
 
 DEFAULT_PROJECT = "local-project"
 DEFAULT_THEME = "tui-dark"

@@ -29,7 +29,14 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from tui_app.api.errors import ApiCallError
-from tui_app.app import JobsApp
+from tui_app.config.presets import (
+    PresetError,
+    delete_preset,
+    list_presets,
+    load_preset,
+    preset_exists,
+    save_preset,
+)
 from tui_app.model.backend_notes import Backend
 from tui_app.model.builder_form import (
     FormValues,
@@ -49,20 +56,13 @@ from tui_app.model.job_config import (
 from tui_app.model.job_id import base_name, new_job_id
 from tui_app.model.job_spec import FieldViolation, JobSpecError, parse_job
 from tui_app.model.tier_summary import summarize_cluster
-from tui_app.package_build import PackageBuildError, cached_sdist, package_folder_error
-from tui_app.presets import (
-    PresetError,
-    delete_preset,
-    list_presets,
-    load_preset,
-    preset_exists,
-    save_preset,
-)
-from tui_app.screens.builder_form import BuilderForm
-from tui_app.screens.confirm import ConfirmScreen
-from tui_app.screens.message import MessageScreen
-from tui_app.screens.presets import PresetAction, PresetsScreen
-from tui_app.screens.prompt import PromptScreen
+from tui_app.shell.app import JobsApp
+from tui_app.shell.package_build import PackageBuildError, cached_sdist, package_folder_error
+from tui_app.shell.screens.builder_form_widget import BuilderForm
+from tui_app.shell.screens.confirm_screen import ConfirmScreen
+from tui_app.shell.screens.message_screen import MessageScreen
+from tui_app.shell.screens.presets_screen import PresetAction, PresetsScreen
+from tui_app.shell.screens.prompt_screen import PromptScreen
 from widgets.code_preview import CodePreview
 from widgets.status_header import StatusHeader
 from widgets.tier_panel import TierPanel

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_api import JobsApi
-from tui_app.launch import connector, resolve
+from tui_app.config.settings import Settings, SettingsError
+from tui_app.entry.launch import connector, resolve
 from tui_app.model.describe import job_yaml, render_text, summarize
 from tui_app.model.job_config import resubmission
 from tui_app.model.job_view import JobRow, SortColumn, sort_rows
 from tui_app.model.list_filter import filter_rows, parse_list_filter
 from tui_app.model.states import STATE_SYMBOL
-from tui_app.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection

@@ -27,11 +27,11 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Input, Static
 
 from tui_app.api.errors import ApiCallError
-from tui_app.app import JobsApp
 from tui_app.model.cluster import replicas
 from tui_app.model.log_line import LogLine, task_tag
 from tui_app.model.log_text import CleanLine
 from tui_app.model.severity import SEVERITIES, severity_name
+from tui_app.shell.app import JobsApp
 from widgets.log_view import FilterMode, LogView, TimestampMode
 
 ALL = "all"
@@ -530,7 +530,7 @@ class LogsScreen(Screen[None]):
         self.current = ALL
 
     def action_pick(self) -> None:
-        from tui_app.screens.picker import PickerScreen
+        from tui_app.shell.screens.picker_screen import PickerScreen
 
         def chosen(task: str | None) -> None:
             if task:

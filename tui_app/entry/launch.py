@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui_app.settings import Profile, Settings, SettingsError
+from tui_app.config.settings import Profile, Settings, SettingsError
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -47,7 +47,7 @@ def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.demo:
-        from tui_app.demo import submit_demo_jobs
+        from tui_app.entry.demo import submit_demo_jobs
 
         if profile.kind != "local":
             print("error: --demo runs on the local service (--profile local).", file=sys.stderr)
@@ -59,7 +59,7 @@ def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None
             return 1
         print(f"Submitted {len(ids)} sample jobs: {', '.join(ids)}", file=sys.stderr)
 
-    from tui_app.app import JobsApp
+    from tui_app.shell.app import JobsApp
 
     app = JobsApp(settings, connector(profile, state_dir), project, profile.name)
     if problem:

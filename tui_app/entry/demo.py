@@ -11,16 +11,21 @@ from typing import Any
 
 from tui_app.api.connection import local_service
 from tui_app.api.jobs_client import JobsClient, make_credentials
-from tui_app.locations import default_state_dir
+from tui_app.config.locations import default_state_dir
 from tui_app.model.job_id import new_job_id
-from tui_app.package_build import build_sdist
+from tui_app.shell.package_build import build_sdist
 
-_HERE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]
+"""The ``tui_app`` folder (this module is ``tui_app/entry/demo.py``)."""
 # An installed wheel carries the sample trainer as tui_app/sample_trainer (setup.py maps it
 # there); a checkout or an editable install has it in examples/trainer.
 TRAINER_DIR = next(
-    (d for d in (_HERE / "sample_trainer", _HERE.parent / "examples" / "trainer") if d.is_dir()),
-    _HERE / "sample_trainer",
+    (
+        d
+        for d in (_PACKAGE / "sample_trainer", _PACKAGE.parent / "examples" / "trainer")
+        if d.is_dir()
+    ),
+    _PACKAGE / "sample_trainer",
 )
 DEMO_BUCKET = "tui-app-demo"
 

@@ -19,13 +19,13 @@ from textual import work
 from textual.app import App, SuspendNotSupported
 
 from tui_app.api.errors import ApiCallError
-from tui_app.messages import JobsSubmitted
 from tui_app.model.states import CANCELLABLE_STATES, JobState
-from tui_app.screens.confirm import ConfirmScreen
-from tui_app.screens.message import MessageScreen
+from tui_app.shell.messages import JobsSubmitted
+from tui_app.shell.screens.confirm_screen import ConfirmScreen
+from tui_app.shell.screens.message_screen import MessageScreen
 
 if TYPE_CHECKING:
-    from tui_app.jobs_source import JobsSource
+    from tui_app.shell.jobs_source import JobsSource
 
 
 class JobActions(App[None]):

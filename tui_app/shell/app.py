@@ -22,16 +22,16 @@ from textual.worker import get_current_worker
 
 from themes import DEFAULT_THEME, register_themes
 from tui_app.api.errors import ApiCallError
-from tui_app.job_actions import JobActions
-from tui_app.jobs_source import JobsSource
-from tui_app.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
+from tui_app.config.settings import Settings, save_setting
 from tui_app.model.job_view import JobRow, default_key
-from tui_app.settings import Settings, save_setting
+from tui_app.shell.job_actions import JobActions
+from tui_app.shell.jobs_source import JobsSource
+from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
     from tui_app.api.jobs_api import JobsApi
-    from tui_app.screens.builder import BuilderScreen
+    from tui_app.shell.screens.builder_screen import BuilderScreen
 
 RETRY_SECONDS = 2.0
 
@@ -121,7 +121,7 @@ class JobsApp(JobActions):
             self.set_keymap(settings.keymap)
 
     def on_mount(self) -> None:
-        from tui_app.screens.jobs import JobsScreen
+        from tui_app.shell.screens.jobs_screen import JobsScreen
 
         self.push_screen(JobsScreen())
         if self.startup_warning:
@@ -189,7 +189,7 @@ class JobsApp(JobActions):
         self.refresh_now()
 
     def action_home(self) -> None:
-        from tui_app.screens.jobs import JobsScreen
+        from tui_app.shell.screens.jobs_screen import JobsScreen
 
         while len(self.screen_stack) > 2 and not isinstance(self.screen, JobsScreen):
             self.pop_screen()
@@ -207,7 +207,7 @@ class JobsApp(JobActions):
             new: Start from an empty form even when there is a draft (``n``).
             note: What the form is, for its status line.
         """
-        from tui_app.screens.builder import BuilderScreen, form_for_job, fresh_form
+        from tui_app.shell.screens.builder_screen import BuilderScreen, form_for_job, fresh_form
 
         screen = self.builder_screen
         if job is None and not new and screen is not None and self.screen is screen:
@@ -230,13 +230,13 @@ class JobsApp(JobActions):
         self.push_screen(screen)
 
     def action_command(self) -> None:
-        from tui_app.screens.command import CommandScreen
+        from tui_app.shell.screens.command_screen import CommandScreen
 
         if not isinstance(self.screen, CommandScreen):
             self.push_screen(CommandScreen(), self.run_command)
 
     def run_command(self, command: str | None) -> None:
-        """Do what a ``:`` command names (see ``tui_app.screens.command.COMMANDS``)."""
+        """Do what a ``:`` command names (see ``tui_app.shell.screens.command_screen.COMMANDS``)."""
         if command == "q":
             self.exit()
         elif command == "jobs":
@@ -252,7 +252,7 @@ class JobsApp(JobActions):
             if job_id is None:
                 self.notify("Select a job in the list first.", severity="warning")
                 return
-            from tui_app.screens.logs import LogsScreen
+            from tui_app.shell.screens.logs_screen import LogsScreen
 
             if not isinstance(self.screen, LogsScreen):
                 self.action_home()
@@ -260,7 +260,7 @@ class JobsApp(JobActions):
 
     def selected_job_id(self) -> str | None:
         """The job the user is on: the open detail's or logs', else the list's cursor row."""
-        from tui_app.screens.jobs import JobsScreen
+        from tui_app.shell.screens.jobs_screen import JobsScreen
 
         for screen in reversed(self.screen_stack):
             job_id = getattr(screen, "job_id", None)
@@ -271,7 +271,7 @@ class JobsApp(JobActions):
         return None
 
     def action_help(self) -> None:
-        from tui_app.screens.help import HelpScreen
+        from tui_app.shell.screens.help_screen import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
