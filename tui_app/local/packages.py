@@ -32,14 +32,7 @@ from tui_app.local.runtime_envs import Environment
 
 _locks: dict[str, asyncio.Lock] = {}
 
-PIP_INSTALL = (
-    "-m",
-    "pip",
-    "install",
-    "--no-input",
-    "--no-build-isolation",
-    "--no-warn-script-location",
-)
+JOB_PIP_INSTALL = (*runtime_envs.PIP_INSTALL, "--no-build-isolation", "--no-warn-script-location")
 """How a job's packages are installed, with or without a runtime: no build isolation, so an
 sdist builds with the setuptools already there instead of downloading its own."""
 
@@ -114,7 +107,7 @@ async def install(state: StateDir, files: list[Path], log: Callable[[str], None]
         tmp = state.package_cache / f".{key}.{uuid.uuid4().hex[:8]}"
         log(f"Installing {', '.join(f.name for f in files)}.")
         env = runtime_envs.pip_env(state.root)
-        argv = [sys.executable, *PIP_INSTALL, "--target", str(tmp), *(str(f) for f in files)]
+        argv = [sys.executable, *JOB_PIP_INSTALL, "--target", str(tmp), *(str(f) for f in files)]
         try:
             rc, tail = await runtime_envs.run_logged(argv, env, log)
         except asyncio.CancelledError:
@@ -212,7 +205,7 @@ async def _build_layer(
         log(f"Installing {', '.join(f.name for f in files)} on runtime {runtime.runtime}.")
         wheels = await _pure_wheels(files, target / ".wheels", env, log)
         rc, tail = await runtime_envs.run_logged(
-            [str(target / "bin" / "python"), *PIP_INSTALL, *(str(f) for f in wheels)],
+            [str(target / "bin" / "python"), *JOB_PIP_INSTALL, *(str(f) for f in wheels)],
             env,
             log,
         )

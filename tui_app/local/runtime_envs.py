@@ -37,6 +37,9 @@ PIP_TAIL_LINES = 20
 _locks: dict[str, asyncio.Lock] = {}
 
 
+PIP_INSTALL = ("-m", "pip", "install", "--no-input")
+"""pip install as the service runs it (after an interpreter): it has no terminal to ask on."""
+
 QUOTED_TAIL_LINES = 10
 """How much of a failed build step's output its error message quotes: enough for pip's reason,
 which comes last; every line is in the job's log already."""
@@ -243,19 +246,14 @@ async def _build(
     pin = pip_upgrade(plan.python)
     if pin is not None:
         log(f"Upgrading the environment's pip ({pin}).")
-        rc, tail = await run_logged(
-            [str(python), "-m", "pip", "install", "--no-input", "--upgrade", pin], env, log
-        )
+        rc, tail = await run_logged([str(python), *PIP_INSTALL, "--upgrade", pin], env, log)
         if rc != 0:
             raise RuntimeEnvError(
                 f"Upgrading pip on Python {plan.python} failed (status {rc}):\n" + last_lines(tail)
             )
     argv = [
         str(python),
-        "-m",
-        "pip",
-        "install",
-        "--no-input",
+        *PIP_INSTALL,
         "--no-warn-script-location",
         f"--only-binary={','.join(requirement_names(plan.requirements))}",
         *plan.requirements,
