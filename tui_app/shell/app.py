@@ -27,6 +27,10 @@ from tui_app.model.job_view import JobRow, default_key
 from tui_app.shell.job_actions import JobActions
 from tui_app.shell.jobs_source import JobsSource
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
+from tui_app.shell.screens.command_screen import CommandScreen
+from tui_app.shell.screens.help_screen import HelpScreen
+from tui_app.shell.screens.jobs_screen import JobsScreen
+from tui_app.shell.screens.logs_screen import LogsScreen
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -121,8 +125,6 @@ class JobsApp(JobActions):
             self.set_keymap(settings.keymap)
 
     def on_mount(self) -> None:
-        from tui_app.shell.screens.jobs_screen import JobsScreen
-
         self.push_screen(JobsScreen())
         if self.startup_warning:
             self.notify(self.startup_warning, severity="warning", timeout=10)
@@ -189,8 +191,6 @@ class JobsApp(JobActions):
         self.refresh_now()
 
     def action_home(self) -> None:
-        from tui_app.shell.screens.jobs_screen import JobsScreen
-
         while len(self.screen_stack) > 2 and not isinstance(self.screen, JobsScreen):
             self.pop_screen()
 
@@ -207,31 +207,28 @@ class JobsApp(JobActions):
             new: Start from an empty form even when there is a draft (``n``).
             note: What the form is, for its status line.
         """
-        from tui_app.shell.screens.builder_screen import BuilderScreen, form_for_job, fresh_form
+        # Loaded on first use, unlike the other screens: the builder's rules bring pydantic, which
+        # would add about a quarter of a second before the first frame of the list.
+        from tui_app.shell.screens.builder_screen import BuilderScreen
 
         screen = self.builder_screen
         if job is None and not new and screen is not None and self.screen is screen:
             return
-        if job is not None:
-            form, problems = form_for_job(job)
-            note = note or "Copy"
-            if problems:
-                self.notify(
-                    "Left out of the form: " + "; ".join(problems), severity="warning", timeout=8
-                )
-        elif new or screen is None:
-            form, note = fresh_form(self), note or "New job"
         if screen is None:
-            screen = self.builder_screen = BuilderScreen(form, note=note)
+            if job is not None:
+                screen = BuilderScreen.for_job(job, note)
+            else:
+                screen = BuilderScreen.fresh(self, note)
+            self.builder_screen = screen
             self.install_screen(screen, "builder")
-        elif job is not None or new:
-            screen.start(form, note)
+        elif job is not None:
+            screen.start_on_job(job, note)
+        elif new:
+            screen.start_fresh(note)
         self.action_home()
         self.push_screen(screen)
 
     def action_command(self) -> None:
-        from tui_app.shell.screens.command_screen import CommandScreen
-
         if not isinstance(self.screen, CommandScreen):
             self.push_screen(CommandScreen(), self.run_command)
 
@@ -252,16 +249,12 @@ class JobsApp(JobActions):
             if job_id is None:
                 self.notify("Select a job in the list first.", severity="warning")
                 return
-            from tui_app.shell.screens.logs_screen import LogsScreen
-
             if not isinstance(self.screen, LogsScreen):
                 self.action_home()
                 self.push_screen(LogsScreen(job_id))
 
     def selected_job_id(self) -> str | None:
         """The job the user is on: the open detail's or logs', else the list's cursor row."""
-        from tui_app.shell.screens.jobs_screen import JobsScreen
-
         for screen in reversed(self.screen_stack):
             job_id = getattr(screen, "job_id", None)
             if isinstance(job_id, str):
@@ -271,8 +264,6 @@ class JobsApp(JobActions):
         return None
 
     def action_help(self) -> None:
-        from tui_app.shell.screens.help_screen import HelpScreen
-
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 

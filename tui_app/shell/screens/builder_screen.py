@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
-from textual import getters, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -56,7 +56,7 @@ from tui_app.model.job_config import (
 from tui_app.model.job_id import base_name, new_job_id
 from tui_app.model.job_spec import FieldViolation, JobSpecError, parse_job
 from tui_app.model.tier_summary import summarize_cluster
-from tui_app.shell.app import JobsApp
+from tui_app.shell.app_protocol import ShellApp, shell_app
 from tui_app.shell.package_build import PackageBuildError, cached_sdist, package_folder_error
 from tui_app.shell.screens.builder_form_widget import BuilderForm
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
@@ -142,15 +142,15 @@ def check_form(
     return result
 
 
-def fresh_form(app: JobsApp, base: str = DEFAULT_BASE) -> FormValues:
+def _fresh_form(shell: ShellApp, base: str = DEFAULT_BASE) -> FormValues:
     """An empty BASIC form with a new ``<base>_<timestamp>`` id, in a Vertex profile's region."""
-    profile = app.settings.profiles.get(app.profile_name)
+    profile = shell.settings.profiles.get(shell.profile_name)
     if profile is not None and profile.kind == "vertex" and profile.region:
-        return new_form(new_job_id(base, app.clock()), region=profile.region)
-    return new_form(new_job_id(base, app.clock()))
+        return new_form(new_job_id(base, shell.clock()), region=profile.region)
+    return new_form(new_job_id(base, shell.clock()))
 
 
-def form_for_job(job: Mapping[str, Any]) -> tuple[FormValues, list[str]]:
+def _form_for_job(job: Mapping[str, Any]) -> tuple[FormValues, list[str]]:
     """The form filled from ``job``, and what of the job it cannot show."""
     form, problems = job_to_form(job)
     if not form.get("region"):
@@ -203,7 +203,7 @@ class BuilderScreen(Screen[None]):
         ),
     ]
 
-    app = getters.app(JobsApp)
+    shell = shell_app()
 
     def __init__(self, form: FormValues, *, config_path: str | None = None, note: str = "") -> None:
         super().__init__()
@@ -224,7 +224,36 @@ class BuilderScreen(Screen[None]):
 
     # -- building the screen -------------------------------------------------------------------
 
-    def start(self, form: FormValues, note: str, config_path: str | None = None) -> None:
+    @classmethod
+    def for_job(cls, job: Mapping[str, Any], note: str = "") -> BuilderScreen:
+        """The builder on ``job`` (``E``: a copy to resubmit); says what the form cannot show."""
+        form, left_out = _form_for_job(job)
+        screen = cls(form, note=note or "Copy")
+        screen._say_left_out(left_out)
+        return screen
+
+    @classmethod
+    def fresh(cls, shell: ShellApp, note: str = "") -> BuilderScreen:
+        """The builder on a new form, stamped by the App's clock, in its profile's region."""
+        return cls(_fresh_form(shell), note=note or "New job")
+
+    def start_on_job(self, job: Mapping[str, Any], note: str = "") -> None:
+        """Begin again on ``job`` (the App keeps one builder between visits)."""
+        form, left_out = _form_for_job(job)
+        self._say_left_out(left_out)
+        self._start(form, note or "Copy")
+
+    def start_fresh(self, note: str = "") -> None:
+        """Begin again on a new form (``n``, ``:new``), dropping the draft."""
+        self._start(_fresh_form(self.shell), note or "New job")
+
+    def _say_left_out(self, left_out: list[str]) -> None:
+        if left_out:
+            self.notify(
+                "Left out of the form: " + "; ".join(left_out), severity="warning", timeout=8
+            )
+
+    def _start(self, form: FormValues, note: str, config_path: str | None = None) -> None:
         """Begin again on ``form`` (the screen is kept between visits: this replaces the form).
 
         Args:
@@ -248,7 +277,7 @@ class BuilderScreen(Screen[None]):
             # Coming back after a submit: the same form again needs a new id.
             self.submitted = False
             box = self.query_one("#f-job_id", Input)
-            box.value = new_job_id(box.value or DEFAULT_BASE, self.app.clock())
+            box.value = new_job_id(box.value or DEFAULT_BASE, self.shell.clock())
             self.note = f"Again: {self.note.removeprefix('Again: ')}"
 
     @property
@@ -274,8 +303,8 @@ class BuilderScreen(Screen[None]):
 
     def on_mount(self) -> None:
         header = self.query_one(StatusHeader)
-        header.profile = self.app.source.label
-        header.project = self.app.project
+        header.profile = self.shell.source.label
+        header.project = self.shell.project
         self._apply_width(self.size.width)
         self.query_one("#f-job_id").focus()
 
@@ -330,12 +359,12 @@ class BuilderScreen(Screen[None]):
     @property
     def backend(self) -> Backend | None:
         """Where ctrl+j submits, from the active profile (known without connecting)."""
-        profile = self.app.settings.profiles.get(self.app.profile_name)
+        profile = self.shell.settings.profiles.get(self.shell.profile_name)
         if profile is None:
             return None
         # The date lets the notes say when Vertex AI's image for the job is past its end of
         # availability on Google's list (the app's clock: frozen in tests).
-        today = self.app.clock().date()
+        today = self.shell.clock().date()
         return Backend(profile.kind, profile.region, profile.executor_image, today=today)
 
     def _show_notes(self, notes: list[FieldViolation]) -> None:
@@ -401,15 +430,15 @@ class BuilderScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="builder", exit_on_error=False, description="Submit")
     def _submit(self, job: dict[str, Any], package_path: str) -> None:
-        app = self.app
+        app, source = self.app, self.shell.source
         try:
             if package_path:
-                if not app.source.connection().local:
+                if not source.connection().local:
                     raise PackageBuildError(REMOTE_PACKAGE_FOLDER)
                 sdist = cached_sdist(package_path)
                 ti = job.setdefault("trainingInput", {})
                 ti["packageUris"] = [*ti.get("packageUris", []), str(sdist)]
-            created = str(app.source.call(lambda c: c.create(job))["jobId"])
+            created = str(source.call(lambda c: c.create(job))["jobId"])
         except PackageBuildError as exc:
             app.call_from_thread(self._refused, [FieldViolation("packagePath", str(exc))], str(exc))
         except ApiCallError as exc:
@@ -440,8 +469,8 @@ class BuilderScreen(Screen[None]):
     def _created(self, job_id: str) -> None:
         self.submitting = False
         self.submitted = True
-        self.app.job_submitted(job_id, f"Submitted {job_id}.")
-        self.app.action_home()
+        self.shell.job_submitted(job_id, f"Submitted {job_id}.")
+        self.shell.action_home()
 
     # -- save, open, edit --------------------------------------------------------------------------
 
@@ -563,7 +592,7 @@ class BuilderScreen(Screen[None]):
         current = self.form.values()
         if not form.get("job_id"):
             base = base_name(current.get("job_id") or DEFAULT_BASE)
-            form.values["job_id"] = new_job_id(base, self.app.clock())
+            form.values["job_id"] = new_job_id(base, self.shell.clock())
         if not form.get("region"):
             form.values["region"] = current.get("region")
         ti = data.get("trainingInput") if isinstance(data, dict) else None
@@ -598,7 +627,7 @@ class BuilderScreen(Screen[None]):
 
     def _edit_loop(self, path: Path) -> None:
         before = path.read_text(encoding="utf-8")
-        if not self.app.run_editor(path):
+        if not self.shell.run_editor(path):
             return
         text = path.read_text(encoding="utf-8")
         if text == before:
@@ -661,7 +690,7 @@ class BuilderScreen(Screen[None]):
             return
         saved = data.get("job")
         job: dict[str, Any] = dict(saved) if isinstance(saved, dict) else {}
-        job["jobId"] = new_job_id(str(data.get("base_name") or DEFAULT_BASE), self.app.clock())
+        job["jobId"] = new_job_id(str(data.get("base_name") or DEFAULT_BASE), self.shell.clock())
         form, problems = job_to_form(job)
         if problems:
             self._cannot_load(
@@ -708,7 +737,7 @@ class BuilderScreen(Screen[None]):
             self.action_toggle_preview()
             return
         self.validate_now()
-        self.app.action_home()
+        self.shell.action_home()
 
 
 def _shown_path(path: Path) -> str:

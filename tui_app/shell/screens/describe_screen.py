@@ -23,7 +23,7 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
-from textual import getters, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -43,8 +43,9 @@ from tui_app.model.trials import (
     metric_tag,
     trial_rows,
 )
-from tui_app.shell.app import JobsApp
+from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import JobsRefreshed
+from tui_app.shell.screens.logs_screen import LogsScreen
 from widgets.replica_usage import ReplicaUsage
 from widgets.status_header import StatusHeader
 from widgets.trials_table import TrialsSection, TrialsTable
@@ -63,7 +64,7 @@ def _sleep_unless_cancelled(worker: Worker[None], seconds: float) -> None:
 class DescribeScreen(Screen[None]):
     """One job, refreshed with the list while it is live."""
 
-    app = getters.app(JobsApp)
+    shell = shell_app()
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "back", "Back", id="describe.back"),
@@ -105,8 +106,8 @@ class DescribeScreen(Screen[None]):
 
     def on_mount(self) -> None:
         header = self.query_one(StatusHeader)
-        header.profile = self.app.source.label
-        header.project = self.app.project
+        header.profile = self.shell.source.label
+        header.project = self.shell.project
         self.query_one("#describe-body").focus()
         self._refetch()
         self._poll_usage()
@@ -129,7 +130,7 @@ class DescribeScreen(Screen[None]):
     def _fetch(self) -> None:
         worker = get_current_worker()
         try:
-            job = self.app.source.call(lambda c: c.get(self.job_id))
+            job = self.shell.source.call(lambda c: c.get(self.job_id))
         except ApiCallError as exc:
             if not worker.is_cancelled:
                 self.app.call_from_thread(self._failed, str(exc))
@@ -176,7 +177,7 @@ class DescribeScreen(Screen[None]):
         if not shown:
             return
         section.show(
-            trial_rows(self.job, self.app.clock()),
+            trial_rows(self.job, self.shell.clock()),
             goal_of(self.job),
             metric_tag(self.job),
             completed_trials(self.job),
@@ -195,8 +196,6 @@ class DescribeScreen(Screen[None]):
             self.query_one(TrialsSection).scroll_visible()
 
     def on_trials_table_trial_selected(self, message: TrialsTable.TrialSelected) -> None:
-        from tui_app.shell.screens.logs_screen import LogsScreen
-
         self.app.push_screen(LogsScreen(self.job_id, trial=message.trial_id))
 
     # -- per-replica usage -----------------------------------------------------------------------
@@ -218,12 +217,12 @@ class DescribeScreen(Screen[None]):
             job = self.job
             ended = job is not None and JobState(job.get("state", "QUEUED")).is_terminal
             try:
-                conn = self.app.source.connection()
+                conn = self.shell.source.connection()
                 if conn.vertex:  # Vertex AI has no per-replica samples: no charts
                     return
                 if client is None or conn is not connection:
                     connection = conn
-                    client = MetricsClient(conn.endpoint, self.app.project, conn.credentials)
+                    client = MetricsClient(conn.endpoint, self.shell.project, conn.credentials)
                 if not self.environment:  # until the job's environment is known
                     environment = client.environment(self.job_id)
                     if environment and not worker.is_cancelled:
@@ -267,7 +266,7 @@ class DescribeScreen(Screen[None]):
     def _summary(self) -> RenderableType:
         assert self.job is not None
         parts: list[RenderableType] = []
-        now = self.app.clock()
+        now = self.shell.clock()
         tuning = is_tuning_job(self.job)
         sections = summarize(self.job, now, tz=now.tzinfo or UTC, environment=self.environment)
         for section in sections:
@@ -288,8 +287,6 @@ class DescribeScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_logs(self) -> None:
-        from tui_app.shell.screens.logs_screen import LogsScreen
-
         self.app.push_screen(LogsScreen(self.job_id))
 
     def action_toggle_yaml(self) -> None:
@@ -297,13 +294,13 @@ class DescribeScreen(Screen[None]):
 
     def action_cancel_job(self) -> None:
         state = JobState((self.job or {}).get("state", "RUNNING"))
-        self.app.confirm_cancel([self.job_id], {self.job_id: state})
+        self.shell.confirm_cancel([self.job_id], {self.job_id: state})
 
     def action_resubmit(self) -> None:
-        self.app.resubmit(self.job_id)
+        self.shell.resubmit(self.job_id)
 
     def action_edit(self) -> None:
-        self.app.edit_and_resubmit(self.job_id)
+        self.shell.edit_and_resubmit(self.job_id)
 
     def action_copy(self) -> None:
         if self.job is None:

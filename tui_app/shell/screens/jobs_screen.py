@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import ClassVar
 
-from textual import getters, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -29,8 +29,9 @@ from tui_app.model.list_filter import (
     refine,
 )
 from tui_app.model.states import JobState
-from tui_app.shell.app import JobsApp
+from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
+from tui_app.shell.screens.logs_screen import LogsScreen
 from widgets.job_table import JobTable
 from widgets.status_header import StatusHeader
 
@@ -67,7 +68,7 @@ class JobsScreen(Screen[None]):
         Binding("c", "copy_id", "Copy id", show=False, id="jobs.copy-id"),
     ]
 
-    app = getters.app(JobsApp)
+    shell = shell_app()
 
     sort_column: var[SortColumn] = var(SortColumn.DEFAULT)
     """The column the list is sorted by (DEFAULT: base name, then newest first)."""
@@ -104,9 +105,9 @@ class JobsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         header = self.query_one(StatusHeader)
-        header.profile = self.app.source.label
-        header.project = self.app.project
-        self.table.now = self.app.clock()
+        header.profile = self.shell.source.label
+        header.project = self.shell.project
+        self.table.now = self.shell.clock()
         self._set_loading(True)
         self.set_interval(1.0, self._tick)
         self.table.focus()
@@ -123,7 +124,7 @@ class JobsScreen(Screen[None]):
             self.refresh_bindings()
 
     def _tick(self) -> None:
-        self.table.now = self.app.clock()
+        self.table.now = self.shell.clock()
 
     # -- data ----------------------------------------------------------------------------------
 
@@ -160,7 +161,7 @@ class JobsScreen(Screen[None]):
         # The poller delivers rows in the default order already: sort only for other columns.
         rows = self.rows
         if self.sort_column is not SortColumn.DEFAULT or self.sort_reverse:
-            rows = sort_rows(rows, self.sort_column, self.sort_reverse, self.app.clock())
+            rows = sort_rows(rows, self.sort_column, self.sort_reverse, self.shell.clock())
         if self.faults_only:
             rows = [r for r in rows if r.state in FAULT_STATES]
         self._index = FilterIndex(rows)
@@ -296,6 +297,8 @@ class JobsScreen(Screen[None]):
             if self.table.cursor_key:  # a folded group: enter unfolds it
                 self.action_fold()
             return
+        # Loaded on first use: the detail's summary brings the model's pydantic rules, which
+        # would add a sixth of a second before the list's first frame.
         from tui_app.shell.screens.describe_screen import DescribeScreen
 
         self.app.push_screen(DescribeScreen(job_id, yaml=yaml))
@@ -304,8 +307,6 @@ class JobsScreen(Screen[None]):
         job_id = self._current()
         if job_id is None:
             return
-        from tui_app.shell.screens.logs_screen import LogsScreen
-
         self.app.push_screen(LogsScreen(job_id))
 
     def action_yaml(self) -> None:
@@ -319,20 +320,20 @@ class JobsScreen(Screen[None]):
         if not ids:
             return
         states = {r.job_id: r.state for r in self.rows}
-        self.app.confirm_cancel(ids, states)
+        self.shell.confirm_cancel(ids, states)
 
     def action_resubmit(self) -> None:
         job_id = self._current()
         if job_id:
-            self.app.resubmit(job_id)
+            self.shell.resubmit(job_id)
 
     def action_edit(self) -> None:
         job_id = self._current()
         if job_id:
-            self.app.edit_and_resubmit(job_id)
+            self.shell.edit_and_resubmit(job_id)
 
     def action_new(self) -> None:
-        self.app.open_builder(new=True)
+        self.shell.open_builder(new=True)
 
     def action_copy_id(self) -> None:
         job_id = self._current()

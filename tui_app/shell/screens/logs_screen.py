@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from textual import getters, on, work
+from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -31,7 +31,8 @@ from tui_app.model.cluster import replicas
 from tui_app.model.log_line import LogLine, task_tag
 from tui_app.model.log_text import CleanLine
 from tui_app.model.severity import SEVERITIES, severity_name
-from tui_app.shell.app import JobsApp
+from tui_app.shell.app_protocol import shell_app
+from tui_app.shell.screens.picker_screen import PickerScreen
 from widgets.log_view import FilterMode, LogView, TimestampMode
 
 ALL = "all"
@@ -71,7 +72,7 @@ def _view_id(task: str) -> str:
 class LogsScreen(Screen[None]):
     """``l`` from the job list."""
 
-    app = getters.app(JobsApp)
+    shell = shell_app()
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "back", "Back", id="logs.back"),
@@ -217,8 +218,8 @@ class LogsScreen(Screen[None]):
         failures = 0
         while True:
             try:
-                self.job = self.app.source.call(lambda c: c.get(self.job_id))
-                connection = self.app.source.connection()
+                self.job = self.shell.source.call(lambda c: c.get(self.job_id))
+                connection = self.shell.source.connection()
                 break
             except ApiCallError as exc:
                 self.post_message(StreamStatus(str(exc)))
@@ -235,7 +236,7 @@ class LogsScreen(Screen[None]):
         # parsed entries (2 GB) and showed nothing for 40 s (log_bench).
         stream = LogStream(
             connection,
-            self.app.project,
+            self.shell.project,
             self.job_id,
             trial_id=self.trial,
             settle_seconds=settle,
@@ -244,7 +245,7 @@ class LogsScreen(Screen[None]):
         )
 
         def job() -> dict[str, Any]:
-            fresh: dict[str, Any] = self.app.source.call(lambda c: c.get(self.job_id))
+            fresh: dict[str, Any] = self.shell.source.call(lambda c: c.get(self.job_id))
             self.job = fresh
             return fresh
 
@@ -288,8 +289,8 @@ class LogsScreen(Screen[None]):
         from tui_app.api.log_stream import LogStream
 
         stream = LogStream(
-            self.app.source.connection(),
-            self.app.project,
+            self.shell.source.connection(),
+            self.shell.project,
             self.job_id,
             trial_id=self.trial,
             job=self.job,
@@ -397,8 +398,8 @@ class LogsScreen(Screen[None]):
 
         try:
             stream = LogStream(
-                self.app.source.connection(),
-                self.app.project,
+                self.shell.source.connection(),
+                self.shell.project,
                 self.job_id,
                 task_name=None if task == ALL else task,
                 trial_id=self.trial,
@@ -530,8 +531,6 @@ class LogsScreen(Screen[None]):
         self.current = ALL
 
     def action_pick(self) -> None:
-        from tui_app.shell.screens.picker_screen import PickerScreen
-
         def chosen(task: str | None) -> None:
             if task:
                 self.current = task

@@ -1,0 +1,100 @@
+"""What a screen may ask of the App, as a Protocol: screens never import the App.
+
+The App imports every screen it opens; a screen importing the App back made a cycle that the App
+could only dodge with imports inside its methods, and let a screen reach into anything the App
+has. Screens see the App through ``ShellApp`` instead: the state they read (the job source, the
+project, the settings, the clock) and the requests they make (cancel, resubmit, open the builder,
+go home). Everything else goes the Textual way: the App hands a screen what it needs when it
+constructs it, and the App's workers reach screens with messages (``tui_app.shell.messages``).
+
+Textual's own App methods (``push_screen``, ``notify``, ``call_from_thread``...) stay on
+``self.app``; ``self.shell`` is for what this project's App adds.
+
+This module must not import the App (import-linter holds it): only the types the Protocol names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from textual.message_pump import MessagePump
+    from textual.worker import Worker
+
+    from tui_app.config.settings import Settings
+    from tui_app.model.states import JobState
+    from tui_app.shell.jobs_source import JobsSource
+
+
+@runtime_checkable
+class ShellApp(Protocol):
+    """The App as its screens see it (``JobsApp`` implements it)."""
+
+    @property
+    def source(self) -> JobsSource:
+        """The jobs API, connected lazily; blocking, so call it from thread workers only."""
+        ...
+
+    @property
+    def project(self) -> str: ...
+
+    @property
+    def profile_name(self) -> str:
+        """The active profile's name in ``settings.profiles``."""
+        ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        """Now, in the user's time zone: screens ask this, never ``datetime.now`` (tests freeze
+        it)."""
+        ...
+
+    def confirm_cancel(self, job_ids: list[str], states: dict[str, JobState]) -> None:
+        """Ask, naming the jobs, then cancel the ones that can be cancelled."""
+        ...
+
+    def resubmit(self, job_id: str) -> Worker[None]:
+        """Submit the job again under a fresh id (in a worker; it notifies when done)."""
+        ...
+
+    def edit_and_resubmit(self, job_id: str) -> Worker[None]:
+        """Open the builder on a copy of the job (``E``)."""
+        ...
+
+    def open_builder(
+        self, job: dict[str, Any] | None = None, *, new: bool = False, note: str = ""
+    ) -> None:
+        """Show the builder: on ``job``, on a new form (``new``), or on the form as it was left."""
+        ...
+
+    def job_submitted(self, job_id: str, note: str) -> None:
+        """A job was created from the UI thread: select it in the list when it shows up."""
+        ...
+
+    def action_home(self) -> None:
+        """Back to the job list, closing whatever is open above it."""
+        ...
+
+    def run_editor(self, path: Path) -> bool:
+        """Edit ``path`` in $VISUAL/$EDITOR, the TUI suspended; True when it exited 0."""
+        ...
+
+
+class shell_app:  # lower case: a getter, named and used like ``textual.getters.app``
+    """``shell = shell_app()`` in a screen: ``self.shell`` is the running App as a ``ShellApp``.
+
+    Textual types ``self.app`` as a plain ``App``; this gives screens the App's additions with
+    their types, checked when used, without naming the App class.
+    """
+
+    def __get__(self, obj: MessagePump, owner: type[MessagePump] | None = None) -> ShellApp:
+        app = obj.app
+        if not isinstance(app, ShellApp):
+            raise TypeError(f"{type(obj).__name__} needs an App that is a ShellApp, not {app!r}")
+        return app
