@@ -30,8 +30,7 @@ from tui_app.model.tiers import (
 )
 from tui_app.model.trials import SHARED_GLYPH, TRIAL_OUTPUT_FIELD, trial_order
 from tui_app.model.vertex_resources import CUSTOM_JOBS, TUNING_JOBS, VERTEX_FIELD
-from tui_app.model.wire import as_int, as_list, as_mapping
-from tui_app.model.wire import parse_time as parse_time  # the service's metrics import it here
+from tui_app.model.wire import as_int, as_list, as_mapping, parse_time
 
 _ALGORITHMS = {
     "ALGORITHM_UNSPECIFIED": "Bayesian optimization",
