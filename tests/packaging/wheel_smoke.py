@@ -77,7 +77,7 @@ def run(*argv: str) -> str:
 
 async def open_app(state_dir: Path) -> None:
     """The app headless on the service the demo started: the demo jobs listed, a job's
-    detail, the builder (its own stylesheet), back to the list."""
+    detail, the builder, back to the list."""
     from tui_app.config.settings import Profile, Settings
     from tui_app.entry.launch import connector
     from tui_app.shell.app import JobsApp

@@ -157,7 +157,7 @@ def parse_settings(text: str) -> Settings:
         raise SettingsError("refresh_seconds must be between 0.2 and 3600.")
     keymap = data.get("keymap") or {}
     if not isinstance(keymap, dict) or not all(isinstance(v, str) for v in keymap.values()):
-        raise SettingsError("keymap must map binding ids to keys, e.g. {cancel-job: x}.")
+        raise SettingsError("keymap must map binding ids to keys, e.g. {jobs.cancel: x}.")
     return Settings(
         profile=str(data.get("profile", base.profile)),
         project=str(data.get("project", base.project)),

@@ -62,14 +62,6 @@ REGIONS = (
 ERROR_KEYS: tuple[str, ...] = (*FIELD_KEYS, "params")
 """Every key an error can be shown under."""
 
-_TEXT_AREAS = frozenset({"package_uris", "args"})
-_SELECTS = frozenset(
-    {"scale_tier", "hp_goal", "hp_algorithm"}
-    | {f"{r.key}_type" for r in ROLES}
-    | {f"{r.key}_acc_type" for r in ROLES}
-)
-
-
 def _machine_label(name: str) -> str:
     """``standard_gpu         8 vCPU, 30 GB, 1× K80``: one line, even in a narrow menu."""
     m = MACHINE_TYPES[name]

@@ -161,7 +161,6 @@ def _form_for_job(job: Mapping[str, Any]) -> tuple[FormValues, list[str]]:
 class BuilderScreen(Screen[None]):
     """``3``, ``n`` or ``E`` from the list: the form, its config.yaml and its gcloud line."""
 
-    CSS_PATH = "builder.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "ctrl+j,alt+enter",
