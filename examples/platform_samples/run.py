@@ -43,9 +43,6 @@ class Sample:
     outputs: list[str]
     """Objects under the job dir to ``gcloud storage cat`` (``*`` allowed)."""
     user_args: list[str] = field(default_factory=lambda: ["--data-dir", DATA])
-    local: bool = False
-    """Reads and writes with ``tf.io.gfile``, which cannot reach the local service's gs://
-    (docs/local-storage.md): runs on a local job dir and local data instead."""
 
 
 RUNTIME_211 = ["--runtime-version", "2.11", "--python-version", "3.7"]
@@ -61,14 +58,12 @@ SAMPLES = [
         "keras_mwms",
         [*RUNTIME_211, "--config", "keras_config.yaml"],
         ["metrics.json"],
-        local=True,
     ),
-    Sample("estimator_ps", [*RUNTIME_211, "--config", "config.yaml"], ["checkpoint"], local=True),
+    Sample("estimator_ps", [*RUNTIME_211, "--config", "config.yaml"], ["checkpoint"]),
     Sample(
         "estimator_ps",
         [*RUNTIME_211, "--scale-tier", "BASIC", "--config", "hptuning_config.yaml"],
         ["1/checkpoint", "2/checkpoint"],
-        local=True,
     ),
     Sample("pytorch_ddp", ["--config", "config.yaml"], ["metrics.txt"]),
 ]
@@ -81,12 +76,12 @@ def main() -> int:
     args = parser.parse_args()
     state = args.state_dir or Path(tempfile.mkdtemp(prefix="platform-samples-"))
     env = start_service(state)
-    local_data = stage_data(env)
+    stage_data(env)
     failures = 0
     for sample in SAMPLES:
         if args.only and sample.name not in args.only:
             continue
-        failures += not run_sample(sample, env, state, local_data)
+        failures += not run_sample(sample, env)
     print(f"state dir: {state}")
     return 1 if failures else 0
 
@@ -107,8 +102,8 @@ def start_service(state: Path) -> dict[str, str]:
     return env
 
 
-def stage_data(env: dict[str, str]) -> Path:
-    """The census files, staged to gs:// with gcloud; returns the local folder holding them."""
+def stage_data(env: dict[str, str]) -> None:
+    """The census files, made here and staged to gs:// with gcloud."""
     data = Path(tempfile.mkdtemp(prefix="census-"))
     run([sys.executable, str(HERE / "data" / "make_census.py"), str(data)])
     subprocess.run(
@@ -120,23 +115,15 @@ def stage_data(env: dict[str, str]) -> Path:
         ["gcloud", "storage", "cp", str(data / "adult.data"), str(data / "adult.test"), DATA + "/"],
         env=env,
     )
-    return data
 
 
-def run_sample(sample: Sample, env: dict[str, str], state: Path, local_data: Path) -> bool:
+def run_sample(sample: Sample, env: dict[str, str]) -> bool:
     job_id = f"{sample.name}_{time.strftime('%Y%m%d_%H%M%S')}"
-    job_dir = str(state / "local-out" / job_id) if sample.local else f"gs://{BUCKET}/{job_id}"
-    user_args = ["--data-dir", str(local_data)] if sample.local else sample.user_args
-    flags = list(sample.flags)
-    staging: list[str] = []
-    if sample.local:
-        # gcloud's --job-dir takes gs:// only; a config file's jobDir is passed on as written.
-        staging = ["--staging-bucket", f"gs://{BUCKET}"]
-        flags = local_job_dir_config(sample, flags, job_dir, state / "local-configs" / job_id)
+    job_dir = f"gs://{BUCKET}/{job_id}"
     command = [
         "gcloud", "ai-platform", "jobs", "submit", "training", job_id,
         "--package-path", "trainer", "--module-name", "trainer.task", "--region", "us-central1",
-        *([] if sample.local else ["--job-dir", job_dir]), *staging, *flags, "--", *user_args,
+        "--job-dir", job_dir, *sample.flags, "--", *sample.user_args,
     ]  # fmt: skip
     started = time.monotonic()
     run(command, env=env, cwd=HERE / sample.name)
@@ -145,8 +132,8 @@ def run_sample(sample: Sample, env: dict[str, str], state: Path, local_data: Pat
     outputs = []
     ok = state == "SUCCEEDED"
     for name in sample.outputs:
-        read = ["cat"] if sample.local else ["gcloud", "storage", "cat"]
-        result = subprocess.run([*read, f"{job_dir}/{name}"], env=env, capture_output=True)
+        read = ["gcloud", "storage", "cat", f"{job_dir}/{name}"]
+        result = subprocess.run(read, env=env, capture_output=True)
         ok = ok and result.returncode == 0
         text = result.stdout.decode(errors="replace") if result.returncode == 0 else ""
         outputs.append(f"{name}: {summary(text, result)}")
@@ -157,22 +144,6 @@ def run_sample(sample: Sample, env: dict[str, str], state: Path, local_data: Pat
     if state != "SUCCEEDED":
         print(f"    errorMessage: {job.get('errorMessage', '')}")
     return ok
-
-
-def local_job_dir_config(sample: Sample, flags: list[str], job_dir: str, dest: Path) -> list[str]:
-    """The flags with ``--config`` naming a copy of the sample's config with ``jobDir`` set."""
-    import yaml  # a dependency of tui-app, so present wherever this runs
-
-    config: dict = {}
-    if "--config" in flags:
-        at = flags.index("--config")
-        config = yaml.safe_load((HERE / sample.name / flags[at + 1]).read_text()) or {}
-        flags = flags[:at] + flags[at + 2 :]
-    config.setdefault("trainingInput", {})["jobDir"] = job_dir
-    dest.mkdir(parents=True, exist_ok=True)
-    path = dest / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return [*flags, "--config", str(path)]
 
 
 def wait(job_id: str, env: dict[str, str], started: float) -> tuple[float | None, str, dict]:

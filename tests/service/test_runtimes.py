@@ -105,6 +105,7 @@ def _stop(svc: LiveService) -> None:
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = build_runtime_wheels(tmp_path_factory.mktemp("wheels"))
     build_wheel(out, "tensorflow", "1.15.5")
+    build_wheel(out, "protobuf", "3.20.3")  # runtime 1.x bounds it (TF1_PINS)
     # pandas 1.4.1 needs Python 3.8, as on PyPI (Google's later samples pin it).
     build_wheel(out, "pandas", "1.4.1")
     meta = out / "pandas-1.4.1-py3-none-any.whl"

@@ -160,6 +160,9 @@ def test_old_pythons_get_a_pip_that_checks_requires_python() -> None:
 def test_tensorflow_1_gets_the_protobuf_bound_it_does_not_declare() -> None:
     exact = plan("1.15", "3.7", False, PY37, OWN_311)
     assert "protobuf<3.21" in exact.requirements
+    # And its gs:// limit is said where the job's log and describe show the plan.
+    assert any("tf.io.gfile cannot reach gs://" in n for n in exact.notes())
+    assert not any("tf.io.gfile" in n for n in plan("2.11", "3.7", False, PY37, OWN_311).notes())
     near = plan("1.14", "3.5", False, {"3.6": "/py/3.6/bin/python"}, OWN_311)
     assert "protobuf<3.21" in near.requirements
     assert not any(

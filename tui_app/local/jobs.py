@@ -32,6 +32,7 @@ from tui_app.local.storage_env import (
     ObjectWrite,
     ReplicaCredentials,
     ReplicaWriter,
+    StorageProxyInfo,
     WriteLog,
     replica_storage_env,
 )
@@ -105,6 +106,8 @@ class JobService:
         self.replica_credentials = ReplicaCredentials(state.root / "replica-credentials.json")
         self.url: str | None = None
         """Where replicas reach the service (``http://127.0.0.1:PORT``), set once it listens."""
+        self.storage_proxy: StorageProxyInfo | None = None
+        """The storage proxy for libcurl clients (``gcs_proxy``), set once it listens."""
         self._write_log = WriteLog()
         self._write_callbacks: list[Callable[[ReplicaWriter, str, str], None]] = []
 
@@ -265,7 +268,7 @@ class JobService:
         if self.url is None:
             return {}
         secret = self.replica_credentials.issue(ReplicaWriter(project, job_id, trial, task_name))
-        return replica_storage_env(self.url, secret, project)
+        return replica_storage_env(self.url, secret, project, self.storage_proxy)
 
     def on_object_written(
         self, callback: Callable[[ReplicaWriter, str, str], None]

@@ -337,6 +337,8 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
     url = f"http://{host}:{bound}"
     # Replicas reach the storage API here; a wildcard address is reached on loopback.
     service.url = f"http://127.0.0.1:{bound}" if host in ("0.0.0.0", "") else url
+    proxy = await _start_storage_proxy(state, bound)
+    service.storage_proxy = proxy.info if proxy is not None else None
     tmp = state.service_file.with_suffix(".tmp")
     tmp.write_text(
         json.dumps(
@@ -346,6 +348,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
                 "auth": token is not None,
                 "state_dir": str(state.root),
                 "started": time.time(),
+                "storage_proxy": proxy.url if proxy is not None else None,
             }
         )
     )
@@ -358,9 +361,28 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     print("Stopping: live jobs are stopped and marked FAILED.", flush=True)
+    if proxy is not None:
+        await proxy.close()
     await runner.cleanup()
     await service.close()
     return 0
+
+
+async def _start_storage_proxy(state: StateDir, port: int) -> Any:
+    """The proxy that lets ``tf.io.gfile`` reach the storage API (``gcs_proxy``), or None when
+    its certificates cannot be made: jobs then run without it, and the log says why."""
+    from tui_app.local.gcs_proxy import GcsProxy, local_buckets
+    from tui_app.local.proxy_certs import ensure_certs
+
+    try:
+        certs = ensure_certs(state.root / "tls")
+        proxy = GcsProxy(certs, port, local_buckets(state))
+        await proxy.start()
+    except (OSError, ValueError) as exc:
+        print(f"Storage proxy for tf.io.gfile not started: {exc}", flush=True)
+        return None
+    print(f"Storage proxy for tf.io.gfile (gs://) at {proxy.url}", flush=True)
+    return proxy
 
 
 def _bound_port(runner: Any) -> int:

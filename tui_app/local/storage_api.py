@@ -54,7 +54,12 @@ from tui_app.local.object_store import (
     object_name_error,
 )
 from tui_app.local.paths import StateDir
-from tui_app.local.storage_env import REPLICA_PREFIX, ReplicaWriter
+from tui_app.local.storage_env import (
+    PROXY_ORIGIN_HEADER,
+    PROXY_ORIGINS,
+    REPLICA_PREFIX,
+    ReplicaWriter,
+)
 from tui_app.local.upload_bodies import (
     ContentRange,
     MultipartReader,
@@ -93,8 +98,16 @@ def is_storage_path(path: str) -> bool:
 
 def _origin(request: web.Request) -> str:
     """Where links in answers point: the service, plus the replica prefix the request came by
-    (a replica's client follows ``Location`` and ``mediaLink`` with the same credential)."""
+    (a replica's client follows ``Location`` and ``mediaLink`` with the same credential).
+
+    A request the storage proxy forwarded names the Google origin its client dialled: links go
+    back there, so TensorFlow's upload ``PUT`` also passes the proxy, which makes its headers
+    acceptable to this server (``gcs_proxy``). Only the two Google origins are taken.
+    """
     origin = str(request.url.origin())
+    forwarded = request.headers.get(PROXY_ORIGIN_HEADER)
+    if forwarded in PROXY_ORIGINS:
+        origin = forwarded
     secret = request.match_info.get("replica")
     if secret is not None:
         origin += REPLICA_PREFIX + quote(secret, safe="")

@@ -26,13 +26,23 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "PROXY_ORIGINS",
+    "PROXY_ORIGIN_HEADER",
     "REPLICA_PREFIX",
     "ObjectWrite",
     "ReplicaCredentials",
     "ReplicaWriter",
+    "StorageProxyInfo",
     "WriteLog",
     "replica_storage_env",
 ]
+
+PROXY_ORIGIN_HEADER = "X-Storage-Proxy-Origin"
+"""Set by the storage proxy (``gcs_proxy``) on what it forwards: the Google origin the client
+dialled, so links in answers (a resumable upload's ``Location``) lead back through the proxy."""
+
+PROXY_ORIGINS = frozenset({"https://www.googleapis.com", "https://storage.googleapis.com"})
+"""The only values of ``PROXY_ORIGIN_HEADER`` the storage API uses; anything else is ignored."""
 
 REPLICA_PREFIX = "/_replica/"
 """The path prefix that carries a replica's credential: ``/_replica/<secret>/storage/v1/...``."""
@@ -120,7 +130,24 @@ class ReplicaCredentials:
         os.replace(fresh, self.path)
 
 
-def replica_storage_env(service_url: str, secret: str, project: str) -> dict[str, str]:
+@dataclass(frozen=True)
+class StorageProxyInfo:
+    """Where the storage proxy listens and the CA bundle that trusts it (``gcs_proxy``)."""
+
+    url: str
+    ca_bundle: str
+
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+
+
+def replica_storage_env(
+    service_url: str,
+    secret: str,
+    project: str,
+    proxy: StorageProxyInfo | None = None,
+    inherited_no_proxy: str | None = None,
+) -> dict[str, str]:
     """The environment that points a replica's storage clients at the service.
 
     - ``STORAGE_EMULATOR_HOST``: google-cloud-storage and gcsfs take their endpoint from it
@@ -133,15 +160,13 @@ def replica_storage_env(service_url: str, secret: str, project: str) -> dict[str
       layout over gRPC first (only Google serves that) and waits 60 s before falling back.
     - ``GOOGLE_CLOUD_PROJECT`` / ``GCLOUD_PROJECT`` / ``CLOUDSDK_CORE_PROJECT``: the project
       ``storage.Client()`` and gcloud default to, as on the platform's machines.
-
-    TensorFlow 2.11's built-in GCS filesystem has no endpoint setting (its binaries name no
-    endpoint variable), so ``tf.io.gfile`` with ``gs://`` does not reach the service. Its
-    optional plugin (tensorflow-io-gcs-filesystem, TF_USE_MODULAR_FILESYSTEM=1) does follow
-    CLOUD_STORAGE_EMULATOR_ENDPOINT, but its first read aborts the trainer ("free(): invalid
-    size" in the plugin's read stream), so the runtimes leave it off (docs/local-storage.md).
+    - with the storage proxy: ``ALL_PROXY``, ``CURL_CA_BUNDLE`` and ``NO_PROXY`` (loopback added
+      to what the service inherited). TensorFlow's built-in GCS filesystem has no endpoint
+      setting, so ``tf.io.gfile`` reaches the service through libcurl's proxy instead
+      (``gcs_proxy`` says how, and which other clients that touches).
     """
     endpoint = f"{service_url.rstrip('/')}{REPLICA_PREFIX}{secret}"
-    return {
+    env = {
         "STORAGE_EMULATOR_HOST": endpoint,
         "CLOUD_STORAGE_EMULATOR_ENDPOINT": endpoint,
         "GOOGLE_AUTH_TOKEN_FOR_TESTING": secret,
@@ -151,6 +176,20 @@ def replica_storage_env(service_url: str, secret: str, project: str) -> dict[str
         "GCLOUD_PROJECT": project,
         "CLOUDSDK_CORE_PROJECT": project,
     }
+    if proxy is not None:
+        if inherited_no_proxy is None:
+            inherited_no_proxy = os.environ.get("NO_PROXY") or os.environ.get("no_proxy") or ""
+        names = [n.strip() for n in inherited_no_proxy.split(",") if n.strip()]
+        names += [n for n in LOOPBACK_NAMES if n not in names]
+        env.update(
+            {
+                "ALL_PROXY": proxy.url,
+                "CURL_CA_BUNDLE": proxy.ca_bundle,
+                "NO_PROXY": ",".join(names),
+                "no_proxy": ",".join(names),
+            }
+        )
+    return env
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,14 @@ FRAMEWORKS: tuple[str, ...] = ("scikit-learn", "xgboost", "pandas")
 COMPANIONS: tuple[str, ...] = ("numpy", "scipy", "google-cloud-storage")
 """Packages every runtime had, at versions not recorded here."""
 
+TF1_GFILE_NOTE = (
+    "tf.io.gfile cannot reach gs:// here on TensorFlow 1.x: its GCS client takes no CA bundle "
+    "(CURL_CA_BUNDLE), so it cannot trust the local storage proxy; read and write gs:// with "
+    "google-cloud-storage, or use runtime 2.x"
+)
+"""Seen by hand with TensorFlow 1.15.5: every ``gs://`` call failed certificate verification
+(libcurl code 60) after its retries; its binaries name no ``CURL_CA_BUNDLE``, unlike 2.11's."""
+
 TF1_PINS: tuple[str, ...] = ("protobuf<3.21",)
 """Bounds TensorFlow 1.x needs and does not declare: its generated protobuf modules fail to import
 under protobuf 4 ("Descriptors cannot be created directly"), which pip otherwise picks for
@@ -171,6 +179,8 @@ class Plan:
         lines += [
             f"{k}={v} set for the replicas ({ENV_WHY.get(k, '')})" for k, v in self.env.items()
         ]
+        if self.runtime.startswith("1."):
+            lines.append(TF1_GFILE_NOTE)
         return lines
 
 

@@ -8,17 +8,23 @@ the ranks it met.
 
 Flags: ``--deprecation`` prints TensorFlow-style multi-line deprecation records to stderr (Python
 logging's and absl's), ``--stderr-file F --exit-code N`` copies a file to stderr and exits with N;
+``--gs-https IN OUT`` reads ``gs://`` object IN and writes its bytes reversed to OUT the way
+TensorFlow's GCS filesystem does: HTTPS to storage.googleapis.com / www.googleapis.com through
+``ALL_PROXY``, trusting ``CURL_CA_BUNDLE``, with ``GOOGLE_AUTH_TOKEN_FOR_TESTING`` as the bearer;
 anything else (tuning flags) is parsed with argparse into ``hyperparameters``.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import socket
+import ssl
 import sys
 import time
+import urllib.parse
 
 TORCH_VARS = ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")
 DEPRECATION = (
@@ -62,12 +68,53 @@ def _rendezvous(rank: int, world: int, addr: str, port: int) -> list[int]:
             time.sleep(0.05)  # rank 0 is not listening yet
 
 
+def _google(method: str, url: str, body: bytes | None = None) -> tuple[int, dict, bytes]:
+    """One request as TensorFlow's libcurl client sends it with the replica's environment:
+    through ``ALL_PROXY``'s tunnel, trusting ``CURL_CA_BUNDLE``, and on a POST or PUT both
+    ``Content-Length`` and ``Transfer-Encoding: identity``."""
+    context = ssl.create_default_context(cafile=os.environ["CURL_CA_BUNDLE"])
+    proxy = urllib.parse.urlsplit(os.environ["ALL_PROXY"])
+    target = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPSConnection(proxy.hostname, proxy.port, context=context, timeout=60)
+    conn.set_tunnel(target.hostname, 443)
+    path = target.path + (f"?{target.query}" if target.query else "")
+    conn.putrequest(method, path)
+    conn.putheader("Authorization", "Bearer " + os.environ["GOOGLE_AUTH_TOKEN_FOR_TESTING"])
+    if body is not None:
+        conn.putheader("Content-Length", str(len(body)))
+        conn.putheader("Transfer-Encoding", "identity")
+        conn.putheader("Content-Type", "application/x-www-form-urlencoded")
+    conn.endheaders(body)
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    if response.status >= 400:
+        raise RuntimeError(f"{method} {url}: {response.status} {data[:300]!r}")
+    return response.status, dict(response.getheaders()), data
+
+
+def _gs_https(source: str, dest: str) -> dict:
+    bucket, _, name = source[len("gs://") :].partition("/")
+    quoted = urllib.parse.quote(name, safe="")
+    _, _, data = _google("GET", f"https://storage.googleapis.com/{bucket}/{quoted}")
+    out_bucket, _, out_name = dest[len("gs://") :].partition("/")
+    start = (
+        f"https://www.googleapis.com/upload/storage/v1/b/{out_bucket}/o"
+        f"?uploadType=resumable&name={urllib.parse.quote(out_name, safe='')}"
+    )
+    _, headers, _ = _google("POST", start, b"")
+    session = headers["Location"]
+    status, _, _ = _google("PUT", session, data[::-1])
+    return {"read": len(data), "session": session, "put_status": status}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--job-dir")
     parser.add_argument("--deprecation", action="store_true")
     parser.add_argument("--stderr-file")
     parser.add_argument("--exit-code", type=int, default=0)
+    parser.add_argument("--gs-https", nargs=2)
     args, rest = parser.parse_known_args()
     hp = argparse.ArgumentParser()
     for flag in rest:
@@ -87,6 +134,8 @@ def main() -> None:
         record["met"] = _rendezvous(
             int(env["RANK"]), int(env["WORLD_SIZE"]), env["MASTER_ADDR"], int(env["MASTER_PORT"])
         )
+    if args.gs_https:
+        record["gs_https"] = _gs_https(*args.gs_https)
     if args.deprecation:
         sys.stderr.write(DEPRECATION)
         sys.stderr.write(ABSL)
