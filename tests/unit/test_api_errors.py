@@ -72,7 +72,7 @@ def test_transient_is_the_rule_the_log_followers_wrote_twice() -> None:
     def cli_rule(code: int) -> bool:  # jobs_cli._transient
         return code in (0, 408, 429) or code >= 500
 
-    def pane_rule(code: int) -> bool:  # screens/logs.py: stop unless this holds
+    def pane_rule(code: int) -> bool:  # shell/screens/logs_screen.py: stop unless this holds
         return not (code and code not in (408, 429) and code < 500)
 
     for code in range(-1, 700):

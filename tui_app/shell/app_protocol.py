@@ -31,7 +31,11 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class ShellApp(Protocol):
-    """The App as its screens see it (``JobsApp`` implements it)."""
+    """The App as its screens see it: only what they use, so none comes to depend on the rest.
+
+    ``JobsApp`` implements it; mypy checks that where the App hands itself to
+    ``BuilderScreen.fresh``, and ``shell_app`` checks it at run time.
+    """
 
     @property
     def source(self) -> JobsSource:
@@ -64,7 +68,7 @@ class ShellApp(Protocol):
         ...
 
     def edit_and_resubmit(self, job_id: str) -> Worker[None]:
-        """Open the builder on a copy of the job (``E``)."""
+        """Open the builder on a copy of the job (``E``), read in a worker first."""
         ...
 
     def open_builder(
@@ -74,7 +78,7 @@ class ShellApp(Protocol):
         ...
 
     def job_submitted(self, job_id: str, note: str) -> None:
-        """A job was created from the UI thread: select it in the list when it shows up."""
+        """A job was created from the UI thread: the list selects it when a poll brings it."""
         ...
 
     def action_home(self) -> None:

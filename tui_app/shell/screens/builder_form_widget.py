@@ -62,6 +62,7 @@ REGIONS = (
 ERROR_KEYS: tuple[str, ...] = (*FIELD_KEYS, "params")
 """Every key an error can be shown under."""
 
+
 def _machine_label(name: str) -> str:
     """``standard_gpu         8 vCPU, 30 GB, 1× K80``: one line, even in a narrow menu."""
     m = MACHINE_TYPES[name]
