@@ -18,6 +18,7 @@ import pytest
 
 from tests.conftest import _start, _stop, unique_id
 from tests.support.live_service import LiveService, basic_job
+from tui_app.api.errors import ApiCallError
 from tui_app.local.timefmt import parse_job_time
 from tui_app.model.cluster import ml_units_per_hour
 from tui_app.model.cost import consumed_ml_units
@@ -197,14 +198,24 @@ def test_consumed_ml_units_grow_while_running_and_are_final_at_the_end(
     rate = ml_units_per_hour(PRICEY)
     assert rate > 80
     samples: list[float] = []
+    etags: list[str] = []
     for _ in range(6):
         job = client.get(job_id)
         units = job["trainingOutput"]["consumedMLUnits"]
+        etags.append(job["etag"])
         live = consumed_ml_units(PRICEY, parse_job_time(job["startTime"]), time.time() // 1)
         assert abs(units - live) <= rate / 3600 * 1.01, (units, live)  # the table's, to the second
         samples.append(units)
         time.sleep(0.5)
     assert samples == sorted(samples) and samples[-1] > samples[0], samples
+    # The etag moves with the figure (the TUI's list rebuilds a row only when it does), and an
+    # older one of the same stored version still guards a PATCH.
+    assert len(set(etags)) == len(set(samples)) > 1, (etags, samples)
+    patched = client.set_labels(job_id, {"seen": "yes"}, etag=etags[0])
+    assert patched["labels"] == {"seen": "yes"}
+    with pytest.raises(ApiCallError) as stale:
+        client.set_labels(job_id, {"seen": "again"}, etag=etags[-1])  # from before the PATCH
+    assert stale.value.status_code == 409 or "etag" in str(stale.value)
     listed = {j["jobId"]: j for j in client.list_jobs()}[job_id]  # the list shows it too
     assert listed["trainingOutput"]["consumedMLUnits"] >= samples[-1]
 

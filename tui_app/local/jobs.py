@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import concurrent.futures
 import contextlib
 import json
 import logging
 import os
+import struct
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -62,6 +64,35 @@ def new_etag() -> str:
     """A fresh etag: valid base64, because gcloud decodes it (a ``format: byte`` field), and one
     that does not decode makes ``jobs describe`` and the whole of ``jobs list`` crash."""
     return base64.urlsafe_b64encode(os.urandom(8)).decode()
+
+
+def live_etag(stored: str, units: float) -> str:
+    """The etag of a job whose ML units are counted as it is read.
+
+    An etag must change with every field a client can see: the TUI's list rebuilds only rows
+    whose etag changed, so a running job's ML units stood still at their first figure. The
+    stored etag's 8 bytes are kept in front (a PATCH checks them, see ``same_version``) and the
+    units follow, so the etag moves with the figure and stays valid base64 for gcloud."""
+    try:
+        raw = base64.urlsafe_b64decode(stored)[:8]
+    except (ValueError, binascii.Error):
+        raw = stored.encode()[:8]
+    return base64.urlsafe_b64encode(raw + struct.pack(">d", units)).decode()
+
+
+def same_version(client_etag: object, stored: str) -> bool:
+    """Whether an etag a client read names the stored version: the stored etag itself, or a
+    ``live_etag`` made from it (the units it carries may be older than now)."""
+    if client_etag == stored:
+        return True
+    if not isinstance(client_etag, str):
+        return False
+    try:
+        raw = base64.urlsafe_b64decode(client_etag)
+        own = base64.urlsafe_b64decode(stored)
+    except (ValueError, binascii.Error):
+        return False
+    return len(raw) == 16 and raw[:8] == own[:8]
 
 
 def storage_error(exc: StoreError) -> ApiError:
@@ -444,7 +475,10 @@ class JobService:
         """The Job as clients see it: ML units counted up to now while its replicas run (a
         cancelled job's run until they are stopped); finish() stores the final figure."""
         if job.get("state") in (JobState.RUNNING.value, JobState.CANCELLING.value):
-            job.setdefault("trainingOutput", {})["consumedMLUnits"] = self._ml_units(job)
+            units = self._ml_units(job)
+            job.setdefault("trainingOutput", {})["consumedMLUnits"] = units
+            if isinstance(job.get("etag"), str):
+                job["etag"] = live_etag(job["etag"], units)
         return job
 
     # -- API ---------------------------------------------------------------------------------
@@ -587,7 +621,7 @@ class JobService:
             )
         if not isinstance(body, dict):
             raise invalid_field("job", "The request body must be a JSON object (a Job).")
-        if "etag" in fields and body.get("etag") != job.get("etag"):
+        if "etag" in fields and not same_version(body.get("etag"), str(job.get("etag"))):
             raise ApiError(
                 "ABORTED",
                 "The job was changed since it was read (etag mismatch); read it again and retry.",

@@ -68,15 +68,17 @@ def _rendezvous(rank: int, world: int, addr: str, port: int) -> list[int]:
             time.sleep(0.05)  # rank 0 is not listening yet
 
 
-def _google(method: str, url: str, body: bytes | None = None) -> tuple[int, dict, bytes]:
+def _google(method: str, url: str, body: bytes | None = None) -> tuple[int, dict[str, str], bytes]:
     """One request as TensorFlow's libcurl client sends it with the replica's environment:
     through ``ALL_PROXY``'s tunnel, trusting ``CURL_CA_BUNDLE``, and on a POST or PUT both
     ``Content-Length`` and ``Transfer-Encoding: identity``."""
     context = ssl.create_default_context(cafile=os.environ["CURL_CA_BUNDLE"])
     proxy = urllib.parse.urlsplit(os.environ["ALL_PROXY"])
     target = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPSConnection(proxy.hostname, proxy.port, context=context, timeout=60)
-    conn.set_tunnel(target.hostname, 443)
+    conn = http.client.HTTPSConnection(
+        proxy.hostname or "127.0.0.1", proxy.port, context=context, timeout=60
+    )
+    conn.set_tunnel(target.hostname or "", 443)
     path = target.path + (f"?{target.query}" if target.query else "")
     conn.putrequest(method, path)
     conn.putheader("Authorization", "Bearer " + os.environ["GOOGLE_AUTH_TOKEN_FOR_TESTING"])
@@ -93,7 +95,7 @@ def _google(method: str, url: str, body: bytes | None = None) -> tuple[int, dict
     return response.status, dict(response.getheaders()), data
 
 
-def _gs_https(source: str, dest: str) -> dict:
+def _gs_https(source: str, dest: str) -> dict[str, object]:
     bucket, _, name = source[len("gs://") :].partition("/")
     quoted = urllib.parse.quote(name, safe="")
     _, _, data = _google("GET", f"https://storage.googleapis.com/{bucket}/{quoted}")
