@@ -10,12 +10,12 @@ Every call is blocking: the TUI runs them in thread workers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from tui_app.api.errors import ApiCallError, rpc_error_parts
+from tui_app.model.replica_usage import ReplicaSamples, UsageSample
 from tui_app.model.wire import as_float, as_list, as_mapping, parse_time
 
 if TYPE_CHECKING:
@@ -26,37 +26,6 @@ NOT_AVAILABLE = frozenset({404, 405, 501})
 """Answers that mean "this endpoint has no metrics" rather than "this call failed"."""
 HISTORY_CAP = 4096
 """Samples a ``UsageHistory`` keeps per replica before it reads the service's (merged) copy."""
-
-
-@dataclass(frozen=True)
-class UsageSample:
-    """One sample of a replica's process tree (or a merged bucket of them)."""
-
-    time: datetime
-    cpu_percent: float
-    """Percent of one core (mean over the sample's span)."""
-    memory_bytes: int
-    """Resident memory (the peak, for a merged sample)."""
-    cpu_peak: float
-    """The highest CPU percent inside the sample (``cpu_percent`` for a plain sample)."""
-    stamp: str = ""
-    """The ``time`` exactly as the server wrote it: the next ``since``."""
-
-
-@dataclass
-class ReplicaSamples:
-    """One replica's samples, oldest first."""
-
-    task_name: str
-    samples: list[UsageSample] = field(default_factory=list)
-
-    @property
-    def cpu_peak(self) -> float:
-        return max((s.cpu_peak for s in self.samples), default=0.0)
-
-    @property
-    def memory_peak(self) -> int:
-        return max((s.memory_bytes for s in self.samples), default=0)
 
 
 @dataclass(frozen=True)
