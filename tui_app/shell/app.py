@@ -111,8 +111,8 @@ class JobsApp(JobActions):
         self.builder_screen: BuilderScreen | None = None
         """The builder, kept (installed) between visits: ``3`` comes back to the form as left."""
         # Fewer, cheaper cycle collections: with 100k rows or log lines alive, the default
-        # thresholds ran 300-800 ms full passes in the middle of keystrokes (perf-notes §3,
-        # tui_bench, log_bench). gc.freeze() would also do it, but it kept closed screens alive.
+        # thresholds ran 300-800 ms full passes in the middle of keystrokes (measured with
+        # tui_bench and log_bench). gc.freeze() would also do it, but it kept closed screens alive.
         # Under a log flood every line survives its young pass, so a pass of the middle
         # generation costs as much as the lines promoted since the last one: 50 young passes'
         # worth made 330-490 ms pauses (log_bench). Small young passes, each followed by a
