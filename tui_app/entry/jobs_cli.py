@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_api import JobsApi
+from tui_app.api.resubmit import resubmit
 from tui_app.config.settings import Settings, SettingsError
 from tui_app.entry.launch import connector, resolve
 from tui_app.model.describe import job_yaml, render_text, summarize
-from tui_app.model.job_config import resubmission
 from tui_app.model.job_view import JobRow, SortColumn, sort_rows
 from tui_app.model.list_filter import filter_rows, parse_list_filter
 from tui_app.model.states import STATE_SYMBOL
@@ -126,8 +126,8 @@ def _run(
                 status = 1
         return status
     if args.action == "resubmit":
-        job = client.get(args.job_id)
-        created = client.create(resubmission(job))
+        # The TUI's resubmit: a 409 (the new id taken this second) retries with the next one.
+        created = resubmit(args.job_id, client.get, client.create)
         print(created["jobId"])
         print(f"Resubmitted {args.job_id} as {created['jobId']}.", file=sys.stderr)
         return 0

@@ -10,7 +10,6 @@ import contextlib
 import os
 import shlex
 import subprocess
-import time
 from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,29 +79,19 @@ class JobActions(App[None]):
     @work(thread=True, group="actions", exit_on_error=False, description="Resubmitting")
     def resubmit(self, job_id: str) -> None:
         """Submit the job's trainingInput and labels again under a fresh timestamped id."""
-        from tui_app.model.job_config import resubmission  # pydantic: not before first paint
+        from tui_app.api.resubmit import resubmit  # pydantic: not before first paint
 
         try:
-            job = self.source.call(lambda c: c.get(job_id))
-            created = self._create_with_fresh_id(resubmission(job))
+            created = resubmit(
+                job_id,
+                lambda j: self.source.call(methodcaller("get", j)),
+                lambda body: self.source.call(methodcaller("create", body)),
+            )
         except ApiCallError as exc:
             self.call_from_thread(self.notify, f"Resubmit failed: {exc}", severity="error")
             return
-        self._submitted(created, f"Resubmitted {job_id} as {created}.")
-
-    def _create_with_fresh_id(self, body: dict[str, Any]) -> str:
-        """Create; when the new id exists already (same second), take the next second's id."""
-        for _ in range(3):
-            try:
-                return str(self.source.call(methodcaller("create", body))["jobId"])
-            except ApiCallError as exc:
-                if exc.status_code != 409:
-                    raise
-                time.sleep(1.0)
-                from tui_app.model.job_config import resubmission
-
-                body = resubmission(body)
-        raise ApiCallError("A job with this id already exists.", 409, "ALREADY_EXISTS")
+        new_id = str(created["jobId"])
+        self._submitted(new_id, f"Resubmitted {job_id} as {new_id}.")
 
     def _submitted(self, job_id: str, note: str) -> None:
         self.post_message(JobsSubmitted([job_id]))
