@@ -527,11 +527,16 @@ class LogStream:
         """Poll until the job has ended and its logs are drained, or until ``stop`` is set.
 
         Non-empty batches go to ``on_lines``. Until it shows an endTime, the job is read through
-        ``job()`` every ``JOB_REFRESH_SECONDS`` and after each empty poll. A failed poll
-        or job read goes to ``on_error(exc)``, then the loop waits ``BACKOFF_SECONDS`` (0.5 s
+        ``job()`` every ``JOB_REFRESH_SECONDS`` and after each empty poll. A poll or job read
+        that failed for the moment (``ApiCallError.transient``: nothing answered, 408, 429,
+        5xx) goes to ``on_error(exc)``, then the loop waits ``BACKOFF_SECONDS`` (0.5 s
         doubling to 10 s) and resumes from the same cursor; the first success after failures
         calls ``on_error(None)``. ``interval()`` is read before each wait (fast while the view is
         visible, slow while hidden).
+
+        Raises:
+            ApiCallError: a failure that is not transient (NOT_FOUND, PERMISSION_DENIED...):
+                the server's decision, which asking again would only repeat for ever.
         """
         failures = 0
         last_job_read = float("-inf")
@@ -545,6 +550,8 @@ class LogStream:
                     refresh = False
                 lines = self.poll()
             except ApiCallError as exc:
+                if not exc.transient:
+                    raise
                 on_error(exc)
                 delay = BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)]
                 failures += 1

@@ -55,7 +55,7 @@ def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
         connection: Connection = connector(profile, state_dir)()
         client = connection.jobs(project)
         if args.action == "logs":
-            return _logs(args, connection, client, local=profile.kind == "local")
+            return _logs(args, connection, client)
         return _run(args, client, lambda job_id: _environment(connection, project, job_id))
     except KeyboardInterrupt:
         return 130
@@ -134,11 +134,6 @@ def _run(
     return 2
 
 
-def _transient(exc: ApiCallError) -> bool:
-    """Worth retrying while following: nothing answered, or the server was busy or failing."""
-    return exc.status_code in (0, 408, 429) or exc.status_code >= 500
-
-
 def _print_lines(lines: list[LogLine]) -> None:
     from tui_app.api.log_stream import format_line
 
@@ -148,52 +143,46 @@ def _print_lines(lines: list[LogLine]) -> None:
         sys.stdout.flush()
 
 
-def _logs(args: argparse.Namespace, connection: Connection, client: JobsApi, local: bool) -> int:
+def _logs(args: argparse.Namespace, connection: Connection, client: JobsApi) -> int:
     """``jobs logs``: gcloud stream-logs' lines; with ``--follow``, until the job has ended.
 
-    Without ``--follow`` it prints what there is and exits. With it, lost contact and server
-    errors are retried (the stream resumes where it stopped); other errors end it with rc 1.
+    Without ``--follow`` it prints what there is and exits. With it, transient failures (lost
+    contact, server errors) are retried and the stream resumes where it stopped; any other
+    error ends it with rc 1.
     """
-    from tui_app.api.log_stream import CLOUD_POLL_SECONDS, LogStream, cloud_settle
+    from tui_app.api.log_feed import LogFeed
+    from tui_app.api.log_stream import CLOUD_POLL_SECONDS
 
-    job = client.get(args.job_id)  # an unknown job is the server's NOT_FOUND, not an empty log
-    stream = LogStream(
-        connection,
+    feed = LogFeed(
         client.project,
         args.job_id,
+        lambda: client.get(args.job_id),
+        lambda: connection,
         task_name=args.task_name,
-        job=job,
         # A single read has no cursor to protect, so it need not leave the newest 5 s out.
-        settle_seconds=cloud_settle(local) if args.follow else 0.0,
+        settle=bool(args.follow),
     )
+    feed.open()  # an unknown job is the server's NOT_FOUND, not an empty log
     try:
         if not args.follow:
-            _print_lines(stream.poll())
+            _print_lines(feed.read_all())
             return 0
-        stream.note_job(job)
-        stop = threading.Event()
-        fatal: list[ApiCallError] = []
 
         def on_error(exc: ApiCallError | None) -> None:
             if exc is None:
                 print("Resumed.", file=sys.stderr)
-            elif _transient(exc):
-                print(f"warning: {exc} (retrying)", file=sys.stderr)
             else:
-                fatal.append(exc)
-                stop.set()
+                print(f"warning: {exc} (retrying)", file=sys.stderr)
 
-        stream.follow(
-            stop,
+        # A failure that is not transient leaves follow as an ApiCallError: rc 1 above.
+        feed.follow(
+            threading.Event(),
             _print_lines,
-            lambda: client.get(args.job_id),
             lambda: float(
                 args.polling_interval or (CLOUD_POLL_SECONDS if connection.vertex else 1.0)
             ),
             on_error,
         )
-        if fatal:
-            raise fatal[0]
         return 0
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep Python's final flush quiet.

@@ -1,6 +1,6 @@
 """Live per-replica logs of one job: one view per replica, a merged view, search and filters.
 
-One stream per job (a thread worker running ``LogStream.follow``) feeds every view: each line
+One feed per job (a thread worker running ``LogFeed.follow``) feeds every view: each line
 goes to its replica's view and to the merged ``all`` view. Views are created when a replica
 first shows up, so a job's real cluster decides the tabs.
 """
@@ -15,7 +15,7 @@ import tempfile
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
@@ -34,6 +34,9 @@ from tui_app.model.severity import SEVERITIES, severity_name
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.screens.picker_screen import PickerScreen
 from widgets.log_view import FilterMode, LogView, TimestampMode
+
+if TYPE_CHECKING:  # the clients load in the stream worker, not before the first frame
+    from tui_app.api.log_feed import LogFeed
 
 ALL = "all"
 SEVERITY_FLOORS = ("DEFAULT", "INFO", "WARNING", "ERROR")
@@ -126,6 +129,8 @@ class LogsScreen(Screen[None]):
         self._search = ""
         self.status = ""
         self.error: str | None = None
+        self._feed: LogFeed | None = None
+        """Set by the stream worker; the history workers page back through it."""
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -209,63 +214,50 @@ class LogsScreen(Screen[None]):
 
     # -- streaming -------------------------------------------------------------------------------
 
+    def _read_job(self) -> dict[str, Any]:
+        """jobs.get through the App's source (it reconnects); the title shows its state."""
+        fresh: dict[str, Any] = self.shell.source.call(lambda c: c.get(self.job_id))
+        self.job = fresh
+        return fresh
+
     @work(thread=True, exclusive=True, group="logs", exit_on_error=False, description="Log stream")
     def _fetch_job_then_stream(self) -> None:
-        from tui_app.api.log_stream import BACKOFF_SECONDS, CLOUD_POLL_SECONDS, LogStream
+        from tui_app.api.log_feed import LogFeed
+        from tui_app.api.log_stream import CLOUD_POLL_SECONDS
 
-        # The first read retries like the stream does: a dropped keep-alive connection or a
-        # service that is restarting must not leave the pane empty for good.
-        failures = 0
-        while True:
-            try:
-                self.job = self.shell.source.call(lambda c: c.get(self.job_id))
-                connection = self.shell.source.connection()
-                break
-            except ApiCallError as exc:
-                self.post_message(StreamStatus(str(exc)))
-                if exc.status_code and exc.status_code not in (408, 429) and exc.status_code < 500:
-                    return  # the server said no (e.g. NOT_FOUND): retrying will not change it
-                if self._stop.wait(BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)]):
-                    return
-                failures += 1
-        if failures:
-            self.post_message(StreamStatus(None))
-        self.app.call_from_thread(self._job_known)
-        settle = 0.0 if connection.local else 5.0
+        def on_error(exc: ApiCallError | None) -> None:
+            self.post_message(StreamStatus(str(exc) if exc else None))
+
         # Batches keep a flood moving on screen: one poll that read a whole backlog held ~1M
         # parsed entries (2 GB) and showed nothing for 40 s (log_bench).
-        stream = LogStream(
-            connection,
+        feed = LogFeed(
             self.shell.project,
             self.job_id,
+            self._read_job,
+            self.shell.source.connection,
             trial_id=self.trial,
-            settle_seconds=settle,
             batch_limit=SCREEN_BATCH,
-            job=self.job,
         )
-
-        def job() -> dict[str, Any]:
-            fresh: dict[str, Any] = self.shell.source.call(lambda c: c.get(self.job_id))
-            self.job = fresh
-            return fresh
-
+        self._feed = feed
+        # The first read retries like the stream does: a dropped keep-alive connection or a
+        # service that is restarting must not leave the pane empty for good.
+        if feed.open_retrying(self._stop, on_error) is None:
+            return  # stopped, or the server said no (e.g. NOT_FOUND): the title shows it
+        self.app.call_from_thread(self._job_known)
         visible, hidden = (
             (CLOUD_POLL_SECONDS, CLOUD_HIDDEN_POLL_SECONDS)
-            if connection.vertex
+            if feed.connection is not None and feed.connection.vertex
             else (VISIBLE_POLL_SECONDS, HIDDEN_POLL_SECONDS)
         )
 
         def interval() -> float:
             return visible if self.app.screen is self else hidden
 
-        def on_error(exc: ApiCallError | None) -> None:
-            self.post_message(StreamStatus(str(exc) if exc else None))
-
         # The newest batch first, so the pane paints at once; the rest of the tail (up to the
         # views' max_lines) comes in the background while the stream already follows. Reading
         # a 100k-line tail before following kept a flooding job's pane blank for 2.7 s.
         try:
-            initial = stream.tail(SCREEN_BATCH)
+            initial = feed.tail(SCREEN_BATCH)
         except ApiCallError as exc:
             on_error(exc)
             initial = []
@@ -273,40 +265,27 @@ class LogsScreen(Screen[None]):
             self.post_message(LinesArrived(initial))
             if len(initial) == SCREEN_BATCH:
                 self._load_history(initial[0].key, self.max_lines - len(initial))
-        stream.follow(
-            self._stop,
-            lambda lines: self.post_message(LinesArrived(lines)),
-            job,
-            interval,
-            on_error,
-        )
+        try:
+            feed.follow(
+                self._stop, lambda lines: self.post_message(LinesArrived(lines)), interval, on_error
+            )
+        except ApiCallError as exc:
+            on_error(exc)  # not transient: the title keeps the server's answer
+            return
         if not self._stop.is_set():
             self.post_message(StreamStatus(None, ended=True))
 
     @work(thread=True, group="history", exit_on_error=False, description="Log history")
     def _load_history(self, before: tuple[str, str], wanted: int) -> None:
         """Fill the views with up to ``wanted`` lines before ``before``, newest batch first."""
-        from tui_app.api.log_stream import LogStream
-
-        stream = LogStream(
-            self.shell.source.connection(),
-            self.shell.project,
-            self.job_id,
-            trial_id=self.trial,
-            job=self.job,
-        )
-        stream.start_before(before)
-        while wanted > 0 and not self._stop.is_set():
-            try:
-                lines = stream.older(min(HISTORY_BATCH, wanted))
-            except ApiCallError as exc:
-                self.app.call_from_thread(self.notify, f"Cannot fetch older lines: {exc}")
-                return
-            if not lines:
-                return
-            wanted -= len(lines)
-            if not self.app.call_from_thread(self._prepend_everywhere, lines):
-                return
+        if self._feed is None:
+            return
+        try:
+            for lines in self._feed.history(before, wanted, HISTORY_BATCH, stop=self._stop):
+                if not self.app.call_from_thread(self._prepend_everywhere, lines):
+                    return
+        except ApiCallError as exc:
+            self.app.call_from_thread(self.notify, f"Cannot fetch older lines: {exc}")
 
     def _prepend_everywhere(self, lines: list[LogLine]) -> bool:
         """Older lines of every replica: into the merged view and each replica's own.
@@ -394,19 +373,13 @@ class LogsScreen(Screen[None]):
 
     @work(thread=True, group="history", exit_on_error=False, description="Older log lines")
     def _fetch_older(self, task: str, before: tuple[str, str]) -> None:
-        from tui_app.api.log_stream import LogStream
-
+        if self._feed is None:  # no line shown yet, so nothing to read before
+            return
         try:
-            stream = LogStream(
-                self.shell.source.connection(),
-                self.shell.project,
-                self.job_id,
-                task_name=None if task == ALL else task,
-                trial_id=self.trial,
-                job=self.job,
+            pages = self._feed.history(
+                before, HISTORY_BATCH, HISTORY_BATCH, task_name=None if task == ALL else task
             )
-            stream.start_before(before)
-            lines = stream.older(HISTORY_BATCH)
+            lines = next(pages, [])
         except ApiCallError as exc:
             self.app.call_from_thread(self.notify, f"Cannot fetch older lines: {exc}")
             return
