@@ -24,6 +24,7 @@ from tui_app.config.settings import Profile
 
 if TYPE_CHECKING:
     from tui_app.api.jobs_api import JobsApi
+    from tui_app.api.metrics_client import MetricsClient
 
 START_TIMEOUT_SECONDS = 60
 
@@ -72,6 +73,18 @@ class Connection:
                 executor_image=self.executor_image,
             )
         return JobsClient(self.endpoint, project, self.credentials)
+
+    def metrics(self, project: str) -> MetricsClient:
+        """The local service's ``:metrics`` and ``:environment`` extensions, on this connection's
+        endpoint and credentials, as ``jobs`` gives the jobs client: whoever holds a connection
+        gets its clients here rather than assembling them from its parts.
+
+        Elsewhere (a URL profile, Vertex AI) the endpoint has no such methods, and the client's
+        reads answer None: the caller hides what it would have shown.
+        """
+        from tui_app.api.metrics_client import MetricsClient
+
+        return MetricsClient(self.endpoint, project, self.credentials)
 
 
 def _answers(url: str) -> bool:

@@ -73,9 +73,7 @@ def _environment(connection: Connection, project: str, job_id: str) -> dict[str,
     """The local service's ``:environment`` answer for the job; None elsewhere or on error."""
     if connection.vertex:
         return None
-    from tui_app.api.metrics_client import MetricsClient
-
-    client = MetricsClient(connection.endpoint, project, connection.credentials)
+    client = connection.metrics(project)
     try:
         return client.environment(job_id)
     except ApiCallError:

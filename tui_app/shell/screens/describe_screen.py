@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
@@ -33,8 +33,9 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, get_current_worker
 
 from tui_app.api.errors import ApiCallError
-from tui_app.api.metrics_client import MetricsClient, ReplicaSamples, UsageHistory
+from tui_app.api.metrics_client import UsageHistory
 from tui_app.model.describe import job_yaml, summarize
+from tui_app.model.replica_usage import ReplicaSamples
 from tui_app.model.states import JobState
 from tui_app.model.trials import (
     completed_trials,
@@ -49,6 +50,9 @@ from tui_app.shell.screens.logs_screen import LogsScreen
 from widgets.replica_usage import ReplicaUsage
 from widgets.status_header import StatusHeader
 from widgets.trials_table import TrialsSection, TrialsTable
+
+if TYPE_CHECKING:
+    from tui_app.api.metrics_client import MetricsClient
 
 USAGE_POLL_SECONDS = 2.0
 """How often the per-replica CPU and memory are read while the job is live."""
@@ -222,7 +226,7 @@ class DescribeScreen(Screen[None]):
                     return
                 if client is None or conn is not connection:
                     connection = conn
-                    client = MetricsClient(conn.endpoint, self.shell.project, conn.credentials)
+                    client = conn.metrics(self.shell.project)
                 if not self.environment:  # until the job's environment is known
                     environment = client.environment(self.job_id)
                     if environment and not worker.is_cancelled:
