@@ -285,3 +285,18 @@ async def test_a_long_tail_paints_its_newest_batch_then_fills_in_history(
         assert master == list(range(12000))
         assert merged.follow  # history arrived above: the view still shows the newest line
         assert merged.cursor_index == merged.row_count - 1
+
+
+async def test_a_job_that_does_not_exist_stops_the_stream_and_says_so(
+    service: LiveService, tmp_path: Path
+) -> None:
+    """NOT_FOUND is final: the title must not promise a reconnect that never comes."""
+    app = live_app(service, tmp_path, "logs-project")
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(LogsScreen("no_such_job_20261125_000000"))
+        logs = screen(app)
+        await wait_for(pilot, lambda: logs.stopped, timeout=30, describe=lambda: stream_state(logs))
+        await pilot.pause()
+        title = str(logs.query_one("#logs-title").render())
+        assert "stopped:" in title and "reconnecting" not in title, title
+        assert logs.error and "no_such_job" in logs.error

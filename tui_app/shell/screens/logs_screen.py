@@ -60,12 +60,14 @@ class LinesArrived(Message, bubble=False):
 
 
 class StreamStatus(Message, bubble=False):
-    """The stream failed (``error``), recovered (None), or ended (``ended``)."""
+    """The stream failed (``error``, being retried), recovered (None), ended (``ended``), or
+    stopped on an error that retrying cannot mend (``stopped``: a 401, a deleted job)."""
 
-    def __init__(self, error: str | None, ended: bool = False) -> None:
+    def __init__(self, error: str | None, ended: bool = False, stopped: bool = False) -> None:
         super().__init__()
         self.error = error
         self.ended = ended
+        self.stopped = stopped
 
 
 def _view_id(task: str) -> str:
@@ -128,6 +130,7 @@ class LogsScreen(Screen[None]):
         self._filter: tuple[FilterMode, str] | None = None
         self._search = ""
         self.status = ""
+        self.stopped = False
         self.error: str | None = None
         self._feed: LogFeed | None = None
         """Set by the stream worker; the history workers page back through it."""
@@ -190,7 +193,8 @@ class LogsScreen(Screen[None]):
         if self.trial:
             parts.append(f"trial {self.trial}")
         if self.error:
-            parts.append(f"reconnecting: {self.error}")
+            verb = "stopped" if self.stopped else "reconnecting"
+            parts.append(f"{verb}: {self.error}")
         elif self.status:
             parts.append(self.status)
         self.query_one("#logs-title", Static).update(" │ ".join(parts))
@@ -225,7 +229,10 @@ class LogsScreen(Screen[None]):
         from tui_app.api.log_feed import LogFeed
         from tui_app.api.log_stream import CLOUD_POLL_SECONDS
 
+        last: list[ApiCallError | None] = [None]
+
         def on_error(exc: ApiCallError | None) -> None:
+            last[0] = exc
             self.post_message(StreamStatus(str(exc) if exc else None))
 
         # Batches keep a flood moving on screen: one poll that read a whole backlog held ~1M
@@ -242,7 +249,10 @@ class LogsScreen(Screen[None]):
         # The first read retries like the stream does: a dropped keep-alive connection or a
         # service that is restarting must not leave the pane empty for good.
         if feed.open_retrying(self._stop, on_error) is None:
-            return  # stopped, or the server said no (e.g. NOT_FOUND): the title shows it
+            # Stopped, or the server said no (e.g. NOT_FOUND): the title shows it as final.
+            if last[0] is not None and not self._stop.is_set():
+                self.post_message(StreamStatus(str(last[0]), stopped=True))
+            return
         self.app.call_from_thread(self._job_known)
         visible, hidden = (
             (CLOUD_POLL_SECONDS, CLOUD_HIDDEN_POLL_SECONDS)
@@ -270,7 +280,8 @@ class LogsScreen(Screen[None]):
                 self._stop, lambda lines: self.post_message(LinesArrived(lines)), interval, on_error
             )
         except ApiCallError as exc:
-            on_error(exc)  # not transient: the title keeps the server's answer
+            # Not transient: the title keeps the server's answer, and says nothing is retried.
+            self.post_message(StreamStatus(str(exc), stopped=True))
             return
         if not self._stop.is_set():
             self.post_message(StreamStatus(None, ended=True))
@@ -339,6 +350,7 @@ class LogsScreen(Screen[None]):
 
     def on_stream_status(self, message: StreamStatus) -> None:
         self.error = message.error
+        self.stopped = message.stopped
         if message.ended:
             self.status = "stream ended (job finished)"
         self._render_title()
