@@ -178,3 +178,53 @@ def test_multiline_messages_print_one_line_each() -> None:
     ]
     empty = LogLine("2024-02-01T00:02:00.000000000Z", "2", "service", 0, "")
     assert format_line(empty) == ["DEFAULT\t2024-02-01 00:02:00 +0000\tservice\t\t"]
+
+
+def _on_a_terminal(argv: list[str]) -> bytes:
+    """Run ``argv`` with its stdout on a pseudo-terminal, as a user's shell would; its output."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, stdout=slave, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed its side
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait(60) == 0, proc.stderr.read() if proc.stderr else ""
+    return b"".join(chunks)
+
+
+def test_a_terminal_never_gets_a_trainers_escape_sequences_raw(
+    service: LiveService, tmp_path: Any
+) -> None:
+    """A trainer that retitles and clears the terminal: defused on a terminal as in the TUI,
+    raw with --raw (and always through a pipe, as gcloud prints it)."""
+    from tests.service.test_trainer_fidelity import PROBE_SRC
+    from tui_app.shell.package_build import build_sdist
+
+    hostile = tmp_path / "hostile.txt"
+    hostile.write_text("\x1b[31mred words\x1b[0m and \x1b[2J\x1b[H\x1b]0;evil title\x07 bell\x07\n")
+    uri = service.stage(build_sdist(PROBE_SRC, tmp_path / "build"))
+    job_id = unique_id("logs_hostile")
+    body = basic_job(job_id, uri, "--stderr-file", str(hostile))
+    body["trainingInput"]["pythonModule"] = "probe.task"
+    service.client().create(body)
+    service.wait_state(job_id)
+
+    shown = _on_a_terminal(_argv(service, job_id))
+    line = next(ln for ln in shown.decode().splitlines() if "red words" in ln)
+    assert "\x1b" not in line and "\x07" not in line, repr(line)
+    assert line.endswith("red words and  bell^G"), repr(line)
+
+    raw = _on_a_terminal(_argv(service, job_id, "--raw"))
+    assert b"\x1b]0;evil title\x07" in raw and b"\x1b[2J" in raw
+    piped = logs(service, job_id)
+    assert "\x1b]0;evil title\x07" in piped.stdout

@@ -109,6 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="with --follow: seconds between polls (default 1; 5 on Vertex AI, for its quota)",
     )
+    p.add_argument(
+        "--raw",
+        action="store_true",
+        help="write trainers' text as it is, escape sequences included (on a terminal they "
+        "are otherwise defused, as in the TUI; a pipe always gets it raw)",
+    )
 
     svc = sub.add_parser("service", help="manage the local jobs service")
     ssub = svc.add_subparsers(dest="action", required=True)

@@ -132,10 +132,17 @@ def _run(
     return 2
 
 
-def _print_lines(lines: list[LogLine]) -> None:
+def _print_lines(lines: list[LogLine], safe: bool = False) -> None:
+    """Write lines as gcloud stream-logs does. With ``safe`` (a terminal), each field goes
+    through the TUI's cleaner first: a trainer's escape sequences would otherwise retitle or
+    clear the user's terminal; colours are dropped and controls shown as ``^G``, ``<U+202E>``."""
     from tui_app.api.log_stream import format_line
 
     out = [text for line in lines for text in format_line(line)]
+    if safe:
+        from tui_app.model.log_text import clean
+
+        out = ["\t".join(clean(part).text for part in text.split("\t")) for text in out]
     if out:
         sys.stdout.write("\n".join(out) + "\n")
         sys.stdout.flush()
@@ -161,9 +168,14 @@ def _logs(args: argparse.Namespace, connection: Connection, client: JobsApi) -> 
         settle=bool(args.follow),
     )
     feed.open()  # an unknown job is the server's NOT_FOUND, not an empty log
+    safe = not getattr(args, "raw", False) and sys.stdout.isatty()
+
+    def write(lines: list[LogLine]) -> None:
+        _print_lines(lines, safe)
+
     try:
         if not args.follow:
-            _print_lines(feed.read_all())
+            write(feed.read_all())
             return 0
 
         def on_error(exc: ApiCallError | None) -> None:
@@ -175,7 +187,7 @@ def _logs(args: argparse.Namespace, connection: Connection, client: JobsApi) -> 
         # A failure that is not transient leaves follow as an ApiCallError: rc 1 above.
         feed.follow(
             threading.Event(),
-            _print_lines,
+            write,
             lambda: float(
                 args.polling_interval or (CLOUD_POLL_SECONDS if connection.vertex else 1.0)
             ),
