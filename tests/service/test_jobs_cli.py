@@ -106,3 +106,13 @@ def test_options_before_the_subcommand_are_honoured(service: LiveService, packag
     )
     assert result.returncode == 0, result.stderr
     assert [j["jobId"] for j in json.loads(result.stdout)] == [job_id]
+
+
+def test_a_wrong_filter_is_an_error_a_script_can_see(service: LiveService) -> None:
+    """The TUI matches a half-typed filter as best it can; a script's must fail loudly."""
+    bad_state = tui(service, "list", "--filter", "state:BOGUS")
+    assert bad_state.returncode == 2 and bad_state.stdout == ""
+    assert bad_state.stderr.startswith("error: --filter: Unknown state 'BOGUS'; valid states:")
+    bad_regex = tui(service, "list", "--filter", "mnist(")
+    assert bad_regex.returncode == 2 and bad_regex.stdout == ""
+    assert "Invalid regex" in bad_regex.stderr and "literally" not in bad_regex.stderr

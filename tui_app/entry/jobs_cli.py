@@ -94,7 +94,11 @@ def _run(
         if args.filter:
             flt = parse_list_filter(args.filter)
             if flt.error:
-                print(f"warning: {flt.error}", file=sys.stderr)
+                # The TUI matches a half-typed filter as best it can and says why; a script
+                # must be able to tell that its filter was wrong, so here it is an error.
+                why = flt.error.removesuffix("; matching it literally")
+                print(f"error: --filter: {why}", file=sys.stderr)
+                return 2
             rows = filter_rows(rows, flt)
         if args.json:
             by_id = {j["jobId"]: j for j in jobs}
