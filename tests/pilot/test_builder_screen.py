@@ -163,7 +163,8 @@ async def test_custom_cluster_from_a_package_folder_runs_its_replicas(
         screen = await settled(pilot, app)
         assert screen.check is not None and screen.check.problems == []
         gcloud = screen.query_one("#gcloud-preview", CodePreview).text
-        assert f"--package-path {TRAINER_SRC}" in gcloud
+        # gcloud's --package-path names the package itself and builds from its parent.
+        assert f"--package-path {TRAINER_SRC}/trainer " in gcloud
 
         await pilot.press("ctrl+j")
         await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen), timeout=60)
@@ -473,3 +474,34 @@ async def test_a_package_folder_needs_the_local_service(
         assert "Package URIs" in error_text(app, "package_path")
         assert isinstance(app.screen, BuilderScreen)
         assert service.client(project).list_jobs() == []
+
+
+async def test_a_saved_config_keeps_its_package_folder(
+    service: LiveService, tmp_path: Path
+) -> None:
+    """gcloud's config format has no field for a package folder: the save keeps it in a header
+    comment, so a reopened config (in a fresh builder) still has code to run."""
+    target = tmp_path / "saved" / "config.yaml"
+    app = live_app(service, tmp_path, "builder-folder")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_builder(pilot, app, "n")
+        await type_into(pilot, app, "package_path", str(TRAINER_SRC))
+        await type_into(pilot, app, "module", "trainer.task")
+        screen = await settled(pilot, app)
+        assert screen.check is not None and screen.check.problems == []
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        app.screen.query_one(Input).value = str(target)
+        await pilot.press("enter")
+        await wait_for(pilot, target.exists)
+        assert f"# tui-app package folder: {TRAINER_SRC.resolve()}" in target.read_text()
+
+        await type_into(pilot, app, "package_path", "")  # as a fresh builder would have it
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        app.screen.query_one(Input).value = str(target)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: field(app, "package_path").value != "")
+        assert Path(field(app, "package_path").value) == TRAINER_SRC.resolve()
+        screen = await settled(pilot, app)
+        assert screen.check is not None and screen.check.problems == []

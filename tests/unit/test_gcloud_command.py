@@ -370,3 +370,11 @@ def test_every_corpus_config_submits_itself(path: Path) -> None:
     argv = submit_command(job, config_path=str(path))
     assert set(used_flags(argv)) <= GCLOUD_SUBMIT_FLAGS
     assert without_empty_lists(parse_job(gcloud_job(argv, job))) == as_submitted(job)
+
+
+def test_package_path_is_the_package_not_the_folder_with_setup_py() -> None:
+    from tui_app.model.gcloud_command import gcloud_package_path
+
+    assert gcloud_package_path("examples/trainer", "trainer.task") == "examples/trainer/trainer"
+    assert gcloud_package_path("/src/proj/", "pkg.sub.main") == "/src/proj/pkg"
+    assert gcloud_package_path("proj", "") == "proj"

@@ -292,3 +292,23 @@ def test_resubmission_moves_a_job_dir_named_after_the_old_job(job_dir: str, expe
     assert body["jobId"] == "mnist_20261122_091500"
     assert body["trainingInput"]["jobDir"] == expected
     assert job["trainingInput"]["jobDir"] == job_dir
+
+
+def test_a_package_folder_travels_in_a_header_comment() -> None:
+    from tui_app.model.job_config import package_folder_of
+
+    job = {
+        "jobId": "a_20260101_000000",
+        "trainingInput": {
+            "scaleTier": "BASIC",
+            "region": "us-central1",
+            "pythonModule": "trainer.task",
+            "packageUris": ["gs://bucket/p.tar.gz"],
+        },
+    }
+    text = to_config_yaml(job, "/src/trainer")
+    assert package_folder_of(text) == "/src/trainer"
+    assert from_config_yaml(text) == from_config_yaml(to_config_yaml(job))  # gcloud ignores it
+    assert package_folder_of(to_config_yaml(job)) is None
+    # Only the header counts: the same words inside the YAML's values do not.
+    assert package_folder_of("trainingInput: {}\n# tui-app package folder: /x\n") is None

@@ -220,6 +220,18 @@ def _replica_flags(rest: dict[str, Any], config_field: str, prefix: str) -> list
     return flags
 
 
+def gcloud_package_path(setup_folder: str, python_module: str) -> str:
+    """What gcloud's ``--package-path`` wants for a project folder holding setup.py: the Python
+    package itself (gcloud builds from its parent, using the setup.py there). The builder's
+    package folder is the one holding setup.py, so the package is its child named by the
+    module's first part: ``examples/trainer`` + ``trainer.task`` -> ``examples/trainer/trainer``.
+    """
+    top = python_module.split(".", 1)[0].strip()
+    if not top:
+        return setup_folder
+    return f"{setup_folder.rstrip('/')}/{top}"
+
+
 def _package_flags(
     ti: Mapping[str, Any], package_path: str | None, staging_bucket: str | None
 ) -> list[str]:

@@ -107,8 +107,27 @@ def submitted_fields(job: Mapping[str, Any]) -> dict[str, Any]:
     return body
 
 
-def to_config_yaml(job: Mapping[str, Any]) -> str:
+PACKAGE_FOLDER_COMMENT = "# tui-app package folder: "
+"""How a saved config keeps the builder's package folder. gcloud's config format has no field
+for it (it is a ``--package-path`` flag), and without it a reopened config had no code to run;
+a comment travels with the file and gcloud ignores it."""
+
+
+def package_folder_of(text: str) -> str | None:
+    """The package folder a saved config names in its ``PACKAGE_FOLDER_COMMENT``, if any."""
+    for line in text.splitlines():
+        if line.startswith(PACKAGE_FOLDER_COMMENT):
+            return line[len(PACKAGE_FOLDER_COMMENT) :].strip() or None
+        if line and not line.startswith("#"):
+            return None  # only the header comment counts
+    return None
+
+
+def to_config_yaml(job: Mapping[str, Any], package_folder: str | None = None) -> str:
     """The job as a ``--config`` file: a header comment, ``jobId``, ``labels``, ``trainingInput``.
+
+    ``package_folder`` (the folder holding setup.py that the builder builds) is kept as a header
+    comment (``PACKAGE_FOLDER_COMMENT``), read back by ``package_folder_of``.
 
     Counts that travel as strings (``workerCount: "2"``) are written as numbers, as people write
     them by hand; ``from_config_yaml`` and gcloud accept both.
@@ -125,7 +144,8 @@ def to_config_yaml(job: Mapping[str, Any]) -> str:
     text = yaml.dump(
         body, Dumper=_ConfigDumper, sort_keys=False, allow_unicode=True, default_flow_style=False
     )
-    return CONFIG_HEADER + text
+    kept = f"{PACKAGE_FOLDER_COMMENT}{package_folder}\n" if package_folder else ""
+    return CONFIG_HEADER + kept + text
 
 
 def from_config_yaml(text: str, *, job_id: str | None = None) -> dict[str, Any]:

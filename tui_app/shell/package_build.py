@@ -51,8 +51,9 @@ def build_sdist(src: Path, dest_dir: Path) -> Path:
 def package_folder_error(folder: str) -> str | None:
     """Why ``folder`` cannot be built into an sdist here, or None when it can.
 
-    Like gcloud, the folder is the one holding ``setup.py`` (``--package-path trainer`` of
-    ``examples/trainer`` names the folder with setup.py and the ``trainer`` package in it).
+    The folder is the one holding ``setup.py`` (``examples/trainer``, with the ``trainer``
+    package in it). gcloud's ``--package-path`` names the package itself and builds from its
+    parent; ``model.gcloud_command.gcloud_package_path`` turns one into the other.
     """
     path = Path(folder).expanduser()
     if not path.is_dir():

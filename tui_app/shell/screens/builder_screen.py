@@ -46,11 +46,12 @@ from tui_app.model.builder_form import (
     new_form,
     param_index,
 )
-from tui_app.model.gcloud_command import format_command, submit_command
+from tui_app.model.gcloud_command import format_command, gcloud_package_path, submit_command
 from tui_app.model.job_config import (
     CONFIG_HEADER,
     ConfigError,
     from_config_yaml,
+    package_folder_of,
     to_config_yaml,
 )
 from tui_app.model.job_id import base_name, new_job_id
@@ -346,7 +347,12 @@ class BuilderScreen(Screen[None]):
         argv = submit_command(
             check.job,
             config_path=self.config_path or "config.yaml",
-            package_path=check.package_path or None,
+            package_path=gcloud_package_path(
+                check.package_path,
+                str((check.job.get("trainingInput") or {}).get("pythonModule") or ""),
+            )
+            if check.package_path
+            else None,
             # gcloud uploads a package folder to --staging-bucket, or under a gs:// --job-dir.
             staging_bucket=None if job_dir.startswith("gs://") else STAGING_PLACEHOLDER,
         )
@@ -509,7 +515,11 @@ class BuilderScreen(Screen[None]):
         check = self.validate_now()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(to_config_yaml(check.job), encoding="utf-8")
+            # Absolute: the file may be reopened from another working directory.
+            folder = (
+                str(Path(check.package_path).expanduser().resolve()) if check.package_path else None
+            )
+            path.write_text(to_config_yaml(check.job, folder), encoding="utf-8")
         except OSError as exc:
             self.notify(f"Cannot save {path}: {exc.strerror}", severity="error")
             return
@@ -518,7 +528,10 @@ class BuilderScreen(Screen[None]):
         if check.problems:
             notes.append(f"It has {len(check.problems)} problem(s) still.")
         if check.package_path:
-            notes.append("Submit it with gcloud's --package-path (the gcloud line has it).")
+            notes.append(
+                "Its package folder is kept in a comment; gcloud needs --package-path "
+                "(the gcloud line has it)."
+            )
         self.notify(" ".join(notes))
         self.validate_now()
 
@@ -598,7 +611,10 @@ class BuilderScreen(Screen[None]):
         has_code = isinstance(ti, dict) and (
             ti.get("packageUris") or (ti.get("masterConfig") or {}).get("imageUri")
         )
-        if current.get("package_path") and not has_code:
+        kept = package_folder_of(text)
+        if kept and not has_code and not package_folder_error(kept):
+            form.values["package_path"] = kept  # the folder a save wrote into the file
+        elif current.get("package_path") and not has_code:
             form.values["package_path"] = current.get("package_path")
         elif folder is not None and not has_code and not package_folder_error(str(folder)):
             form.values["package_path"] = _shown_path(folder)
