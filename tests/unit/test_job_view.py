@@ -152,6 +152,10 @@ def test_elapsed_and_sort_time() -> None:
     )  # fmt: skip
     assert done.elapsed(NOW) == timedelta(minutes=4, seconds=5)
     assert row("d").elapsed(NOW) is None
+    never_ran = row(
+        "f", "CANCELLED", createTime="2026-11-22T10:00:00Z", endTime="2026-11-22T10:30:00Z"
+    )  # cancelled while QUEUED: no run to time
+    assert never_ran.elapsed(NOW) is None
     assert running.sort_time == datetime(2026, 11, 22, 11, 0, tzinfo=UTC)  # the id's stamp wins
     assert started.sort_time == datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
     assert row("e").sort_time == EPOCH

@@ -185,7 +185,12 @@ class JobRow:
         return self.stamp or self.created or EPOCH
 
     def elapsed(self, now: datetime) -> timedelta | None:
-        """How long the job has run (or has been waiting): ``(end or now) - (start or created)``."""
+        """How long the job has run (or has been waiting): ``(end or now) - (start or created)``.
+
+        A job that ended without ever starting (cancelled while QUEUED, refused while PREPARING)
+        never ran: None, not its time in the queue passed off as a run."""
+        if self.ended is not None and self.started is None:
+            return None
         begin = self.started or self.created
         if begin is None:
             return None
