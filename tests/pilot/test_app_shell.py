@@ -174,3 +174,23 @@ async def test_footer_shows_the_lists_keys_once_the_list_arrives(tmp_path: Path)
         await settled(pilot)
         assert isinstance(app.focused, JobTable)
         assert {"Mark", "Open", "Filter", "Cancel"} <= shown(), shown()
+
+
+async def test_a_keymap_remap_that_clashes_is_refused_and_said(tmp_path: Path) -> None:
+    """README's own example (``jobs.cancel: k``) met the table's ``k``: cancel became
+    unreachable, silently. Now that remap is refused by name, the rest applies, and ``?``
+    shows each binding's id and its key as remapped."""
+    app = fixed_app(tmp_path, keymap={"jobs.cancel": "k", "jobs.logs": "v"})
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        warning = app.keymap_warning or ""
+        assert "jobs.cancel: k is already job-table.up's key on the job list" in warning
+        assert app._keymap == {"jobs.logs": "v"}
+        assert any("job-table.up" in n.message for n in app._notifications)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = text_of(app, "#help-content")
+        cancel = next(line for line in text.splitlines() if "jobs.cancel" in line)
+        assert " x " in cancel  # kept its own keys
+        logs = next(line for line in text.splitlines() if "jobs.logs" in line)
+        assert " v " in logs

@@ -121,13 +121,29 @@ class JobsApp(JobActions):
         gc.set_threshold(20_000, 1, 10_000)
         register_themes(self)
         self.theme = settings.theme if settings.theme in self.available_themes else DEFAULT_THEME
+        self.keymap_warning: str | None = None
+        """Why parts of the user's keymap were not applied (shown once the screen is up)."""
         if settings.keymap:
-            self.set_keymap(settings.keymap)
+            self.set_keymap(self._checked_keymap(settings.keymap))
+
+    def _checked_keymap(self, keymap: dict[str, str]) -> dict[str, str]:
+        """The keymap without the remaps that cannot work (an unknown id, a key another binding
+        of the same screen answers to); ``keymap_warning`` says which and why."""
+        from tui_app.model.keymap import keymap_problems
+        from tui_app.shell.keymap_scopes import keymap_scopes
+
+        problems = keymap_problems(keymap_scopes(self.BINDINGS), keymap)
+        if problems:
+            self.keymap_warning = "\n".join(p.message for p in problems)
+        refused = {p.binding_id for p in problems}
+        return {k: v for k, v in keymap.items() if k not in refused}
 
     def on_mount(self) -> None:
         self.push_screen(JobsScreen())
         if self.startup_warning:
             self.notify(self.startup_warning, severity="warning", timeout=10)
+        if self.keymap_warning:
+            self.notify(self.keymap_warning, severity="warning", timeout=15)
         if self._poll_enabled:
             self._poll()
 

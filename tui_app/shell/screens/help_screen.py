@@ -20,7 +20,8 @@ def _key_label(screen: Screen[object], key: str) -> str:
 
 def _rows(
     owner: str, bindings: list[BindingType], screen: Screen[object]
-) -> list[tuple[str, str, str]]:
+) -> list[tuple[str, str, str, str]]:
+    """(where, key, what it does, binding id): the id is what settings.yaml's keymap names."""
     rows = []
     for b in bindings:
         if isinstance(b, Binding) and b.description:
@@ -31,6 +32,7 @@ def _rows(
                     owner,
                     _key_label(screen, key),
                     b.description + (f" — {b.tooltip}" if b.tooltip else ""),
+                    b.id or "",
                 )
             )
     return rows
@@ -54,7 +56,7 @@ class HelpScreen(Screen[None]):
 
     def _table(self) -> Table:
         origin = self.origin
-        rows: list[tuple[str, str, str]] = []
+        rows: list[tuple[str, str, str, str]] = []
         seen: set[type[Widget]] = set()
         for widget in origin.query("*"):
             kind = type(widget)
@@ -77,12 +79,13 @@ class HelpScreen(Screen[None]):
             + rows
         )
         rows += _rows("Global", list(self.app.BINDINGS), origin)
-        rows.append(("Global", "ctrl+p", "Command palette: every action and the themes"))
-        rows.append(("Global", "tab / shift+tab", "Next / previous field or pane"))
+        rows.append(("Global", "ctrl+p", "Command palette: every action and the themes", ""))
+        rows.append(("Global", "tab / shift+tab", "Next / previous field or pane", ""))
         table = Table(title="Keys", expand=True, show_edge=False, pad_edge=False)
         table.add_column("Where", style="dim", no_wrap=True)
         table.add_column("Key", style="bold", no_wrap=True)
         table.add_column("Does")
-        for where, key, does in rows:
-            table.add_row(where, Text(key), does)
+        table.add_column("Id (keymap)", style="dim", no_wrap=True)
+        for where, key, does, binding_id in rows:
+            table.add_row(where, Text(key), does, binding_id)
         return table
