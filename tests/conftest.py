@@ -48,8 +48,13 @@ def trainer_sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_trainer_sdist(tmp_path_factory.mktemp("trainer-build"))
 
 
-def _start(state_dir: Path, *extra: str, port: int | None = None) -> LiveService:
-    """Run ``tui-app service run`` on ``port`` (a free one by default) and wait until it answers."""
+def _start(
+    state_dir: Path, *extra: str, port: int | None = None, env: dict[str, str] | None = None
+) -> LiveService:
+    """Run ``tui-app service run`` on ``port`` (a free one by default) and wait until it answers.
+
+    ``env``: the service's whole environment (default: this process's), e.g. pip pointed at
+    offline wheels."""
     port = port or free_port()
     log = open(state_dir.parent / f"service-{port}.log", "ab")  # noqa: SIM115
     proc = subprocess.Popen(
@@ -73,6 +78,7 @@ def _start(state_dir: Path, *extra: str, port: int | None = None) -> LiveService
         stderr=log,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
+        env=env,
     )
     svc = LiveService(
         proc=proc, url=f"http://127.0.0.1:{port}", state_dir=state_dir, no_auth="--no-auth" in extra

@@ -12,8 +12,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
-import subprocess
 import sys
 import tarfile
 from collections.abc import Iterator
@@ -22,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import unique_id
-from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
+from tests.conftest import _start, _stop, unique_id
+from tests.support.live_service import PROJECT, LiveService, basic_job
 from tests.support.stand_in_wheels import build_runtime_wheels, build_wheel
 from tui_app.local.interpreters import probe
 
@@ -71,36 +69,6 @@ def trainer_sdist(out: Path, name: str, requires: list[str], salt: str = "") -> 
     return path
 
 
-SERVICE_RUN = (sys.executable, "-m", "tui_app", "service", "run", "--grace-seconds", "2")
-
-
-def _start(state: Path, env: dict[str, str]) -> LiveService:
-    port = free_port()
-    state.parent.mkdir(parents=True, exist_ok=True)
-    log = open(state.parent / f"service-{port}.log", "ab")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [*SERVICE_RUN, "--state-dir", str(state), "--port", str(port)],
-        stdout=log,
-        stderr=log,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        env=env,
-    )
-    svc = LiveService(proc=proc, url=f"http://127.0.0.1:{port}", state_dir=state)
-    svc.wait_ready()
-    return svc
-
-
-def _stop(svc: LiveService) -> None:
-    if svc.proc.poll() is None:
-        svc.proc.send_signal(signal.SIGTERM)
-        try:
-            svc.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(svc.proc.pid, signal.SIGKILL)
-            svc.proc.wait()
-
-
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = build_runtime_wheels(tmp_path_factory.mktemp("wheels"))
@@ -135,7 +103,7 @@ def _offline_env(wheels: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def with_37(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> Iterator[LiveService]:
-    svc = _start(tmp_path_factory.mktemp("rt37") / "state", _offline_env(wheels))
+    svc = _start(tmp_path_factory.mktemp("rt37") / "state", env=_offline_env(wheels))
     yield svc
     _stop(svc)
 
@@ -150,7 +118,7 @@ def without_37(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> Iterat
         UV_PYTHON_INSTALL_DIR=str(empty),
         PATH=f"{Path(sys.executable).parent}:/usr/bin:/bin",
     )
-    svc = _start(tmp_path_factory.mktemp("rtown") / "state", env)
+    svc = _start(tmp_path_factory.mktemp("rtown") / "state", env=env)
     yield svc
     _stop(svc)
 
