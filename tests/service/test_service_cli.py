@@ -44,6 +44,8 @@ def test_start_status_env_stop(tmp_path: Path, trainer_sdist: Path) -> None:
         assert f"export CLOUDSDK_API_ENDPOINT_OVERRIDES_LOGGING={url}/" in lines
         assert "export CLOUDSDK_CORE_PROJECT=p1" in lines
         assert f"export CLOUDSDK_AUTH_ACCESS_TOKEN_FILE={state / 'token'}" in lines
+        # gsutil's shim drops credentials unless gcloud names an account.
+        assert "export CLOUDSDK_CORE_ACCOUNT=local-service@tui-app.invalid" in lines
 
         # A job still running when the service stops is failed, with its replicas gone.
         dest = state / "gcs" / "bkt" / trainer_sdist.name

@@ -492,6 +492,9 @@ def _is_zombie(pid: int) -> bool:
         return False
 
 
+SERVICE_ACCOUNT_NAME = "local-service@tui-app.invalid"
+"""The account ``service env`` names in token mode (``.invalid``: no real account has it)."""
+
 BOTO_CONFIG_TEXT = """\
 # Written by tui-app service env: gsutil hands its commands to `gcloud storage`, which the
 # CLOUDSDK_ variables of `tui-app service env` point at the local service. gsutil's own client
@@ -536,6 +539,10 @@ def env_lines(state: StateDir, info: ServiceInfo, project: str) -> list[str]:
     if info.auth:
         lines.append(f"export CLOUDSDK_AUTH_ACCESS_TOKEN_FILE={q(str(state.token_file))}")
         lines.append("unset CLOUDSDK_AUTH_DISABLE_CREDENTIALS")
+        # gsutil's shim asks `gcloud config get account` first and, finding none, runs gcloud
+        # with auth/disable_credentials, which drops the token. gcloud itself prefers the
+        # token file to any account's credentials, so a named account changes nothing else.
+        lines.append(f"export CLOUDSDK_CORE_ACCOUNT={q(SERVICE_ACCOUNT_NAME)}")
     else:
         lines.append("export CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true")
         lines.append("unset CLOUDSDK_AUTH_ACCESS_TOKEN_FILE")
