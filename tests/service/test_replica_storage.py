@@ -9,6 +9,9 @@ credential works on storage routes only, and not after the job ended.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from urllib.parse import urlsplit
 
 from tests.conftest import unique_id
@@ -114,3 +117,61 @@ def test_replica_credential_never_opens_other_routes(service: LiveService) -> No
         assert json.loads(reply.body)["error"]["status"] == "PERMISSION_DENIED"
     unknown = call(service, "GET", "/_replica/not-issued/storage/v1/b", auth=False)
     assert unknown.status == 401
+
+
+GOOGLE_AUTH_DEFAULT = """
+import json, google.auth, google.auth.transport.requests as tr
+creds, project = google.auth.default()
+creds.refresh(tr.Request())
+print(json.dumps({"project": project, "token": creds.token, "email": creds.service_account_email}))
+"""
+
+
+def test_google_auth_default_finds_the_replicas_metadata_server(
+    service: LiveService, package_uri: str
+) -> None:
+    """``google.auth.default()`` (what google-cloud-storage before 2.1 calls) gets the replica's
+    credential from its metadata server, as trainers got theirs on the platform's machines."""
+    job_id = unique_id("mds")
+    client = service.client()
+    client.create(basic_job(job_id, package_uri, "--steps", "100000", "--sleep", "0.1"))
+    try:
+        service.wait_state(job_id, ("RUNNING",), timeout=60)
+        workdir = service.state_dir / "jobs" / PROJECT / job_id / "master-replica-0"
+        env = json.loads((workdir / "spec.json").read_text())["env"]
+        secret = env["GOOGLE_AUTH_TOKEN_FOR_TESTING"]
+        assert env["GCE_METADATA_HOST"].endswith(f"/_replica/{secret}")
+        keys = ("GCE_METADATA_HOST", "GCE_METADATA_ROOT", "GCE_METADATA_IP")
+        run_env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GCE_"))}
+        run_env.update({k: env[k] for k in keys}, CLOUDSDK_CONFIG=str(workdir / "no-gcloud"))
+        out = subprocess.run(
+            [sys.executable, "-c", GOOGLE_AUTH_DEFAULT],
+            env=run_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+        found = json.loads(out)
+        assert found == {"project": PROJECT, "token": secret, "email": "replica@tui-app.invalid"}
+        # That token is the replica's storage credential: good on storage, as a bearer token.
+        listed = call(
+            service,
+            "GET",
+            "/storage/v1/b",
+            headers={"Authorization": f"Bearer {found['token']}"},
+            auth=False,
+        )
+        assert listed.status == 200, listed.body
+        # As on Compute Engine, a request without Metadata-Flavor is refused.
+        prefix = f"/_replica/{secret}/computeMetadata/v1/project/project-id"
+        bare = call(service, "GET", prefix, auth=False)
+        assert bare.status == 403, bare.body
+        flavoured = call(service, "GET", prefix, headers={"Metadata-Flavor": "Google"}, auth=False)
+        assert (flavoured.status, flavoured.body) == (200, PROJECT.encode())
+    finally:
+        client.cancel(job_id)
+    service.wait_state(job_id, timeout=60)
+    # An ended job's metadata server is gone with its credential.
+    gone = call(service, "GET", prefix, headers={"Metadata-Flavor": "Google"}, auth=False)
+    assert gone.status == 401, gone.body

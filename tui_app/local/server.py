@@ -25,6 +25,7 @@ from tui_app.local.browser_guard import BrowserGuard, json_content_type_problem
 from tui_app.local.entries import list_entries
 from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.jobs import JobService
+from tui_app.local.metadata_api import add_routes as add_metadata_routes
 from tui_app.local.paths import project_error
 from tui_app.local.storage_api import WRITER_KEY, is_storage_path
 from tui_app.local.storage_api import add_routes as add_storage_routes
@@ -285,5 +286,6 @@ def make_app(
     r.add_post("/v1/projects/{project}/jobs/{name}", post_job)
     r.add_patch("/v1/projects/{project}/jobs/{name}", patch_job)
     r.add_post("/v2/entries:list", entries_list)
+    add_metadata_routes(app)  # first: storage ends with a catch-all under /_replica/
     add_storage_routes(app, service.state, service.object_written)
     return app

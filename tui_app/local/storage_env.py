@@ -155,7 +155,10 @@ def replica_storage_env(
     - ``CLOUD_STORAGE_EMULATOR_ENDPOINT``: the same for Google's C++ storage client.
     - ``GOOGLE_AUTH_TOKEN_FOR_TESTING``: TensorFlow's GCS filesystem sends this as its bearer
       token instead of looking for credentials (no metadata-server probe, no ADC file).
-    - ``NO_GCE_CHECK``: TensorFlow and google-auth skip probing for a GCE metadata server.
+    - ``NO_GCE_CHECK``: TensorFlow skips probing for a GCE metadata server.
+    - ``GCE_METADATA_HOST`` / ``GCE_METADATA_ROOT`` / ``GCE_METADATA_IP``: google-auth's metadata
+      server is the replica's own (``metadata_api``), so ``google.auth.default()`` finds a
+      credential as on the platform (older google-cloud-storage clients call it).
     - ``GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT=false``: recent gcsfs otherwise asks each bucket's
       layout over gRPC first (only Google serves that) and waits 60 s before falling back.
     - ``GOOGLE_CLOUD_PROJECT`` / ``GCLOUD_PROJECT`` / ``CLOUDSDK_CORE_PROJECT``: the project
@@ -171,6 +174,10 @@ def replica_storage_env(
         "CLOUD_STORAGE_EMULATOR_ENDPOINT": endpoint,
         "GOOGLE_AUTH_TOKEN_FOR_TESTING": secret,
         "NO_GCE_CHECK": "True",
+        **dict.fromkeys(
+            ("GCE_METADATA_HOST", "GCE_METADATA_ROOT", "GCE_METADATA_IP"),
+            endpoint.split("://", 1)[-1],
+        ),
         "GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT": "false",
         "GOOGLE_CLOUD_PROJECT": project,
         "GCLOUD_PROJECT": project,
