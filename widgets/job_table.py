@@ -41,6 +41,8 @@ from tui_app.model.job_view import (
     ListRow,
     SortColumn,
     format_elapsed,
+    sort_arrow,
+    sort_header,
     state_name,
 )
 from tui_app.model.states import STATE_SYMBOL, JobState
@@ -244,6 +246,14 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
             self.table = table
             self.marked = marked
 
+    class GroupMarkRequested(ControlMessage["JobTable"]):
+        """``space`` on a folded group: the table holds no ids for it, the screen does."""
+
+        def __init__(self, table: JobTable, base: str) -> None:
+            super().__init__(table)
+            self.table = table
+            self.base = base
+
     def __init__(
         self,
         rows: Sequence[ListRow] = (),
@@ -403,8 +413,11 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         return True
 
     def toggle_mark(self) -> None:
-        """Mark or unmark the job under the cursor (folded groups can't be marked)."""
+        """Mark or unmark the job under the cursor; on a folded group, ask the screen to."""
         row = self.current
+        if isinstance(row, GroupRow):
+            self.post_message(self.GroupMarkRequested(self, row.base))
+            return
         if not isinstance(row, JobRow):
             return
         if row.job_id in self.marked:
@@ -565,7 +578,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
 
     def _render_header(self, layout: _Layout, styles: _Styles) -> Strip:
         column = self.sort_column
-        arrow = "▼" if column.descending != self.sort_reverse else "▲"
+        arrow = sort_arrow(column, self.sort_reverse)
 
         def title(name: str, width: int, *sorts: SortColumn, right: bool = False) -> str:
             if column in sorts:
@@ -575,7 +588,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         text = "".join(
             (
                 " " * GUTTER,
-                title("JOB ID", layout.id_w, SortColumn.DEFAULT, SortColumn.ID),
+                _fit(sort_header(column, self.sort_reverse), layout.id_w),
                 " ",
                 title("STATE", STATE_W, SortColumn.STATE),
                 " ",

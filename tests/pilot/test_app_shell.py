@@ -10,15 +10,20 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 from textual.widgets._footer import FooterKey
 
 from tests.support.fixed_jobs import FixedSource
 from tests.support.settle import settled, wait_until
 from tui_app.config.settings import Settings, load_settings
+from tui_app.model.job_view import GroupRow
 from tui_app.shell.app import JobsApp
+from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.shell.screens.help_screen import HelpScreen
+from tui_app.shell.screens.jobs_screen import JobsScreen
+from tui_app.shell.screens.logs_screen import LogsScreen
+from tui_app.shell.screens.prompt_screen import PromptScreen
 from widgets.job_table import JobTable
 
 NOW = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)
@@ -194,3 +199,103 @@ async def test_a_keymap_remap_that_clashes_is_refused_and_said(tmp_path: Path) -
         assert " x " in cancel  # kept its own keys
         logs = next(line for line in text.splitlines() if "jobs.logs" in line)
         assert " v " in logs
+
+
+def toasts(app: JobsApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def header(app: JobsApp) -> str:
+    return app.screen.query_one(JobTable).render_line(0).text
+
+
+async def test_sort_labels_reverse_folded_rows_and_marks(tmp_path: Path) -> None:
+    """Issue 15, item 8: the default order and an id sort had the same header, nothing
+    reversed a sort, keys on a folded row did nothing, and the mark count showed nowhere."""
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        table = app.screen.query_one(JobTable)
+        assert "JOB ID · name▲ newest first" in header(app)
+        await pilot.press("o")
+        assert "JOB ID▲" in header(app) and "name" not in header(app)
+        first = table.cursor_key
+        await pilot.press("O")
+        assert "JOB ID▼" in header(app)
+        assert [r.key if isinstance(r, GroupRow) else r.job_id for r in table.rows][-1] == first
+        await pilot.press(*"oooooo")  # round the cycle, back to the default order
+        assert "JOB ID · name▲ newest first" in header(app)
+
+        assert table.move_to_key("mnist_20261122_083000")
+        await pilot.press("minus")
+        assert table.cursor_key == "group:mnist"
+        await pilot.press("l")
+        await wait_until(pilot, lambda: any("folded group" in t for t in toasts(app)), "why")
+        assert isinstance(app.screen, JobsScreen)
+        await pilot.press("space")  # marks what the fold stands for
+        await wait_until(pilot, lambda: len(table.marked) == 3, "the family marked")
+        assert all(job_id.startswith("mnist_") for job_id in table.marked)
+        await wait_until(pilot, lambda: "3 marked" in text_of(app, "#filter-info"), "the count")
+
+
+async def test_command_line_opens_a_named_job(tmp_path: Path) -> None:
+    """``:logs ID`` was refused; now it opens that job (a unique prefix will do), and an id
+    that names no job, or several, says so."""
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+
+        async def command(text: str) -> None:
+            await pilot.press("colon", *text, "enter")
+
+        await command("logs nope")
+        await wait_until(pilot, lambda: "No job 'nope'" in " ".join(toasts(app)), "unknown")
+        await command("logs bert")
+        await wait_until(pilot, lambda: "matches 2 jobs" in " ".join(toasts(app)), "ambiguous")
+        await command("builder x")
+        await wait_until(pilot, lambda: "takes no argument" in " ".join(toasts(app)), "no arg")
+        await pilot.press("escape")
+        await command("describe adhoc")
+        await wait_until(pilot, lambda: isinstance(app.screen, DescribeScreen), "describe")
+        assert isinstance(app.screen, DescribeScreen) and app.screen.job_id == "adhoc"
+        await command("logs census_dist_20261122_0900")
+        await wait_until(pilot, lambda: isinstance(app.screen, LogsScreen), "the logs")
+        assert isinstance(app.screen, LogsScreen)
+        assert app.screen.job_id == "census_dist_20261122_090000"
+        assert [type(s) for s in app.screen_stack[1:]] == [JobsScreen, LogsScreen]
+
+
+async def test_logs_save_asks_where_and_its_toast_leaves_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ctrl+s in the logs wrote into the working directory unasked; and every toast outlived
+    its screen. Now it asks (pre-filled), will not overwrite without a yes, and says where it
+    wrote how many lines; the toast goes when the logs are closed."""
+    monkeypatch.chdir(tmp_path)
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        await pilot.press("colon", *"logs adhoc", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, LogsScreen), "the logs")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the prompt")
+        name = app.screen.query_one(Input).value
+        assert name.startswith("adhoc-all-") and name.endswith(".log")
+        await pilot.press("enter")
+        saved = tmp_path / name
+        await wait_until(pilot, lambda: saved.exists(), "the file")
+        await wait_until(
+            pilot, lambda: any(f"to {saved}" in t for t in toasts(app)), "where it went"
+        )
+        saved.write_text("keep me")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the prompt")
+        app.screen.query_one(Input).value = name
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "overwrite?")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, LogsScreen), "back")
+        assert saved.read_text() == "keep me"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, JobsScreen), "the list")
+        assert not any("Saved" in t for t in toasts(app))

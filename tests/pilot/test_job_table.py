@@ -254,7 +254,7 @@ async def test_columns_and_states_read_without_colour() -> None:
     async with app.run_test(size=(80, 24)):
         table = app.table
         header = line(table, 0)
-        for title in ("JOB ID\u25b2", "STATE", "CREATED", "ELAPSED", "TIER"):
+        for title in ("JOB ID \u00b7 name\u25b2", "STATE", "CREATED", "ELAPSED", "TIER"):
             assert title in header
         # At 80 columns ML UNITS (also in the detail) gives its room to the ids, and ERROR has none.
         assert "ML UNITS" not in header and "ERROR" not in header

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from textual.widgets import Select, TextArea
+from textual.widgets import Input, Select, TextArea
 
 from tests.conftest import _start, _stop
 from tests.pilot.conftest import live_app, wait_for
@@ -61,7 +61,9 @@ async def test_default_order_then_other_sorts(
         ]
         await pilot.press("o")  # by id
         assert keys(app) == sorted(ids, key=str.lower)
-        await pilot.press("O")  # the default comes back
+        await pilot.press("O")  # reversed
+        assert keys(app) == sorted(ids, key=str.lower, reverse=True)
+        await pilot.press(*"oooooo")  # round the cycle: the default comes back
         assert keys(app)[0] == "alpha"
         # Fold the alpha_ family into one row with counts, then unfold.
         await pilot.press("home", "minus")
@@ -172,6 +174,8 @@ async def test_cancel_confirm_both_answers_and_bulk(
         assert isinstance(app.screen, ConfirmScreen)
         assert sorted(app.screen.items) == ["run_b_20261122_010000", "run_c_20261122_010000"]
         await pilot.press("y")
+        # The marks served their action (k9s drops them too): a second x must not aim at them.
+        await wait_for(pilot, lambda: not table.marked)
         for job_id in ids:
             service.wait_state(job_id, ("CANCELLED",), timeout=15, project=project)
 
@@ -188,11 +192,15 @@ async def test_resubmit_creates_new_id_and_selects_it(
     app = live_app(service, tmp_path, project)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: keys(app) == [old])
+        # A filter the new (queued) job does not match: it is cleared to show it, and said.
+        await pilot.press("slash", *"state:SUCCEEDED", "enter")
         await pilot.press("R")
         await wait_for(pilot, lambda: len(keys(app)) == 2)
         new = keys(app)[0]
         assert new != old and new.startswith("mnist_2026") and len(new) == len(old)
         await wait_for(pilot, lambda: app.screen.query_one(JobTable).cursor_key == new)
+        assert app.screen.query_one("#filter", Input).value == ""
+        assert any(f"Filter cleared to show {new}" in n.message for n in app._notifications)
         created = service.client(project).get(new)
         original = service.client(project).get(old)
         assert created["trainingInput"] == original["trainingInput"]

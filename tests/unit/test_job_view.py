@@ -20,6 +20,9 @@ from tui_app.model.job_view import (
     display_rows,
     format_elapsed,
     group_summary,
+    next_sort,
+    sort_description,
+    sort_header,
     sort_rows,
 )
 from tui_app.model.states import STATE_ORDER, STATE_SYMBOL, JobState
@@ -369,3 +372,23 @@ def test_memory_of_100k_rows_is_printed() -> None:
     grown = _rss_mb() - before
     print(f"\n100k JobRow.from_job: {took:.2f} s; RSS growth {grown:.1f} MB")
     assert len(rows) == 100_000
+
+
+def test_every_order_has_its_own_header_and_words() -> None:
+    """The default order and a plain id sort share the JOB ID column but not its title (issue 15,
+    item 8: both showed ``JOB ID▲``), and each direction says which way it goes."""
+    assert sort_header(SortColumn.DEFAULT, False) == "JOB ID · name▲ newest first"
+    assert sort_header(SortColumn.DEFAULT, True) == "JOB ID · name▼ oldest first"
+    assert sort_header(SortColumn.ID, False) == "JOB ID▲"
+    assert sort_header(SortColumn.ID, True) == "JOB ID▼"
+    assert sort_header(SortColumn.STATE, False) == "JOB ID"  # the arrow is on STATE then
+    words = {sort_description(c, r) for c in SortColumn for r in (False, True)}
+    assert len(words) == 2 * len(SortColumn)
+    assert sort_description(SortColumn.CREATED, True) == "created, oldest first"
+
+
+def test_o_cycles_through_every_order_back_to_the_default() -> None:
+    seen = [SortColumn.DEFAULT]
+    while (after := next_sort(seen[-1])) is not SortColumn.DEFAULT:
+        seen.append(after)
+    assert sorted(seen) == sorted(SortColumn)

@@ -9,7 +9,14 @@ import pytest
 
 from tui_app.local.cluster_env import cluster_addresses, replica_env, uses_chief
 from tui_app.model.cluster import ml_units_per_hour, replicas
-from tui_app.model.job_id import base_name, is_valid_job_id, job_id_error, new_job_id, split_job_id
+from tui_app.model.job_id import (
+    base_name,
+    find_job_id,
+    is_valid_job_id,
+    job_id_error,
+    new_job_id,
+    split_job_id,
+)
 from tui_app.model.states import LIVE_STATES, TERMINAL_STATES, JobState
 from tui_app.model.tiers import ACCELERATORS, MACHINE_TYPES, SCALE_TIERS, Role
 
@@ -49,6 +56,16 @@ def test_base_name_and_timestamp() -> None:
     assert new_job_id("mnist_20261122_083000", now) == "mnist_20261122_091500"
     assert new_job_id("m" * 128, now) == "m" * 112 + "_20261122_091500"
     assert is_valid_job_id(new_job_id("m" * 128, now))
+
+
+def test_find_job_id_exact_unique_prefix_ambiguous_unknown() -> None:
+    """``:logs ID``: an exact id, else a prefix only one id has; otherwise say why."""
+    ids = ["mnist_20261122_083000", "mnist_20261121_170000", "mnist_large_20261122_083000"]
+    assert find_job_id("mnist_20261121_170000", ids) == ("mnist_20261121_170000", "")
+    assert find_job_id("MNIST_LARGE", ids) == ("mnist_large_20261122_083000", "")
+    job_id, why = find_job_id("mnist_2026", ids)
+    assert job_id is None and why.startswith("'mnist_2026' matches 2 jobs")
+    assert find_job_id("nope", ids) == (None, "No job 'nope' in this project's 3 jobs.")
 
 
 def test_states_partition() -> None:

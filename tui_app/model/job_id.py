@@ -8,6 +8,7 @@ an id is a base name plus the submit time, so resubmitting ``mnist_20261122_0830
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 JOB_ID_MAX_LEN = 128
@@ -65,3 +66,23 @@ def new_job_id(base: str, now: datetime | None = None) -> str:
         trimmed = base_name(base)[:-overflow]
         candidate = f"{trimmed}_{stamp}"
     return candidate
+
+
+def find_job_id(text: str, known: Iterable[str]) -> tuple[str | None, str]:
+    """The job ``text`` names among ``known`` ids (``:logs ID``), or None and why not.
+
+    An exact id wins; otherwise a prefix that only one id starts with (case-insensitive), so
+    ``:logs census_2026`` is enough when it is unambiguous.
+    """
+    wanted = text.strip()
+    ids = list(known)
+    if wanted in ids:
+        return wanted, ""
+    folded = wanted.casefold()
+    hits = sorted(j for j in ids if j.casefold().startswith(folded))
+    if len(hits) == 1:
+        return hits[0], ""
+    if hits:
+        shown = ", ".join(hits[:3]) + (", …" if len(hits) > 3 else "")
+        return None, f"{wanted!r} matches {len(hits)} jobs ({shown}): type more of the id."
+    return None, f"No job {wanted!r} in this project's {len(ids):,} jobs."

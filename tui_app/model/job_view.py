@@ -278,6 +278,52 @@ class SortColumn(StrEnum):
         return self in (SortColumn.CREATED, SortColumn.ELAPSED, SortColumn.ML_UNITS)
 
 
+SORT_CYCLE: tuple[SortColumn, ...] = tuple(SortColumn)
+"""The orders ``o`` steps through, from the default back to it."""
+
+_SORT_WORDS: dict[SortColumn, tuple[str, str, str]] = {
+    # (what is sorted, its natural direction, the opposite): the toast and the header say these.
+    SortColumn.DEFAULT: ("name", "A→Z, newest first", "Z→A, oldest first"),
+    SortColumn.ID: ("job id", "A→Z", "Z→A"),
+    SortColumn.STATE: ("state", "QUEUED→CANCELLED", "CANCELLED→QUEUED"),
+    SortColumn.CREATED: ("created", "newest first", "oldest first"),
+    SortColumn.ELAPSED: ("elapsed", "longest first", "shortest first"),
+    SortColumn.TIER: ("tier", "A→Z", "Z→A"),
+    SortColumn.ML_UNITS: ("ML units", "most first", "fewest first"),
+}
+
+
+def next_sort(column: SortColumn) -> SortColumn:
+    """The order ``o`` moves to after ``column`` (after the last, the default again)."""
+    i = SORT_CYCLE.index(column)
+    return SORT_CYCLE[(i + 1) % len(SORT_CYCLE)]
+
+
+def sort_arrow(column: SortColumn, reverse: bool) -> str:
+    """▲ when the smallest value comes first, ▼ when the largest does (as the header shows)."""
+    return "▼" if column.descending != reverse else "▲"
+
+
+def sort_description(column: SortColumn, reverse: bool) -> str:
+    """The list's order in words: ``name, A→Z, newest first``, ``created, oldest first``."""
+    what, natural, opposite = _SORT_WORDS[column]
+    return f"{what}, {opposite if reverse else natural}"
+
+
+def sort_header(column: SortColumn, reverse: bool) -> str:
+    """The JOB ID column's title for the orders it carries.
+
+    The default order (base name, then newest) and a plain id sort both live in this column;
+    each gets its own title, so the header never claims ``JOB ID▲`` for two different orders.
+    """
+    arrow = sort_arrow(column, reverse)
+    if column is SortColumn.DEFAULT:
+        return f"JOB ID · name{arrow} {'oldest' if reverse else 'newest'} first"
+    if column is SortColumn.ID:
+        return "JOB ID" + arrow
+    return "JOB ID"
+
+
 def sort_rows(
     rows: Iterable[JobRow],
     column: SortColumn = SortColumn.DEFAULT,

@@ -23,11 +23,12 @@ from textual.worker import get_current_worker
 from themes import DEFAULT_THEME, register_themes
 from tui_app.api.errors import ApiCallError
 from tui_app.config.settings import Settings, save_setting
+from tui_app.model.job_id import find_job_id
 from tui_app.model.job_view import JobRow, default_key
 from tui_app.shell.job_actions import JobActions
 from tui_app.shell.jobs_source import JobsSource
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
-from tui_app.shell.screens.command_screen import CommandScreen
+from tui_app.shell.screens.command_screen import Command, CommandScreen
 from tui_app.shell.screens.help_screen import HelpScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.logs_screen import LogsScreen
@@ -248,26 +249,53 @@ class JobsApp(JobActions):
         if not isinstance(self.screen, CommandScreen):
             self.push_screen(CommandScreen(), self.run_command)
 
-    def run_command(self, command: str | None) -> None:
+    def run_command(self, command: Command | None) -> None:
         """Do what a ``:`` command names (see ``tui_app.shell.screens.command_screen.COMMANDS``)."""
-        if command == "q":
+        if command is None:
+            return
+        name = command.name
+        if name == "q":
             self.exit()
-        elif command == "jobs":
+        elif name == "jobs":
             self.action_home()
-        elif command == "builder":
+        elif name == "builder":
             self.open_builder()
-        elif command == "new":
+        elif name == "new":
             self.open_builder(new=True)
-        elif command == "help":
+        elif name == "help":
             self.action_help()
-        elif command == "logs":
+        elif name in ("logs", "describe"):
+            job_id = self._command_job(command)
+            if job_id is not None:
+                self.open_job(job_id, logs=name == "logs")
+
+    def _command_job(self, command: Command) -> str | None:
+        """The job ``:logs``/``:describe`` mean: the one named, else the one the user is on."""
+        if not command.job_id:
             job_id = self.selected_job_id()
             if job_id is None:
-                self.notify("Select a job in the list first.", severity="warning")
-                return
-            if not isinstance(self.screen, LogsScreen):
-                self.action_home()
-                self.push_screen(LogsScreen(job_id))
+                self.notify(
+                    f"Select a job in the list first, or name one: :{command.name} ID.",
+                    severity="warning",
+                )
+            return job_id
+        if not self.last_rows:
+            self.notify("The job list has not arrived yet; try again in a moment.")
+            return None
+        job_id, why = find_job_id(command.job_id, (r.job_id for r in self.last_rows))
+        if job_id is None:
+            self.notify(why, severity="warning")
+        return job_id
+
+    def open_job(self, job_id: str, *, logs: bool) -> None:
+        """Show ``job_id``'s logs or detail over the list (unless they are already showing)."""
+        from tui_app.shell.screens.describe_screen import DescribeScreen  # pydantic: see jobs
+
+        kind = LogsScreen if logs else DescribeScreen
+        if isinstance(self.screen, kind) and self.screen.job_id == job_id:
+            return
+        self.action_home()
+        self.push_screen(LogsScreen(job_id) if logs else DescribeScreen(job_id))
 
     def selected_job_id(self) -> str | None:
         """The job the user is on: the open detail's or logs', else the list's cursor row."""

@@ -59,8 +59,14 @@ class ShellApp(Protocol):
         it)."""
         ...
 
-    def confirm_cancel(self, job_ids: list[str], states: dict[str, JobState]) -> None:
-        """Ask, naming the jobs, then cancel the ones that can be cancelled."""
+    def confirm_cancel(
+        self,
+        job_ids: list[str],
+        states: dict[str, JobState],
+        on_confirmed: Callable[[], None] | None = None,
+    ) -> None:
+        """Ask, naming the jobs, then cancel the ones that can be cancelled (``on_confirmed``
+        runs when the user says yes)."""
         ...
 
     def resubmit(self, job_id: str) -> Worker[None]:

@@ -10,6 +10,7 @@ import contextlib
 import os
 import shlex
 import subprocess
+from collections.abc import Callable
 from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,8 +39,17 @@ class JobActions(App[None]):
 
     # -- cancel ------------------------------------------------------------------------------
 
-    def confirm_cancel(self, job_ids: list[str], states: dict[str, JobState]) -> None:
-        """Ask, naming the jobs, then cancel the ones that can be cancelled."""
+    def confirm_cancel(
+        self,
+        job_ids: list[str],
+        states: dict[str, JobState],
+        on_confirmed: Callable[[], None] | None = None,
+    ) -> None:
+        """Ask, naming the jobs, then cancel the ones that can be cancelled.
+
+        ``on_confirmed`` runs once the user says yes: the list drops its marks then, as k9s
+        does after a bulk action, so a second ``x`` does not aim at the same jobs again.
+        """
         live = [j for j in job_ids if states.get(j, JobState.RUNNING) in CANCELLABLE_STATES]
         done = [j for j in job_ids if j not in live]
         if not live:
@@ -53,6 +63,8 @@ class JobActions(App[None]):
         def answered(yes: bool | None) -> None:
             if yes:
                 self._cancel(live)
+                if on_confirmed is not None:
+                    on_confirmed()
 
         self.push_screen(ConfirmScreen(question, live, yes_label="Yes, cancel"), answered)
 

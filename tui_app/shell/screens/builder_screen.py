@@ -63,7 +63,8 @@ from tui_app.shell.screens.builder_form_widget import BuilderForm
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.message_screen import MessageScreen
 from tui_app.shell.screens.presets_screen import PresetAction, PresetsScreen
-from tui_app.shell.screens.prompt_screen import PromptScreen
+from tui_app.shell.screens.prompt_screen import PromptScreen, ask_where_to_save
+from tui_app.shell.screens.screen_toasts import ScreenToasts
 from widgets.code_preview import CodePreview
 from widgets.status_header import StatusHeader
 from widgets.tier_panel import TierPanel
@@ -159,7 +160,7 @@ def _form_for_job(job: Mapping[str, Any]) -> tuple[FormValues, list[str]]:
     return form, [f"{p.field}: {p.description}" for p in problems]
 
 
-class BuilderScreen(Screen[None]):
+class BuilderScreen(ScreenToasts, Screen[None]):
     """``3``, ``n`` or ``E`` from the list: the form, its config.yaml and its gcloud line."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -480,36 +481,13 @@ class BuilderScreen(Screen[None]):
     # -- save, open, edit --------------------------------------------------------------------------
 
     def action_save(self) -> None:
-        self.app.push_screen(
-            PromptScreen(
-                "Save config.yaml as",
-                self.config_path or "config.yaml",
-                hint=f"Relative to {Path.cwd()}",
-                paths=True,
-            ),
-            self._save_to,
+        ask_where_to_save(
+            self.app,
+            "Save config.yaml as",
+            self.config_path or "config.yaml",
+            "config.yaml",
+            self._write,
         )
-
-    def _save_to(self, text: str | None) -> None:
-        if not text:
-            return
-        path = Path(text).expanduser()
-        if path.is_dir():
-            path = path / "config.yaml"
-        if path.exists():
-
-            def answered(yes: bool | None) -> None:
-                if yes:
-                    self._write(path)
-
-            self.app.push_screen(
-                ConfirmScreen(
-                    f"{path.name} exists. Overwrite it?", [str(path.resolve())], "Overwrite"
-                ),
-                answered,
-            )
-            return
-        self._write(path)
 
     def _write(self, path: Path) -> None:
         check = self.validate_now()

@@ -47,6 +47,7 @@ from tui_app.model.trials import (
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import JobsRefreshed
 from tui_app.shell.screens.logs_screen import LogsScreen
+from tui_app.shell.screens.screen_toasts import ScreenToasts
 from widgets.replica_usage import ReplicaUsage
 from widgets.status_header import StatusHeader
 from widgets.trials_table import TrialsSection, TrialsTable
@@ -65,7 +66,7 @@ def _sleep_unless_cancelled(worker: Worker[None], seconds: float) -> None:
         time.sleep(0.1)
 
 
-class DescribeScreen(Screen[None]):
+class DescribeScreen(ScreenToasts, Screen[None]):
     """One job, refreshed with the list while it is live."""
 
     shell = shell_app()

@@ -19,6 +19,8 @@ from tui_app.model.job_view import (
     SortColumn,
     count_by_state,
     display_rows,
+    next_sort,
+    sort_description,
     sort_rows,
 )
 from tui_app.model.list_filter import (
@@ -36,15 +38,6 @@ from widgets.job_table import JobTable
 from widgets.status_header import StatusHeader
 
 FAULT_STATES = frozenset({JobState.FAILED, JobState.CANCELLED})
-SORT_CYCLE = (
-    SortColumn.DEFAULT,
-    SortColumn.ID,
-    SortColumn.STATE,
-    SortColumn.CREATED,
-    SortColumn.ELAPSED,
-    SortColumn.TIER,
-    SortColumn.ML_UNITS,
-)
 
 
 class JobsScreen(Screen[None]):
@@ -62,7 +55,7 @@ class JobsScreen(Screen[None]):
         Binding("E", "edit", "Edit+submit", id="jobs.edit", tooltip="A copy in the builder"),
         Binding("n", "new", "New job", show=False, id="jobs.new", tooltip="The builder, empty"),
         Binding("o", "cycle_sort", "Sort", id="jobs.sort", tooltip="Next sort column"),
-        Binding("O", "default_sort", "Default order", show=False, id="jobs.sort-default"),
+        Binding("O", "reverse_sort", "Reverse", show=False, id="jobs.sort-reverse"),
         Binding("minus", "fold", "Fold", show=False, id="jobs.fold", tooltip="Fold this base name"),
         Binding("F", "fold_all", "Fold all", show=False, id="jobs.fold-all"),
         Binding("c", "copy_id", "Copy id", show=False, id="jobs.copy-id"),
@@ -157,6 +150,29 @@ class JobsScreen(Screen[None]):
     def on_jobs_submitted(self, message: JobsSubmitted) -> None:
         self._select_after = message.job_ids[0]
 
+    def _reveal(self, job_id: str) -> bool:
+        """Widen the view so the new ``job_id`` shows (k9s selects what you just made), and say
+        what was given up; False when nothing hides it, or when it is not in the list yet."""
+        row = next((r for r in self.rows if r.job_id == job_id), None)
+        if row is None:
+            return False
+        undone: list[str] = []
+        box = self.query_one("#filter", Input)
+        if not self._filter.is_empty and not self._filter.matches(row):
+            box.value = ""  # its Changed event reparses "" again: harmless
+            self._filter = parse_list_filter("")
+            undone.append("filter cleared")
+        if self.faults_only and row.state not in FAULT_STATES:
+            self.set_reactive(JobsScreen.faults_only, False)
+            undone.append("faults-only off")
+        if row.base in self._folded:
+            self._folded.discard(row.base)
+            undone.append(f"{row.base} unfolded")
+        if not undone:
+            return False
+        self.notify(f"{', '.join(undone).capitalize()} to show {job_id}.")
+        return True
+
     def _resort(self) -> None:
         # The poller delivers rows in the default order already: sort only for other columns.
         rows = self.rows
@@ -179,18 +195,30 @@ class JobsScreen(Screen[None]):
         self.table.sort_column = self.sort_column
         self.table.sort_reverse = self.sort_reverse
         self.table.set_rows(rows)
-        if self._select_after and any(
-            isinstance(r, JobRow) and r.job_id == self._select_after for r in rows
-        ):
-            self.table.move_to_key(self._select_after)
-            self._select_after = None
+        wanted = self._select_after
+        if wanted:
+            if any(isinstance(r, JobRow) and r.job_id == wanted for r in rows):
+                self.table.move_to_key(wanted)
+                self._select_after = None
+            elif self._reveal(wanted):
+                self._resort()  # shows it, and selects it on the way
+                return
+        self._show_info()
+
+    def _show_info(self) -> None:
+        """The status line: shown/total, the modes that hide rows, the marks, filter errors."""
         info = self.query_one("#filter-info", Static)
         parts = [f"{len(self._filtered)}/{len(self.rows)}"]
         if self.faults_only:
             parts.append("faults only")
+        if self.table.marked:
+            parts.append(f"{len(self.table.marked)} marked")
         if self._filter.error:
             parts.append(self._filter.error)
         info.update(" · ".join(parts))
+
+    def on_job_table_marks_changed(self, message: JobTable.MarksChanged) -> None:
+        self._show_info()
 
     def watch_faults_only(self) -> None:
         if self.is_mounted:
@@ -233,16 +261,18 @@ class JobsScreen(Screen[None]):
     # -- sort and fold ---------------------------------------------------------------------------
 
     def action_cycle_sort(self) -> None:
-        i = SORT_CYCLE.index(self.sort_column)
-        self.sort_column = SORT_CYCLE[(i + 1) % len(SORT_CYCLE)]
+        self.sort_column = next_sort(self.sort_column)
         self.sort_reverse = False
-        self._resort()
-        self.notify(f"Sorted by {self.sort_column.value.replace('_', ' ')}.", timeout=1.5)
+        self._sorted()
 
-    def action_default_sort(self) -> None:
-        self.sort_column = SortColumn.DEFAULT
-        self.sort_reverse = False
+    def action_reverse_sort(self) -> None:
+        self.sort_reverse = not self.sort_reverse
+        self._sorted()
+
+    def _sorted(self) -> None:
         self._resort()
+        order = sort_description(self.sort_column, self.sort_reverse)
+        self.notify(f"Sorted by {order}.", timeout=1.5)
 
     def action_fold(self) -> None:
         key = self.table.cursor_key
@@ -291,6 +321,26 @@ class JobsScreen(Screen[None]):
             return None
         return key
 
+    def _one_job(self, doing: str) -> str | None:
+        """The job under the cursor for an action on one job; on a folded group, say why not
+        (which of its jobs is meant is not for the list to guess)."""
+        job_id = self._current()
+        key = self.table.cursor_key
+        if job_id is None and key is not None:
+            base = key.removeprefix("group:")
+            self.notify(
+                f"{doing} works on one job and {base} is a folded group: "
+                "unfold it (enter or -) and pick a job.",
+                severity="warning",
+            )
+        return job_id
+
+    def on_job_table_group_mark_requested(self, message: JobTable.GroupMarkRequested) -> None:
+        """space on a folded group marks every job it stands for (or unmarks them all)."""
+        members = {r.job_id for r in self._filtered if r.base == message.base}
+        marked = set(self.table.marked)
+        self.table.set_marks(marked - members if members <= marked else marked | members)
+
     def action_describe(self, yaml: bool = False) -> None:
         job_id = self._current()
         if job_id is None:
@@ -304,13 +354,14 @@ class JobsScreen(Screen[None]):
         self.app.push_screen(DescribeScreen(job_id, yaml=yaml))
 
     def action_logs(self) -> None:
-        job_id = self._current()
+        job_id = self._one_job("Logs")
         if job_id is None:
             return
         self.app.push_screen(LogsScreen(job_id))
 
     def action_yaml(self) -> None:
-        self.action_describe(yaml=True)
+        if self._one_job("YAML"):
+            self.action_describe(yaml=True)
 
     def on_job_table_activated(self, message: JobTable.Activated) -> None:
         self.action_describe()
@@ -320,15 +371,16 @@ class JobsScreen(Screen[None]):
         if not ids:
             return
         states = {r.job_id: r.state for r in self.rows}
-        self.shell.confirm_cancel(ids, states)
+        done = self.table.clear_marks if self.table.marked else None
+        self.shell.confirm_cancel(ids, states, on_confirmed=done)
 
     def action_resubmit(self) -> None:
-        job_id = self._current()
+        job_id = self._one_job("Resubmit")
         if job_id:
             self.shell.resubmit(job_id)
 
     def action_edit(self) -> None:
-        job_id = self._current()
+        job_id = self._one_job("Edit")
         if job_id:
             self.shell.edit_and_resubmit(job_id)
 
@@ -336,7 +388,7 @@ class JobsScreen(Screen[None]):
         self.shell.open_builder(new=True)
 
     def action_copy_id(self) -> None:
-        job_id = self._current()
+        job_id = self._one_job("Copy id")
         if job_id:
             self.app.copy_to_clipboard(job_id)
             self.notify(f"Copied {job_id}.")

@@ -33,6 +33,8 @@ from tui_app.model.log_text import CleanLine
 from tui_app.model.severity import SEVERITIES, severity_name
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.screens.picker_screen import PickerScreen
+from tui_app.shell.screens.prompt_screen import ask_where_to_save
+from tui_app.shell.screens.screen_toasts import ScreenToasts
 from widgets.log_view import FilterMode, LogView, TimestampMode
 
 if TYPE_CHECKING:  # the clients load in the stream worker, not before the first frame
@@ -74,7 +76,7 @@ def _view_id(task: str) -> str:
     return "view-" + "".join(c if c.isalnum() else "-" for c in task)
 
 
-class LogsScreen(Screen[None]):
+class LogsScreen(ScreenToasts, Screen[None]):
     """``l`` from the job list."""
 
     shell = shell_app()
@@ -571,13 +573,21 @@ class LogsScreen(Screen[None]):
         return f"{self.job_id}-{view}-{stamp}.log"
 
     def action_save(self) -> None:
-        path = Path.cwd() / self._export_name()
+        """Ask where (the builder's prompt, pre-filled with a name for this job and view), then
+        write exactly what the view shows, filters and all."""
+        name = self._export_name()
+        ask_where_to_save(self.app, "Save the view as", name, name, self._write_view)
+
+    def _write_view(self, path: Path) -> None:
+        text = self.active.visible_text()
         try:
-            path.write_text(self.active.visible_text())
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
         except OSError as exc:
             self.notify(f"Cannot save {path}: {exc.strerror}", severity="error")
             return
-        self.notify(f"Saved the view to {path}.")
+        lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        self.notify(f"Saved {lines:,} line{'s' if lines != 1 else ''} to {path.resolve()}.")
 
     def action_pager(self) -> None:
         fd, name = tempfile.mkstemp(prefix="tui-app-", suffix=".log")

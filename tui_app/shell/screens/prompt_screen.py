@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import Input, Label, Static
+
+from tui_app.shell.screens.confirm_screen import ConfirmScreen
 
 
 class PathSuggester(Suggester):
@@ -76,3 +79,32 @@ class PromptScreen(ModalScreen[str | None]):
         text = event.value.strip()
         if text:
             self.dismiss(text)
+
+
+def ask_where_to_save(
+    app: App[Any], title: str, default: str, file_name: str, write: Callable[[Path], None]
+) -> None:
+    """Ask for a path (pre-filled with ``default``, completed from disk), then ``write`` it.
+
+    A folder means ``file_name`` in it; an existing file is overwritten only after a yes. Every
+    save in the app goes through here (the builder's config.yaml, the logs' view), so none of
+    them writes somewhere the user did not see, or over a file without asking.
+    """
+
+    def chosen(text: str | None) -> None:
+        if not text:
+            return
+        path = Path(text).expanduser()
+        if path.is_dir():
+            path = path / file_name
+        if not path.exists():
+            write(path)
+            return
+        app.push_screen(
+            ConfirmScreen(f"{path.name} exists. Overwrite it?", [str(path.resolve())], "Overwrite"),
+            lambda yes: write(path) if yes else None,
+        )
+
+    app.push_screen(
+        PromptScreen(title, default, hint=f"Relative to {Path.cwd()}", paths=True), chosen
+    )
