@@ -133,7 +133,7 @@ def test_a_long_poll_answers_with_the_first_new_line(
     service.client().create(
         basic_job(job_id, service.stage(trainer_sdist), "--steps", "3", "--sleep", "0.5")
     )
-    body = {
+    body: dict[str, Any] = {
         "resourceNames": [f"projects/{PROJECT}"],
         "filter": f'resource.labels.job_id="{job_id}" AND timestamp>="1970-01-01T00:00:00Z"',
         "waitSeconds": 5,
