@@ -311,9 +311,9 @@ class Instruments:
                 line_hook(lines, t1)
             return added
 
-        def poll(self: LogStream, limit: int | None = None) -> list[LogLine]:
+        def poll(self: LogStream, limit: int | None = None, wait: float = 0.0) -> list[LogLine]:
             t0 = time.perf_counter()
-            lines = original_poll(self, limit)
+            lines = original_poll(self, limit, wait)
             me.polls.append((t0, time.perf_counter() - t0, len(lines)))
             if me.track_probe:
                 now = time.time()
