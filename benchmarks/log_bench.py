@@ -311,9 +311,9 @@ class Instruments:
                 line_hook(lines, t1)
             return added
 
-        def poll(self: LogStream, limit: int | None = None) -> list[LogLine]:
+        def poll(self: LogStream, limit: int | None = None, wait: float = 0.0) -> list[LogLine]:
             t0 = time.perf_counter()
-            lines = original_poll(self, limit)
+            lines = original_poll(self, limit, wait)
             me.polls.append((t0, time.perf_counter() - t0, len(lines)))
             if me.track_probe:
                 now = time.time()
@@ -468,6 +468,13 @@ def child_flood(
             if not first_entry or earliest < first_entry[0]:
                 first_entry[:] = [earliest]
         counted[0] += len(floods)
+        if lines and not a_done[0]:
+            newest[0] = max(newest[0], lines[-1].timestamp)
+
+    newest = [""]
+    """The newest entry timestamp appended (job A's): how far behind the service the pane is."""
+    behind: list[float] = []
+    """At each frame that showed new lines: wall clock minus the newest timestamp shown."""
 
     inst = Instruments(on_lines)
 
@@ -479,6 +486,8 @@ def child_flood(
         if a_done[0]:
             return
         progress.append((now, n, False))
+        if newest[0]:
+            behind.append(time.time() - epoch(newest[0]))
         if "first" not in cpu:
             cpu["first"] = snapshot()
         # Until the stream ends, each frame with new lines may be the last one: a job ends with
@@ -562,6 +571,8 @@ def child_flood(
         result["rss_flood"] = rss_mb()
         result["peak_flood"] = peak_mb()
         result["state_a"] = await job_state(job_id)
+        job = await in_thread(lambda: app.source.call(lambda c: c.get(job_id)))
+        result["end_a"] = epoch(str(job.get("endTime") or ""))
         return weakref.ref(screen)
 
     async def open_b() -> weakref.ref[LogsScreen]:
@@ -642,6 +653,7 @@ def child_flood(
         polls=[p for p in inst.polls if began <= p[0] + p[1] and p[0] <= last],
         handled=[h for h in inst.handled if began <= h[0] <= last],
         gc=[list(p) for p in gclog.window(began, last)],
+        behind=behind,
         peak_end=peak_mb(),
     )
     emit(result)
@@ -785,6 +797,29 @@ def report_flood(res: Results, data: dict[str, Any]) -> None:
             f"{overall:,.0f} lines/s ({data['shown_at_last']:,} lines in {whole:.2f} s; "
             f"{total - data['shown_at_last']:,} of {total:,} not shown: older than the tail kept, "
             "or never printed (the job ends with its master, stopping workers mid-flood))",
+        )
+    )
+    behind = sorted(data["behind"])
+    if behind:
+        res.add(
+            Figure(
+                section,
+                "↳ pane behind the service while flooding (now - newest line shown, per frame)",
+                len(behind),
+                f"median {behind[len(behind) // 2]:.2f} s, p99 {percentile(behind, 99):.2f} s, "
+                f"max {behind[-1]:.2f} s",
+                "≤ ~1 s",
+                verdict(percentile(behind, 99) <= 2.0),
+            )
+        )
+    res.add(
+        Figure(
+            section,
+            "↳ job end → its last line on screen",
+            1,
+            f"{data['last_wall'] - data['end_a']:.2f} s",
+            "≤ 2 s",
+            verdict(data["last_wall"] - data["end_a"] <= 2.0),
         )
     )
     res.add(

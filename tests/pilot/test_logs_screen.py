@@ -300,3 +300,39 @@ async def test_a_job_that_does_not_exist_stops_the_stream_and_says_so(
         title = str(logs.query_one("#logs-title").render())
         assert "stopped:" in title and "reconnecting" not in title, title
         assert logs.error and "no_such_job" in logs.error
+
+
+async def test_g_after_a_backlog_lands_on_the_newest_line(
+    service: LiveService, package_uri: str, tmp_path: Path
+) -> None:
+    """The pane follows a flood from the job's start; G, pressed while lines pour in, must end
+    on the job's last line, in order, with the view still following (issue 15, item 1)."""
+    project = "backlog-logs"
+    job_id = unique_id("backlog")
+    service.client(project).create(
+        basic_job(job_id, package_uri, "--flood", "40000", "--steps", "1")
+    )
+    app = live_app(service, tmp_path, project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(LogsScreen(job_id))
+        logs = screen(app)
+        await pilot.pause()
+        merged = logs.view(ALL)
+        await wait_for(pilot, lambda: merged.line_count > 0, timeout=60)
+        await pilot.press("G")
+        await wait_for(
+            pilot,
+            lambda: "stream ended" in logs.status,
+            timeout=120,
+            describe=lambda: stream_state(logs),
+        )
+        last = service.entries(
+            f'resource.labels.job_id="{job_id}"', order="timestamp desc", project=project
+        )[0]
+        await wait_for(
+            pilot, lambda: log_lines(merged)[-1].insert_id == last["insertId"], timeout=10
+        )
+        keys = [line.key for line in log_lines(merged)]
+        assert keys == sorted(set(keys))  # history filled in behind: in order, none twice
+        assert merged.follow
+        assert merged.cursor_index == merged.row_count - 1

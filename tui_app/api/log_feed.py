@@ -170,9 +170,12 @@ class LogFeed:
         on_lines: Callable[[list[LogLine]], object],
         interval: Callable[[], float],
         on_error: Callable[[ApiCallError | None], object],
+        on_skip: Callable[[list[LogLine]], object] | None = None,
+        may_skip: Callable[[], bool] = lambda: True,
     ) -> None:
         """New lines to ``on_lines`` until the job has ended and its logs are drained, or until
-        ``stop`` is set (see ``LogStream.follow``).
+        ``stop`` is set (see ``LogStream.follow``). With ``on_skip``, a backlog is jumped over
+        to the tail (``LogStream.follow`` says when) instead of being drained.
 
         The job read at ``open`` already counts: a job that had ended then ends the follow
         without another read. Transient failures go to ``on_error`` and are retried with
@@ -184,7 +187,13 @@ class LogFeed:
         stream = self._opened()
         if self.job is not None:
             stream.note_job(self.job)
-        stream.follow(stop, on_lines, self._refresh_job, interval, on_error)
+        refresh = self._refresh_job
+        stream.follow(stop, on_lines, refresh, interval, on_error, on_skip, may_skip)
+
+    def request_skip(self) -> None:
+        """Ask ``follow`` for the newest line now (``G``); any thread may call it."""
+        if self._stream is not None:
+            self._stream.request_skip()
 
     def history(
         self,

@@ -56,6 +56,8 @@ class LogWriter(threading.Thread):
         self._pending: list[ServiceEntry] = []
         self._drains: list[tuple[list[LogSource], concurrent.futures.Future[None]]] = []
         self._last_us = 0
+        self.commits = 0
+        """Transactions committed so far: ``entries:follow`` asks again only once it moved."""
         self.error: str | None = None
         """The last write failure (disk full...), shown by ``service status``; None when healthy."""
 
@@ -172,6 +174,7 @@ class LogWriter(threading.Thread):
                 )
                 conn.execute("COMMIT")
                 self._last_us = now
+                self.commits += 1
                 self.error = None
             except sqlite3.Error as exc:
                 # Disk full or similar: keep the lines (roll back the offsets too) and retry.

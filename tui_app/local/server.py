@@ -15,6 +15,7 @@ import asyncio
 import hmac
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,7 +23,7 @@ from aiohttp import web
 
 from tui_app import __version__
 from tui_app.local.browser_guard import BrowserGuard, json_content_type_problem
-from tui_app.local.entries import list_entries
+from tui_app.local.entries import follow_entries, list_entries
 from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.jobs import JobService
 from tui_app.local.metadata_api import add_routes as add_metadata_routes
@@ -252,6 +253,32 @@ async def entries_list(request: web.Request) -> web.Response:
     return _json(await asyncio.to_thread(list_entries, svc.logs, body))
 
 
+FOLLOW_MAX_WAIT_SECONDS = 5.0
+FOLLOW_RECHECK_SECONDS = 0.02
+
+
+async def entries_follow(request: web.Request) -> web.Response:
+    """The log pane's fast path (``follow_entries``), with an optional long poll.
+
+    ``waitSeconds`` (at most ``FOLLOW_MAX_WAIT_SECONDS``): when nothing matches yet, answer as
+    soon as the log writer commits something that does, or empty after that long. The wait is
+    on this loop, not in a thread: the executor's few threads must not sit in idle panes' polls.
+    """
+    svc = request.app[SERVICE_KEY]
+    body = await _body(request)
+    wait = body.pop("waitSeconds", 0) if isinstance(body, dict) else 0
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0:
+        raise invalid_field("waitSeconds", "waitSeconds must be a number of seconds >= 0.")
+    deadline = time.monotonic() + min(float(wait), FOLLOW_MAX_WAIT_SECONDS)
+    while True:
+        seen = svc.writer.commits
+        data, count = await asyncio.to_thread(follow_entries, svc.logs, body)
+        if count or time.monotonic() >= deadline:
+            return web.Response(body=data, content_type="application/json")
+        while svc.writer.commits == seen and time.monotonic() < deadline:
+            await asyncio.sleep(FOLLOW_RECHECK_SECONDS)
+
+
 async def healthz(request: web.Request) -> web.Response:
     svc = request.app[SERVICE_KEY]
     return _json(
@@ -286,6 +313,7 @@ def make_app(
     r.add_post("/v1/projects/{project}/jobs/{name}", post_job)
     r.add_patch("/v1/projects/{project}/jobs/{name}", patch_job)
     r.add_post("/v2/entries:list", entries_list)
+    r.add_post("/v2/entries:follow", entries_follow)
     add_metadata_routes(app)  # first: storage ends with a catch-all under /_replica/
     add_storage_routes(app, service.state, service.object_written)
     return app

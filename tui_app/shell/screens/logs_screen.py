@@ -61,6 +61,15 @@ class LinesArrived(Message, bubble=False):
         self.lines = lines
 
 
+class LinesSkipped(Message, bubble=False):
+    """The stream jumped over a backlog to the tail: ``lines`` replace what the views show (the
+    lines between stay reachable by scrolling up, which reads history)."""
+
+    def __init__(self, lines: list[LogLine]) -> None:
+        super().__init__()
+        self.lines = lines
+
+
 class StreamStatus(Message, bubble=False):
     """The stream failed (``error``, being retried), recovered (None), ended (``ended``), or
     stopped on an error that retrying cannot mend (``stopped``: a 401, a deleted job)."""
@@ -136,6 +145,9 @@ class LogsScreen(ScreenToasts, Screen[None]):
         self.error: str | None = None
         self._feed: LogFeed | None = None
         """Set by the stream worker; the history workers page back through it."""
+        self._following = True
+        """The shown view follows, as of the last info bar: the stream worker reads it (it may
+        not query widgets) to know whether it may jump over a backlog."""
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -279,7 +291,13 @@ class LogsScreen(ScreenToasts, Screen[None]):
                 self._load_history(initial[0].key, self.max_lines - len(initial))
         try:
             feed.follow(
-                self._stop, lambda lines: self.post_message(LinesArrived(lines)), interval, on_error
+                self._stop,
+                lambda lines: self.post_message(LinesArrived(lines)),
+                interval,
+                on_error,
+                on_skip=lambda lines: self.post_message(LinesSkipped(lines)),
+                # A paused view is being read: leave its lines where they are.
+                may_skip=lambda: self._following,
             )
         except ApiCallError as exc:
             # Not transient: the title keeps the server's answer, and says nothing is retried.
@@ -350,6 +368,19 @@ class LogsScreen(ScreenToasts, Screen[None]):
         merged.append(batch, cleaned)
         self._render_info()
 
+    def on_lines_skipped(self, message: LinesSkipped) -> None:
+        """Show the tail in place of a backlog, then fill in a batch of history behind it."""
+        lines = message.lines
+        if not lines:
+            return
+        if not self.active.follow:  # paused since the stream asked: keep what is being read
+            self.on_lines_arrived(LinesArrived(lines))
+            return
+        for view in self.query(LogView):
+            view.clear()
+        self.on_lines_arrived(LinesArrived(lines))
+        self._load_history(lines[0].key, HISTORY_BATCH)
+
     def on_stream_status(self, message: StreamStatus) -> None:
         self.error = message.error
         self.stopped = message.stopped
@@ -361,6 +392,7 @@ class LogsScreen(ScreenToasts, Screen[None]):
 
     def _render_info(self) -> None:
         view = self.active
+        self._following = view.follow
         parts = [f"{view.line_count:,} lines"]
         if not view.follow and view.pending:
             parts.append(f"{view.pending:,} new ↓ (G)")
@@ -534,6 +566,8 @@ class LogsScreen(ScreenToasts, Screen[None]):
 
     def action_resume(self) -> None:
         self.active.resume()
+        if self._feed is not None:  # behind a backlog: the stream jumps to the newest line
+            self._feed.request_skip()
         self._render_info()
 
     def action_first_error(self) -> None:
