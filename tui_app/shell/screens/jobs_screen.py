@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from datetime import datetime
 from typing import ClassVar
 
@@ -32,7 +33,7 @@ from tui_app.model.states import JobState
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 from tui_app.shell.screens.logs_screen import LogsScreen
-from widgets.job_table import JobTable
+from widgets.job_table import JobTable, longest_id_of
 from widgets.status_header import StatusHeader
 
 FAULT_STATES = frozenset({JobState.FAILED, JobState.CANCELLED})
@@ -87,6 +88,7 @@ class JobsScreen(Screen[None]):
         self._folded: set[str] = set()
         self._select_after: str | None = None
         self._loaded = False
+        self._longest_id = 0
 
     @property
     def table(self) -> JobTable:
@@ -165,6 +167,8 @@ class JobsScreen(Screen[None]):
         if self.faults_only:
             rows = [r for r in rows if r.state in FAULT_STATES]
         self._index = FilterIndex(rows)
+        # Once per list, not per keystroke; the columns also stay put while a filter is typed.
+        self._longest_id = longest_id_of(rows)
         self._refilter()
 
     def _refilter(self, previous: ListFilter | None = None) -> None:
@@ -178,7 +182,9 @@ class JobsScreen(Screen[None]):
         rows: list[JobRow | GroupRow] = display_rows(self._filtered, self._folded, self.sort_column)
         self.table.sort_column = self.sort_column
         self.table.sort_reverse = self.sort_reverse
-        self.table.set_rows(rows)
+        plain = not self._folded or self.sort_column is not SortColumn.DEFAULT
+        cursor_at = self._cursor_in(self._filtered) if plain else None
+        self.table.set_rows(rows, cursor_at=cursor_at, longest_id=self._longest_id)
         if self._select_after and any(
             isinstance(r, JobRow) and r.job_id == self._select_after for r in rows
         ):
@@ -191,6 +197,23 @@ class JobsScreen(Screen[None]):
         if self._filter.error:
             parts.append(self._filter.error)
         info.update(" · ".join(parts))
+
+    def _cursor_in(self, rows: list[JobRow]) -> int | None:
+        """Where the cursor's row is in ``rows`` (a subsequence of the index's rows, in its
+        order), -1 when it is not there, None when unknown (the row came from an older list).
+
+        A bisect by the index's ordinals: the table's own search walks every row, which costs
+        more than the filter itself on a 100k list.
+        """
+        current = self.table.current
+        if not isinstance(current, JobRow):
+            return None
+        index = self._index
+        try:
+            at = bisect_left(rows, index.ordinal(current), key=index.ordinal)
+        except KeyError:
+            return None
+        return at if at < len(rows) and rows[at] is current else -1
 
     def watch_faults_only(self) -> None:
         if self.is_mounted:
