@@ -88,6 +88,34 @@ async def test_theme_change_is_remembered(tmp_path: Path) -> None:
         assert again.theme == "tui-high-contrast"
 
 
+async def test_detail_puts_the_cause_first_and_scrolls_with_pager_keys(tmp_path: Path) -> None:
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        await pilot.press("slash", *"census_dist_20261122_07", "enter", "d")
+        await wait_until(
+            pilot,
+            lambda: "RuntimeError: loss is NaN" in text_of(app, "#describe-content"),
+            "the detail with the errorMessage",
+        )
+        text = text_of(app, "#describe-content")
+        cause = text.index("RuntimeError: loss is NaN at step 1200")
+        assert cause < text.index("exited with a non-zero status") < text.index("Traceback (")
+        body = app.screen.query_one("#describe-body")
+        assert body.has_focus
+        await wait_until(pilot, lambda: body.max_scroll_y > 2, "a detail taller than the screen")
+        await pilot.press("j", "j")
+        await wait_until(pilot, lambda: body.scroll_y == 2, "j scrolled down two lines")
+        await pilot.press("k")
+        await wait_until(pilot, lambda: body.scroll_y == 1, "k scrolled up one line")
+        await pilot.press("G")
+        await wait_until(pilot, lambda: body.scroll_y == body.max_scroll_y, "G: the bottom")
+        await pilot.press("g")
+        await wait_until(pilot, lambda: body.scroll_y == 0, "g: the top")
+        await pilot.press("pagedown")
+        await wait_until(pilot, lambda: body.scroll_y > 2, "pagedown: a page down")
+
+
 async def test_describe_and_yaml_keys(tmp_path: Path) -> None:
     app = fixed_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

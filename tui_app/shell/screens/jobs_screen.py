@@ -12,7 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from tui_app.model.job_view import (
     GroupRow,
@@ -34,6 +34,7 @@ from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 from tui_app.shell.screens.logs_screen import LogsScreen
 from widgets.job_table import JobTable, longest_id_of
+from widgets.key_footer import KeyFooter
 from widgets.status_header import StatusHeader
 
 FAULT_STATES = frozenset({JobState.FAILED, JobState.CANCELLED})
@@ -103,7 +104,10 @@ class JobsScreen(Screen[None]):
                 placeholder="/ filter: regex, !invert, state:FAILED, label:k=v", id="filter"
             )
             yield Static("", id="filter-info")
-        yield Footer()
+        # At 80 columns: the keys to find, filter, read and act on a failure, and "? Help".
+        yield KeyFooter(
+            secondary=("toggle_mark", "activate", "yaml", "edit", "resubmit", "cycle_sort", "quit")
+        )
 
     def on_mount(self) -> None:
         header = self.query_one(StatusHeader)
