@@ -66,6 +66,9 @@ TIER_W = 13
 ML_W = 8
 MIN_ID_W = 20
 """A stamped id cut to this still reads ``<base>…_HHMMSS`` for a base of up to 12 characters."""
+COMFORT_ID_W = 28
+"""What an id may claim before a column gives way for it: a stamped id such as
+``census_dist_20261122_175721`` whole. Longer ones are cut (``fit_job_id``) or take what is left."""
 MIN_ERROR_W = 10
 CAUSE_W = 24
 """ERROR keeps at least this many cells (``RuntimeError: loss is N…``) before a column of lower
@@ -720,13 +723,13 @@ def longest_id_of(rows: Sequence[ListRow]) -> int:
 def column_layout(width: int, longest_id: int) -> _Layout:
     """The columns for a ``width``-cell list whose longest id has ``longest_id`` characters.
 
-    JOB ID gets up to its longest (at least MIN_ID_W), ERROR at least CAUSE_W; the optional
-    columns come in from the most valuable while both still fit; past ID_SHARE_W the id shares
-    the rest with ERROR. Too narrow for both, the id gives way down to MIN_ID_W. Below MIN_WIDTH
-    the row is MIN_WIDTH wide and scrolls sideways.
+    The optional columns come in from the most valuable while JOB ID keeps up to COMFORT_ID_W
+    (its longest, at least MIN_ID_W) and ERROR CAUSE_W. What is left goes to the id up to its
+    longest, sharing with ERROR past ID_SHARE_W. Too narrow for both, the id gives way down to
+    MIN_ID_W. Below MIN_WIDTH the row is MIN_WIDTH wide and scrolls sideways.
     """
     total = max(width, MIN_WIDTH)
-    id_want = max(MIN_ID_W, min(longest_id, ID_SHARE_W))
+    id_want = max(MIN_ID_W, min(longest_id, COMFORT_ID_W))
     shown: set[str] = set()
     rest = total - _CORE
     for name, cells in reversed(OPTIONAL_COLUMNS):

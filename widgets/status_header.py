@@ -43,26 +43,34 @@ class StatusHeader(Widget):
     def render(self) -> Text:
         """The fullest line that fits; narrower, the less useful parts shorten first.
 
-        In order: the clock and the endpoint go (the profile keeps its name), the counts of other
-        states lose their words (``▶1 ✓5``), the project goes, then the title. The failed count
-        keeps its word (``✗3 failed``) to the last: it is what triage looks for.
+        In order: the clock goes, then the endpoint (the profile keeps its name), the other
+        states' counts lose their words (``▶1 ✓5``), the project goes, then the title. The failed
+        count keeps its word (``✗3 failed``) to the last: it is what triage looks for.
         """
         width = max(self.size.width, 1)
-        text = self._line(width, short_label=False, short_counts=False, project=True, title=True)
-        for short_label, short_counts, project, title in (
-            (True, False, True, True),
-            (True, True, True, True),
-            (True, True, False, True),
-            (True, True, False, False),
+        text = Text()
+        for clock, short_label, short_counts, project, title in (
+            (True, False, False, True, True),
+            (False, False, False, True, True),
+            (False, True, False, True, True),
+            (False, True, True, True, True),
+            (False, True, True, False, True),
+            (False, True, True, False, False),
         ):
+            text = self._line(width, clock, short_label, short_counts, project, title)
             if text.cell_len <= width:
                 break
-            text = self._line(width, short_label, short_counts, project, title)
         text.truncate(width, overflow="ellipsis")
         return text
 
     def _line(
-        self, width: int, short_label: bool, short_counts: bool, project: bool, title: bool
+        self,
+        width: int,
+        clock: bool,
+        short_label: bool,
+        short_counts: bool,
+        project: bool,
+        title: bool,
     ) -> Text:
         title_style = self.get_component_rich_style("status-header--title")
         dim = self.get_component_rich_style("status-header--dim")
@@ -96,7 +104,7 @@ class StatusHeader(Widget):
             if i:
                 text.append(*bar)
             text.append_text(part)
-        if self.refreshed is not None and not short_label:
+        if self.refreshed is not None and clock:
             stamp = self.refreshed.strftime("%H:%M:%S")
             pad = width - text.cell_len - len(stamp) - 1
             if pad < 2:

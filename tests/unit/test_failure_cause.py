@@ -78,6 +78,15 @@ def test_a_whole_chained_stderr_gives_the_last_exception() -> None:
     assert failure_cause(EXIT_1 + "\n" + handling) == "RuntimeError: loss is NaN"
 
 
+def test_vertex_names_its_replica_differently() -> None:
+    message = _replica_failure(
+        "plain_py311.txt", "The replica workerpool0-0 exited with a non-zero status of 1."
+    )
+    failure = split_failure(message)
+    assert failure.exit_line.startswith("The replica workerpool0-0 exited")
+    assert failure.cause == "KeyError: 'learning_rate'"
+
+
 def test_details_keep_the_traceback_in_order() -> None:
     failure = split_failure(_replica_failure("plain_py311.txt"))
     details = failure.details.splitlines()

@@ -28,8 +28,9 @@ from tui_app.model.tracebacks import last_traceback
 
 __all__ = ["Failure", "failure_cause", "split_failure"]
 
-_EXIT_LINE: Final = re.compile(r"The replica \S+ \d+ (?:exited|ended)\b")
-"""The first line ``_describe_exit`` writes (any role, any index)."""
+_EXIT_LINE: Final = re.compile(r"The replica \S+(?: \d+)? (?:exited|ended)\b")
+"""The first line ``_describe_exit`` writes (any role, any index), or Vertex AI's
+(``The replica workerpool0-0 exited ...``)."""
 _ERROR_LINE: Final = re.compile(
     r"(?:ERROR|FATAL|Fatal Python error|fatal|error)\b"  # pip's ERROR:, Python's fatal errors
     r"|\S+: error: "  # argparse: "task.py: error: unrecognized arguments"
