@@ -14,7 +14,8 @@ from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Footer
 
-NARROW_WIDTH = 100
+NARROW_WIDTH = 140
+"""The job list's full footer needs ~135 columns: narrower, Textual would cut "? Help" off."""
 
 
 class KeyFooter(Footer):
