@@ -189,7 +189,8 @@ async def test_footer_shows_the_lists_keys_once_the_list_arrives(tmp_path: Path)
     def shown() -> set[str]:
         return {str(key.description) for key in app.screen.query_one(Footer).query(FooterKey)}
 
-    async with app.run_test(size=(120, 40)) as pilot:
+    # 160 columns: narrower, the footer leaves the list's secondary keys (Mark, Open) out.
+    async with app.run_test(size=(160, 40)) as pilot:
         try:
             await wait_until(
                 pilot, lambda: app.screen.query_one(JobTable).loading, "the list loading"
