@@ -37,6 +37,8 @@ from widgets.job_table import JobTable, longest_id_of
 from widgets.key_footer import KeyFooter
 from widgets.status_header import StatusHeader
 
+REFINE_SHARE = 4
+"""A keystroke filters the previous result when it holds at most 1/REFINE_SHARE of the list."""
 FAULT_STATES = frozenset({JobState.FAILED, JobState.CANCELLED})
 SORT_CYCLE = (
     SortColumn.DEFAULT,
@@ -176,7 +178,10 @@ class JobsScreen(Screen[None]):
         self._refilter()
 
     def _refilter(self, previous: ListFilter | None = None) -> None:
-        narrowed = refine(self._filtered, previous, self._filter) if previous else None
+        # Narrowing walks the previous result's scattered rows: ~3x slower per row than the
+        # index's contiguous haystacks, so it pays only once that result is small.
+        small = len(self._filtered) * REFINE_SHARE <= len(self._index)
+        narrowed = refine(self._filtered, previous, self._filter) if previous and small else None
         self._filtered = (
             narrowed if narrowed is not None else filter_rows(self._index, self._filter)
         )
