@@ -181,7 +181,14 @@ def make_job(i: int, template: dict[str, Any], mixed_states: bool) -> dict[str, 
         job["endTime"] = wire_time(stamp + dt.timedelta(seconds=5 + 60 + i % 3600))
         job["trainingOutput"] = {"consumedMLUnits": round(0.01 + (i % 97) / 100, 4)}
     if state == "FAILED":
-        job["errorMessage"] = f"The replica master 0 exited with a non-zero status of {i % 7 + 1}."
+        # The shape local/runner.py's _describe_exit writes: the list shows the last line.
+        job["errorMessage"] = (
+            f"The replica master 0 exited with a non-zero status of {i % 7 + 1}.\n"
+            "Traceback (most recent call last):\n"
+            '  File "/srv/trainer/task.py", line 88, in <module>\n'
+            "    train(args)\n"
+            f"RuntimeError: loss is NaN at step {i % 5000}"
+        )
     if i % 10 == 0:
         job["labels"] = {"owner": f"user{i % 7}", "team": ("nlp", "vision", "ads")[i % 3]}
     return job
@@ -1072,10 +1079,29 @@ def run(cfg: Config, keep: bool) -> int:
     return 0
 
 
+def run_filter_only(cfg: Config) -> int:
+    """Figure 2 alone: it needs neither the service nor tmux (its jobs are in-process dicts),
+    so a change to the keystroke path can be measured in a few minutes."""
+    print(machine_header(cfg), flush=True)
+    res = Results()
+    env = dict(os.environ)
+    env.pop("TUI_APP_STATE_DIR", None)
+    print(f"[2] {BIG_JOBS // 1000}k jobs in process: filter keystrokes", flush=True)
+    data = run_child(["--child-filter", str(BIG_JOBS), str(cfg.filter_reps)], env, 1200)
+    report_filter(res, data)
+    print_table(res, "median (min-max)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer runs, no real 100k tui-app")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument(
+        "--filter-only",
+        action="store_true",
+        help="only figure 2 (and the in-process part of 3): no service, no tmux",
+    )
     parser.add_argument("--child-headless", nargs=3, metavar=("STATE", "PROJECT", "N"),
                         help=argparse.SUPPRESS)  # fmt: skip
     parser.add_argument("--child-filter", nargs=2, metavar=("N", "REPS"), help=argparse.SUPPRESS)
@@ -1090,6 +1116,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with &
     signal.signal(signal.SIGTERM, raise_interrupt)
     signal.signal(signal.SIGHUP, raise_interrupt)
+    if args.filter_only:
+        return run_filter_only(Config.make(args.quick))
     return run(Config.make(args.quick), args.keep)
 
 

@@ -58,7 +58,7 @@ MARK_GLYPH = "●"
 GROUP_GLYPH = "▸"
 ELLIPSIS = "…"
 
-# Fixed column widths (cells). STATE fits "◍ CANCELLING" and "◷ QUEUED #42"; TIER fits
+# Column widths (cells). STATE fits "◍ CANCELLING" and "◷ QUEUED #42"; TIER fits
 # "PREMIUM_1 x31"; ELAPSED fits "23:59:59". JOB ID and ERROR share what is left.
 GUTTER = 2
 STATE_W = 12
@@ -67,14 +67,27 @@ ELAPSED_W = 8
 TIER_W = 13
 ML_W = 8
 MIN_ID_W = 20
-# Below this, ML UNITS (also in the detail) gives its room to JOB ID: at 80 columns that fits a
-# stamped id such as census_dist_20261122_175721 whole instead of cutting its middle.
+"""A stamped id cut to this still reads ``<base>…_HHMMSS`` for a base of up to 12 characters."""
 COMFORT_ID_W = 28
+"""What an id may claim before a column gives way for it: a stamped id such as
+``census_dist_20261122_175721`` whole. Longer ones are cut (``fit_job_id``) or take what is left."""
 MIN_ERROR_W = 10
-# A long id grows past this only while it takes at most half of the JOB ID + ERROR room.
+CAUSE_W = 24
+"""ERROR keeps at least this many cells (``RuntimeError: loss is N…``) before a column of lower
+value gets room: triage needs the state and the cause first."""
 ID_SHARE_W = 36
-_FIXED = GUTTER + STATE_W + CREATED_W + ELAPSED_W + TIER_W + ML_W + 5  # 5 gaps after JOB ID..TIER
-MIN_WIDTH = _FIXED + MIN_ID_W
+"""A long id grows past this only while it takes at most half of the JOB ID + ERROR room."""
+# The columns that give way, least valuable first, each with its width plus the gap before it.
+# JOB ID, STATE and ERROR always stay: without them the list cannot say which job failed and why.
+# ML UNITS and TIER are in the detail; CREATED is also the id's own stamp; ELAPSED goes last.
+OPTIONAL_COLUMNS: tuple[tuple[str, int], ...] = (
+    ("ml", ML_W + 1),
+    ("tier", TIER_W + 1),
+    ("created", CREATED_W + 1),
+    ("elapsed", ELAPSED_W + 1),
+)
+_CORE = GUTTER + STATE_W + 1 + 1  # the gaps after JOB ID and before ERROR
+MIN_WIDTH = _CORE + MIN_ID_W + MIN_ERROR_W
 
 _STATE_CLASS: dict[JobState, str] = {
     JobState.QUEUED: "job-table--state-queued",
@@ -99,25 +112,41 @@ def _fit(text: str, width: int, *, right: bool = False) -> str:
     return pad + text if right else text + pad
 
 
-def _fit_middle(text: str, width: int) -> str:
-    """Like :func:`_fit`, but cut in the middle, so an id keeps its distinguishing tail."""
-    if len(text) <= width or not text.isascii() or width < 5:
-        return _fit(text, width)
-    keep = width - 1
-    head = keep // 2
-    return text[:head] + ELLIPSIS + text[len(text) - (keep - head) :]
+STAMP_W = 16
+"""``_YYYYMMDD_HHMMSS``: what a stamped id adds to its base name (``model.job_id``)."""
+
+
+def fit_job_id(job_id: str, base: str, width: int) -> str:
+    """``job_id`` in ``width`` cells, cut where it still tells jobs apart.
+
+    A stamped id drops the year, then the date (a family is sorted newest first), keeping the
+    base name and the time: ``census_dist_…1122_175721``, ``census_dist…_175721``, then
+    ``census_d…_175721``. Any other id is cut at its end, never mid-way.
+    """
+    if len(job_id) <= width or not job_id.isascii() or len(job_id) != len(base) + STAMP_W:
+        return _fit(job_id, width)
+    stamp = job_id[len(base) :]  # "_20261122_175721"
+    for shown in (base + "_" + ELLIPSIS + stamp[5:], base + ELLIPSIS + stamp[9:]):
+        if len(shown) <= width:
+            return shown + " " * (width - len(shown))
+    head = width - 1 - 7
+    if head < 3:
+        return _fit(job_id, width)
+    return base[:head] + ELLIPSIS + stamp[9:]
 
 
 @dataclass(frozen=True, slots=True)
 class _Layout:
-    """Column widths for one widget width (``error_w`` 0 means the ERROR column is hidden)."""
+    """Which columns one widget width shows, and how wide JOB ID and ERROR are."""
 
     id_w: int
     error_w: int
     width: int
     """The row width in cells (at least the widget's width)."""
-    ml_w: int = ML_W
-    """0 when ML UNITS gives its room to JOB ID (narrow terminals; the detail shows it)."""
+    ml: bool = True
+    tier: bool = True
+    created: bool = True
+    elapsed: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,30 +358,55 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
             if isinstance(row, JobRow) and row.ended is None:
                 self.refresh(Region(0, i - top + 1, width, 1))
 
-    def set_rows(self, rows: Sequence[ListRow]) -> None:
+    def set_rows(
+        self,
+        rows: Sequence[ListRow],
+        *,
+        cursor_at: int | None = None,
+        longest_id: int | None = None,
+    ) -> None:
         """Show ``rows`` (in display order), keeping the user's place.
 
         The cursor stays on the same key when it is still present (else on the same index,
         clamped) and on the same screen line, so a refresh or a re-sort doesn't jump. Marks are
         kept as they are, including marks on rows the new list doesn't show (a filter).
 
+        Finding a moved key and the longest id walk every row, whose objects are scattered over
+        the heap: ~25 ms per 100k rows in cache misses, too much for every filter keystroke. A
+        caller that knows better says so.
+
         Args:
             rows: JobRows and GroupRows in display order (the list is copied).
+            cursor_at: Where the cursor's row is in ``rows``, -1 when it is not there and no
+                folded group holds it; None to search.
+            longest_id: The JobRows' longest id (``longest_id_of``) or more, e.g. that of the
+                unfiltered list, which also keeps the columns still while a filter is typed;
+                None to measure ``rows``.
         """
         old_key = self.cursor_key
         old_index = self._cursor
         screen_line = old_index - self.scroll_offset.y
         self._rows = list(rows)
-        # Base names are interned and few: one C-level pass over them serves both the column
-        # width and the key search, without touching 100k scattered id strings.
-        bases = list(map(_BASE, self._rows))
-        self._longest_id = _longest_id(bases)
-        self._column_layout = None
+        bases: list[str] | None = None
+        if longest_id is None:
+            # Base names are interned and few: one C-level pass over them serves both the column
+            # width and the key search, without touching 100k scattered id strings.
+            bases = list(map(_BASE, self._rows))
+            longest_id = _longest_id(bases)
+        if longest_id != self._longest_id:
+            self._longest_id = longest_id
+            self._column_layout = None
         found = None
-        if old_key is not None:
+        if old_key is None:
+            pass
+        elif cursor_at is None:
+            if bases is None:
+                bases = list(map(_BASE, self._rows))
             found = self._find(old_key, old_index, bases)
             if found is None:
                 found = self._find_family(old_key, bases)
+        elif 0 <= cursor_at < len(self._rows) and self._rows[cursor_at].key == old_key:
+            found = cursor_at
         count = len(self._rows)
         self._cursor = found if found is not None else max(0, min(old_index, count - 1))
         self.virtual_size = Size(self._min_width(), count + 1)
@@ -521,7 +575,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         self.refresh_line(self.scroll_offset.y)
 
     def _min_width(self) -> int:
-        """The narrowest row that keeps every column (wider widgets stretch JOB ID and ERROR)."""
+        """The narrowest row: JOB ID, STATE and a short ERROR (wider widgets show more)."""
         return MIN_WIDTH
 
     def _resolve_styles(self) -> _Styles:
@@ -542,18 +596,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         key = (width, self._longest_id)
         if self._column_layout is not None and self._column_layout[0] == key:
             return self._column_layout[1]
-        total = max(width, MIN_WIDTH)
-        rest = total - _FIXED  # JOB ID, plus " " + ERROR when it gets room
-        # The id comes first, up to its longest; past ID_SHARE_W it shares the room with ERROR.
-        ml_w = ML_W
-        if rest < min(self._longest_id, COMFORT_ID_W):
-            rest, ml_w = rest + ML_W, 0
-        cap = min(rest - 1 - MIN_ERROR_W, max(ID_SHARE_W, (rest - 1) // 2))
-        id_w = max(MIN_ID_W, min(self._longest_id, cap))
-        error_w = rest - id_w - 1
-        if error_w < MIN_ERROR_W:
-            id_w, error_w = rest, 0
-        layout = _Layout(id_w=id_w, error_w=error_w, width=total, ml_w=ml_w)
+        layout = column_layout(width, self._longest_id)
         self._column_layout = (key, layout)
         return layout
 
@@ -585,25 +628,23 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
                 name = arrow + name if right else name + arrow
             return _fit(name, width, right=right)
 
-        text = "".join(
-            (
-                " " * GUTTER,
-                _fit(sort_header(column, self.sort_reverse), layout.id_w),
-                " ",
-                title("STATE", STATE_W, SortColumn.STATE),
-                " ",
-                title("CREATED", CREATED_W, SortColumn.CREATED),
-                " ",
-                title("ELAPSED", ELAPSED_W, SortColumn.ELAPSED, right=True),
-                " ",
-                title("TIER", TIER_W, SortColumn.TIER),
-                # "▼ML UNITS" is one cell wider than the column: it borrows the gap before it.
-                title("ML UNITS", ML_W + 1, SortColumn.ML_UNITS, right=True)
-                if layout.ml_w
-                else " ",
-                " " + _fit("ERROR", layout.error_w) if layout.error_w else "",
-            )
-        )
+        parts = [
+            " " * GUTTER,
+            _fit(sort_header(column, self.sort_reverse), layout.id_w),
+            " ",
+            title("STATE", STATE_W, SortColumn.STATE),
+        ]
+        if layout.created:
+            parts += [" ", title("CREATED", CREATED_W, SortColumn.CREATED)]
+        if layout.elapsed:
+            parts += [" ", title("ELAPSED", ELAPSED_W, SortColumn.ELAPSED, right=True)]
+        if layout.tier:
+            parts += [" ", title("TIER", TIER_W, SortColumn.TIER)]
+        if layout.ml:
+            # "▼ML UNITS" is one cell wider than the column: it borrows the gap before it.
+            parts.append(title("ML UNITS", ML_W + 1, SortColumn.ML_UNITS, right=True))
+        parts += [" ", _fit("ERROR", layout.error_w)]
+        text = "".join(parts)
         return Strip([Segment(_fit(text, layout.width), styles.header)], layout.width)
 
     def _render_row(self, index: int, layout: _Layout, styles: _Styles) -> Strip:
@@ -645,19 +686,25 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         state_text = f"{STATE_SYMBOL[row.state]} {state_name(row.state)}"
         if row.state is JobState.QUEUED and row.position is not None:
             state_text += f" #{row.position}"
-        ml = f"{row.ml_units:.2f}" if row.ml_units is not None else ""
         cells: list[tuple[str, Style]] = [
             ((MARK_GLYPH if is_marked else " ") + " ", plain),
-            (_fit_middle(row.job_id, layout.id_w) + " ", plain),
+            (fit_job_id(row.job_id, row.base, layout.id_w) + " ", plain),
             (_fit(state_text, STATE_W) + " ", styles.states[row.state]),
-            (_fit(_format_created(row.created, now.tzinfo), CREATED_W) + " ", styles.dim),
-            (_fit(format_elapsed(row.elapsed(now)), ELAPSED_W, right=True) + " ", plain),
-            (_fit(row.tier_label, TIER_W) + " ", plain),
         ]
-        if layout.ml_w:
-            cells.append((_fit(ml, ML_W, right=True), styles.dim))
-        if layout.error_w:
-            cells.append((" " + _fit(row.error, layout.error_w), styles.states[JobState.FAILED]))
+        if layout.created:
+            cells.append(
+                (_fit(_format_created(row.created, now.tzinfo), CREATED_W) + " ", styles.dim)
+            )
+        if layout.elapsed:
+            cells.append(
+                (_fit(format_elapsed(row.elapsed(now)), ELAPSED_W, right=True) + " ", plain)
+            )
+        if layout.tier:
+            cells.append((_fit(row.tier_label, TIER_W) + " ", plain))
+        if layout.ml:
+            ml = f"{row.ml_units:.2f}" if row.ml_units is not None else ""
+            cells.append((_fit(ml, ML_W, right=True) + " ", styles.dim))
+        cells.append((_fit(row.error, layout.error_w), styles.states[JobState.FAILED]))
         used = sum(cell_len(text) for text, _ in cells)
         if used < layout.width:
             cells.append((" " * (layout.width - used), plain))
@@ -679,6 +726,44 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
 
 
 _BASE = attrgetter("base")
+
+
+def longest_id_of(rows: Sequence[ListRow]) -> int:
+    """What :meth:`JobTable.set_rows` measures when not told: for a list filtered many times."""
+    return _longest_id(list(map(_BASE, rows)))
+
+
+def column_layout(width: int, longest_id: int) -> _Layout:
+    """The columns for a ``width``-cell list whose longest id has ``longest_id`` characters.
+
+    The optional columns come in from the most valuable while JOB ID keeps up to COMFORT_ID_W
+    (its longest, at least MIN_ID_W) and ERROR CAUSE_W. What is left goes to the id up to its
+    longest, sharing with ERROR past ID_SHARE_W. Too narrow for both, the id gives way down to
+    MIN_ID_W. Below MIN_WIDTH the row is MIN_WIDTH wide and scrolls sideways.
+    """
+    total = max(width, MIN_WIDTH)
+    id_want = max(MIN_ID_W, min(longest_id, COMFORT_ID_W))
+    shown: set[str] = set()
+    rest = total - _CORE
+    for name, cells in reversed(OPTIONAL_COLUMNS):
+        if rest - cells >= id_want + CAUSE_W:
+            shown.add(name)
+            rest -= cells
+        else:
+            break  # a less valuable column never takes room a more valuable one lacked
+    # Short of room, the id is cut (it stays readable, see fit_job_id) before the cause is.
+    cap = min(max(rest - CAUSE_W, MIN_ID_W), max(ID_SHARE_W, rest // 2))
+    id_w = max(MIN_ID_W, min(longest_id, cap))
+    error_w = rest - id_w
+    return _Layout(
+        id_w=id_w,
+        error_w=error_w,
+        width=total,
+        ml="ml" in shown,
+        tier="tier" in shown,
+        created="created" in shown,
+        elapsed="elapsed" in shown,
+    )
 
 
 def _longest_id(bases: list[str]) -> int:

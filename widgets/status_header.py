@@ -41,23 +41,75 @@ class StatusHeader(Widget):
     connected: reactive[bool] = reactive(True)
 
     def render(self) -> Text:
-        title = self.get_component_rich_style("status-header--title")
+        """The fullest line that fits; narrower, the less useful parts shorten first.
+
+        In order: the clock goes, then the endpoint (the profile keeps its name), the other
+        states' counts lose their words (``▶1 ✓5``), the project goes, then the title. The failed
+        count keeps its word (``✗3 failed``) to the last: it is what triage looks for.
+        """
+        width = max(self.size.width, 1)
+        text = Text()
+        for clock, short_label, short_counts, project, title in (
+            (True, False, False, True, True),
+            (False, False, False, True, True),
+            (False, True, False, True, True),
+            (False, True, True, True, True),
+            (False, True, True, False, True),
+            (False, True, True, False, False),
+        ):
+            text = self._line(width, clock, short_label, short_counts, project, title)
+            if text.cell_len <= width:
+                break
+        text.truncate(width, overflow="ellipsis")
+        return text
+
+    def _line(
+        self,
+        width: int,
+        clock: bool,
+        short_label: bool,
+        short_counts: bool,
+        project: bool,
+        title: bool,
+    ) -> Text:
+        title_style = self.get_component_rich_style("status-header--title")
         dim = self.get_component_rich_style("status-header--dim")
         down = self.get_component_rich_style("status-header--down")
         bar = (" │ ", dim)
-        text = Text.assemble((" tui-app", title), bar, self.profile or "connecting…", bar)
-        text.append(self.project)
+        label = self.profile or "connecting…"
+        if short_label:
+            label = label.split(" (", 1)[0]  # "local (127.0.0.1:8470)" -> "local"
+        parts: list[Text] = []
+        if title:
+            parts.append(Text("tui-app", title_style))
+        parts.append(Text(label))
+        if project and self.project:
+            parts.append(Text(self.project))
         if not self.connected:
-            text.append_text(Text.assemble(bar, ("DISCONNECTED", down)))
+            parts.append(Text("DISCONNECTED", down))
         counts = [(s, self.counts.get(s, 0)) for s in STATE_ORDER if self.counts.get(s)]
         if counts:
-            text.append(" │ ", dim)
-            text.append("  ".join(f"{STATE_SYMBOL[s]}{n} {s.value.lower()}" for s, n in counts))
-        if self.refreshed is not None:
+            parts.append(
+                Text(
+                    "  ".join(
+                        f"{STATE_SYMBOL[s]}{n} {s.value.lower()}"
+                        if not short_counts or s is JobState.FAILED
+                        else f"{STATE_SYMBOL[s]}{n}"
+                        for s, n in counts
+                    )
+                )
+            )
+        text = Text(" ")
+        for i, part in enumerate(parts):
+            if i:
+                text.append(*bar)
+            text.append_text(part)
+        if self.refreshed is not None and clock:
             stamp = self.refreshed.strftime("%H:%M:%S")
-            pad = self.size.width - text.cell_len - len(stamp) - 1
-            if pad >= 2:
+            pad = width - text.cell_len - len(stamp) - 1
+            if pad < 2:
+                text.append(" " * (width + 1))  # too long: the next, shorter line is tried
+            else:
                 text.append(" " * pad)
                 text.append(stamp, dim)
-        text.truncate(max(self.size.width, 1), overflow="ellipsis")
         return text

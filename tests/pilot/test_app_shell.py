@@ -93,6 +93,34 @@ async def test_theme_change_is_remembered(tmp_path: Path) -> None:
         assert again.theme == "tui-high-contrast"
 
 
+async def test_detail_puts_the_cause_first_and_scrolls_with_pager_keys(tmp_path: Path) -> None:
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        await pilot.press("slash", *"census_dist_20261122_07", "enter", "d")
+        await wait_until(
+            pilot,
+            lambda: "RuntimeError: loss is NaN" in text_of(app, "#describe-content"),
+            "the detail with the errorMessage",
+        )
+        text = text_of(app, "#describe-content")
+        cause = text.index("RuntimeError: loss is NaN at step 1200")
+        assert cause < text.index("exited with a non-zero status") < text.index("Traceback (")
+        body = app.screen.query_one("#describe-body")
+        assert body.has_focus
+        await wait_until(pilot, lambda: body.max_scroll_y > 2, "a detail taller than the screen")
+        await pilot.press("j", "j")
+        await wait_until(pilot, lambda: body.scroll_y == 2, "j scrolled down two lines")
+        await pilot.press("k")
+        await wait_until(pilot, lambda: body.scroll_y == 1, "k scrolled up one line")
+        await pilot.press("G")
+        await wait_until(pilot, lambda: body.scroll_y == body.max_scroll_y, "G: the bottom")
+        await pilot.press("g")
+        await wait_until(pilot, lambda: body.scroll_y == 0, "g: the top")
+        await pilot.press("pagedown")
+        await wait_until(pilot, lambda: body.scroll_y > 2, "pagedown: a page down")
+
+
 async def test_describe_and_yaml_keys(tmp_path: Path) -> None:
     app = fixed_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -166,7 +194,8 @@ async def test_footer_shows_the_lists_keys_once_the_list_arrives(tmp_path: Path)
     def shown() -> set[str]:
         return {str(key.description) for key in app.screen.query_one(Footer).query(FooterKey)}
 
-    async with app.run_test(size=(120, 40)) as pilot:
+    # 160 columns: narrower, the footer leaves the list's secondary keys (Mark, Open) out.
+    async with app.run_test(size=(160, 40)) as pilot:
         try:
             await wait_until(
                 pilot, lambda: app.screen.query_one(JobTable).loading, "the list loading"

@@ -22,7 +22,7 @@ from tui_app.model.job_view import (
     sort_rows,
 )
 from tui_app.model.list_filter import FilterIndex, filter_rows, parse_list_filter
-from widgets.job_table import JobTable
+from widgets.job_table import CAUSE_W, JobTable, column_layout, fit_job_id
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 
@@ -254,10 +254,12 @@ async def test_columns_and_states_read_without_colour() -> None:
     async with app.run_test(size=(80, 24)):
         table = app.table
         header = line(table, 0)
-        for title in ("JOB ID \u00b7 name\u25b2", "STATE", "CREATED", "ELAPSED", "TIER"):
+        for title in ("JOB ID \u00b7 name\u25b2", "STATE", "ELAPSED", "ERROR"):
             assert title in header
-        # At 80 columns ML UNITS (also in the detail) gives its room to the ids, and ERROR has none.
-        assert "ML UNITS" not in header and "ERROR" not in header
+        # At 80 columns triage needs which job, its state and why: ML UNITS, TIER and CREATED
+        # (all in the detail; CREATED is also the id's stamp) give way, in that order.
+        assert "ML UNITS" not in header and "TIER" not in header and "CREATED" not in header
+        assert "OOM" in line(table, 4)
         assert "mnist_20261122_083000" in line(table, 3)  # a stamped id, whole
         assert "\u25f7 QUEUED #3" in line(table, 2)
         assert "\u25b6 RUNNING" in line(table, 3)
@@ -284,7 +286,7 @@ async def test_header_shows_the_sort_column_and_direction() -> None:
 
 async def test_created_is_shown_in_the_zone_of_now() -> None:
     app = TableApp([job_row("a", createTime="2026-11-22T08:30:00Z")])
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(100, 24)) as pilot:
         table = app.table
         assert "11-22 08:30" in line(table, 1)
         table.now = NOW.astimezone(timezone(timedelta(hours=-9)))
@@ -387,3 +389,28 @@ async def test_set_rows_to_paint_at_100k_is_printed(frames: list[float]) -> None
         print(f"jump to last/first row → paint: median {sorted(jumps)[3]:.1f} ms")
         table.action_last()
         assert table.cursor_row == len(rows) - 1
+
+
+def test_columns_give_way_least_valuable_first() -> None:
+    """Pure layout: JOB ID, STATE and ERROR stay; ML UNITS, TIER, CREATED, ELAPSED go in turn."""
+
+    def shown(width: int) -> list[str]:
+        layout = column_layout(width, 30)
+        names = ("elapsed", "created", "tier", "ml")
+        return [n for n in names if getattr(layout, n)]
+
+    assert shown(60) == []
+    assert shown(80) == ["elapsed"]
+    assert shown(100) == ["elapsed", "created"]
+    assert shown(120) == ["elapsed", "created", "tier", "ml"]
+    assert column_layout(80, 30).error_w >= CAUSE_W
+    assert column_layout(60, 30).error_w >= CAUSE_W  # the id is cut first
+
+
+def test_a_cut_id_keeps_its_base_and_time() -> None:
+    job_id, base = "census_dist_20261122_175721", "census_dist"
+    assert fit_job_id(job_id, base, 27) == job_id
+    assert fit_job_id(job_id, base, 24) == "census_dist_\u20261122_175721"
+    assert fit_job_id(job_id, base, 20).rstrip() == "census_dist\u2026_175721"
+    assert fit_job_id(job_id, base, 16) == "census_d\u2026_175721"
+    assert fit_job_id("no-stamp-here-at-all", "no-stamp-here-at-all", 10) == "no-stamp-\u2026"

@@ -147,8 +147,8 @@ async def test_the_list_shows_the_replayed_jobs(tmp_path: Path) -> None:
         for job_id in STATES:
             assert job_id in text, job_id
         assert "✗ FAILED" in text and "▶ RUNNING" in text
-        # The failed job's row shows the first line of the server's error.
-        assert "The replica workerpool0-0 exited with a non-zero status of 1." in text
+        # The failed job's row shows the cause: the last exception line of the server's error.
+        assert "ValueError: Shapes (None, 10)" in text
         paths = {r.path for r in replay.requests}
         assert f"/v1/{PARENT}/customJobs" in paths
         assert f"/v1/{PARENT}/hyperparameterTuningJobs" in paths

@@ -232,12 +232,23 @@ def test_hyperparameter_defaults() -> None:
 def test_failed_job_shows_the_whole_error() -> None:
     job = basic_job(state="FAILED", errorMessage=TRACEBACK + "\n")
     sections = summarize(job, NOW)
-    assert titles(sections)[-1] == "Error"
-    assert section(sections, "Error")["Message"] == TRACEBACK
+    # Right under the overview, cause first, then the exit line, then the traceback.
+    assert titles(sections)[:2] == ["Job Overview", "Error"]
+    error = section(sections, "Error")
+    assert list(error) == ["Cause", "Exit", "Traceback"]
+    assert error["Cause"] == "ValueError: learning rate must be positive"
+    assert error["Exit"] == TRACEBACK.split("\n", 1)[0]
+    assert error["Traceback"] == TRACEBACK.split("\n", 1)[1]
     text = render_text(sections)
     for line in TRACEBACK.split("\n"):
         assert line in text  # every line, indentation kept
-    assert "ValueError: learning rate must be positive" in text
+    assert text.index("ValueError: learning") < text.index("Traceback (most recent")
+
+
+def test_a_one_line_error_is_shown_once() -> None:
+    job = basic_job(state="FAILED", errorMessage="The job has no master replica.")
+    error = section(summarize(job, NOW), "Error")
+    assert error == {"Cause": "The job has no master replica."}
 
 
 def test_queued_job_shows_its_position_and_no_elapsed_time() -> None:

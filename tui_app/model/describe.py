@@ -19,7 +19,9 @@ import yaml
 
 from tui_app.model import states
 from tui_app.model.cluster import ml_units_per_hour, replica_groups
+from tui_app.model.failure_cause import split_failure
 from tui_app.model.job_spec import DEFAULT_METRIC_TAG, duration_seconds
+from tui_app.model.log_records import TRACEBACK_START
 from tui_app.model.tiers import (
     ACCELERATORS,
     DEFAULT_SCALE_TIER,
@@ -82,12 +84,12 @@ def summarize(
     """
     sections = [
         Section("Job Overview", _overview(job, now, tz)),
+        # Right under the overview, cause first: the traceback's last line is what triage
+        # reads, and a long traceback under the inputs put it pages down.
+        Section("Error", _error(job.get("errorMessage"))),
         Section("Training Input", _training_input(as_mapping(job.get("trainingInput")))),
         Section("Training Output", _training_output(job)),
     ]
-    error = job.get("errorMessage")
-    if isinstance(error, str) and error.strip():
-        sections.append(Section("Error", [("Message", error.rstrip())]))
     sections.append(Section("Runtime environment", environment_rows(environment or {})))
     sections.append(Section("Vertex AI", _vertex(as_mapping(job.get(VERTEX_FIELD)))))
     return [s for s in sections if s.rows]
@@ -224,6 +226,19 @@ def _overview(job: Mapping[str, Any], now: datetime, tz: tzinfo) -> list[tuple[s
     if labels:
         pairs = sorted(f"{k}={v}" for k, v in labels.items())
         _add(rows, "Labels", ", ".join(pairs))
+    return rows
+
+
+def _error(message: object) -> list[tuple[str, str]]:
+    """The cause, the replica's exit line, then the rest (the traceback), each once."""
+    if not isinstance(message, str) or not message.strip():
+        return []
+    failure = split_failure(message)
+    rows = [("Cause", failure.cause)]
+    _add(rows, "Exit", failure.exit_line or None)
+    if failure.details and failure.details != failure.cause:
+        key = "Traceback" if TRACEBACK_START in failure.details else "Message"
+        _add(rows, key, failure.details)
     return rows
 
 

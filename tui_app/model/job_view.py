@@ -24,6 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from tui_app.model.cluster import replica_groups
+from tui_app.model.failure_cause import failure_cause
 from tui_app.model.job_id import split_job_id
 from tui_app.model.states import STATE_ORDER, STATE_SYMBOL, JobState
 from tui_app.model.wire import as_float, as_int, parse_time
@@ -105,7 +106,7 @@ class JobRow:
     replica_count: int
     ml_units: float | None
     error: str
-    """The first line of ``errorMessage``; empty when there is none."""
+    """Why it failed, in one line (``failure_cause`` of ``errorMessage``); empty for none."""
     labels: tuple[tuple[str, str], ...]
     """Sorted ``(key, value)`` pairs."""
     position: int | None
@@ -137,7 +138,7 @@ class JobRow:
         message = job.get("errorMessage")
         error = ""
         if isinstance(message, str):
-            error = _flat(message.strip().split("\n", 1)[0].strip())
+            error = _flat(failure_cause(message))
         raw_labels = job.get("labels")
         labels: tuple[tuple[str, str], ...] = ()
         if isinstance(raw_labels, Mapping):

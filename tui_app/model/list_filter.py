@@ -212,7 +212,7 @@ class FilterIndex:
     columns are built lazily, so an index nobody filters costs nothing.
     """
 
-    __slots__ = ("_cased", "_lower", "_states", "rows")
+    __slots__ = ("_cased", "_lower", "_ordinals", "_states", "rows")
 
     def __init__(self, rows: Iterable[JobRow]) -> None:
         """Args:
@@ -222,6 +222,7 @@ class FilterIndex:
         self._lower: list[str] | None = None
         self._cased: list[str] | None = None
         self._states: list[JobState] | None = None
+        self._ordinals: dict[int, int] | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -250,6 +251,17 @@ class FilterIndex:
         if self._states is None:
             self._states = [r.state for r in self.rows]
         return self._states
+
+    def ordinal(self, row: JobRow) -> int:
+        """Where ``row`` (this very object) is in :attr:`rows`; KeyError when it is not there.
+
+        Keyed by ``id``, which reads no row: a filtered list is in this order, so a bisect
+        with this key finds a row among 100k in ~17 lookups instead of a scan that touches
+        every scattered row object (~25 ms).
+        """
+        if self._ordinals is None:
+            self._ordinals = {key: i for i, key in enumerate(map(id, self.rows))}
+        return self._ordinals[id(row)]
 
     def positions(self, flt: ListFilter) -> list[int]:
         """Indexes of the rows that pass ``flt`` without its ``!``, ascending."""

@@ -32,6 +32,7 @@ def keymap_scopes(app_bindings: Iterable[BindingType]) -> dict[str, Scope]:
     from tui_app.shell.screens.presets_screen import PresetsScreen
     from tui_app.shell.screens.prompt_screen import PromptScreen
     from widgets.code_preview import CodePreview
+    from widgets.detail_scroll import DetailScroll
     from widgets.job_table import JobTable
     from widgets.log_view import LogView
     from widgets.params_table import ParamsTable
@@ -41,7 +42,7 @@ def keymap_scopes(app_bindings: Iterable[BindingType]) -> dict[str, Scope]:
     held: dict[str, tuple[type[DOMNode], ...]] = {
         "the job list": (JobsScreen, JobTable),
         "the logs": (LogsScreen, LogView),
-        "describe": (DescribeScreen, TrialsTable),
+        "describe": (DescribeScreen, DetailScroll, TrialsTable),
         "the builder": (BuilderScreen, CodePreview, ParamsTable),
         "help": (HelpScreen,),
         "the command line": (CommandScreen,),

@@ -26,7 +26,6 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -48,6 +47,7 @@ from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import JobsRefreshed
 from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.shell.screens.screen_toasts import ScreenToasts
+from widgets.detail_scroll import DetailScroll
 from widgets.replica_usage import ReplicaUsage
 from widgets.status_header import StatusHeader
 from widgets.trials_table import TrialsSection, TrialsTable
@@ -99,7 +99,7 @@ class DescribeScreen(ScreenToasts, Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusHeader()
-        with VerticalScroll(id="describe-body"):
+        with DetailScroll(id="describe-body"):
             yield Static(Text(f"Loading {self.job_id}…"), id="describe-content")
             trials = TrialsSection(id="describe-trials")
             trials.display = False
