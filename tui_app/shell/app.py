@@ -11,10 +11,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -39,6 +40,12 @@ if TYPE_CHECKING:
     from tui_app.shell.screens.builder_screen import BuilderScreen
 
 RETRY_SECONDS = 2.0
+TYPING_QUIET_SECONDS = 0.4
+"""The poll reads no further page until the user has typed nothing for this long."""
+TYPING_MAX_HOLD_SECONDS = 3.0
+"""...but holds a poll back at most this long in all, so a list never goes stale for good."""
+YIELD_EVERY_JOBS = 100
+"""How often (in jobs read) a poll checks for typing: one page of jobs.list."""
 
 
 class RowCache:
@@ -52,11 +59,20 @@ class RowCache:
         self._rows: dict[str, tuple[str, JobRow]] = {}
         self._order: list[JobRow] = []
 
-    def collect(self, client: JobsApi) -> tuple[list[JobRow], bool]:
-        """Every job as a row, in the default order, and whether anything changed."""
+    def collect(
+        self, client: JobsApi, pause: Callable[[], object] | None = None
+    ) -> tuple[list[JobRow], bool]:
+        """Every job as a row, in the default order, and whether anything changed.
+
+        ``pause`` is called between pages (it may block): the poll is Python work in a thread,
+        and while it runs a keystroke's handler waits for the GIL (a filter keystroke on 100k
+        jobs went from 35 ms to 75 ms at p95 with the poller running).
+        """
         fresh: dict[str, tuple[str, JobRow]] = {}
         changed = False
-        for job in client.iter_jobs():
+        for n, job in enumerate(client.iter_jobs(), 1):
+            if pause is not None and n % YIELD_EVERY_JOBS == 0:
+                pause()
             job_id, etag = str(job.get("jobId", "")), str(job.get("etag", ""))
             hit = self._rows.get(job_id)
             if hit is None or hit[0] != etag or not etag:
@@ -105,6 +121,8 @@ class JobsApp(JobActions):
         """Now, in the user's local time zone (tests freeze it)."""
         self._poll_enabled = poll
         self._poll_now = threading.Event()
+        self._last_key = 0.0
+        """time.monotonic() of the last key; the poll gives way while the user types."""
         self.connection_error: str | None = None
         self.last_rows: list[JobRow] = []
         self.startup_warning: str | None = None
@@ -163,6 +181,20 @@ class JobsApp(JobActions):
         """Poll immediately (after an action, or ctrl+r)."""
         self._poll_now.set()
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self._last_key = time.monotonic()
+        await super().on_event(event)
+
+    def _give_way_to_typing(self, deadline: float) -> None:
+        """Block the poll thread while keys are arriving (until ``deadline`` at most)."""
+        while True:
+            now = time.monotonic()
+            quiet_at = self._last_key + TYPING_QUIET_SECONDS
+            if now >= quiet_at or now >= deadline:
+                return
+            time.sleep(min(quiet_at, deadline) - now)
+
     @work(thread=True, exclusive=True, group="poll", exit_on_error=False, description="Polling")
     def _poll(self) -> None:
         worker = get_current_worker()
@@ -170,8 +202,9 @@ class JobsApp(JobActions):
         cache = RowCache()
         while not worker.is_cancelled:
             started = time.monotonic()
+            pause = partial(self._give_way_to_typing, started + TYPING_MAX_HOLD_SECONDS)
             try:
-                rows, changed = self.source.call(cache.collect)
+                rows, changed = self.source.call(partial(cache.collect, pause=pause))
             except ApiCallError as exc:
                 self.post_message(ConnectionChanged(str(exc), self.source.label))
                 wait = RETRY_SECONDS
