@@ -715,6 +715,10 @@ REPLICA_ELSEWHERE = frozenset(
     (m, REPLICA + "/{tail}") for m in ("GET", "POST", "PUT", "PATCH", "DELETE")
 )
 """Any other path under a replica prefix: refused (403)."""
+METADATA = frozenset(
+    {("GET", REPLICA), ("GET", REPLICA + "/"), ("GET", REPLICA + "/computeMetadata/v1/{path}")}
+)
+"""A replica's metadata server (google-auth's ping, then computeMetadata/v1/...)."""
 _STORAGE_ALL = STORAGE_MORE | {
     ("POST", UPLOAD),
     ("PUT", UPLOAD),
@@ -732,6 +736,8 @@ ROUTE_TABLE = frozenset(
         ("POST", JOB),
         ("PATCH", JOB),
         ("POST", "/v2/entries:list"),
+        ("POST", "/v2/entries:follow"),
+        *METADATA,
         ("POST", UPLOAD),
         ("PUT", UPLOAD),
         ("POST", RESUMABLE),
@@ -1171,6 +1177,69 @@ def _entries(draw: st.DrawFn, t: Target, out_of_range_tokens: bool) -> FuzzReque
     ctype = draw(JSON_CONTENT_TYPES)
     return FuzzRequest(
         "entries.list", "POST", path, body, (("Content-Type", ctype),), may_succeed=True
+    )
+
+
+FOLLOW_WAITS = st.one_of(
+    st.sampled_from([0, 0.0, 0.01, -1, -0.5, True, False, None, "1", [], {}, 10**400, -(10**400)]),
+    st.just(float("nan")),
+    st.just(float("inf")),
+    st.just(float("-inf")),
+    SHORT_TEXT,
+)
+"""waitSeconds values: hostile ones, and valid ones short enough to keep the fuzz quick."""
+
+
+@st.composite
+def _follow(draw: st.DrawFn, t: Target, out_of_range_tokens: bool) -> FuzzRequest:
+    """entries:follow takes entries:list's body (and its page tokens), plus waitSeconds."""
+    body = draw(st.one_of(_entries_body(), json_bodies(ENTRIES_TEMPLATE)))
+    if draw(st.booleans()):
+        try:
+            parsed = json.loads(body)
+        except (ValueError, RecursionError):  # json_bodies also draws very deep ones
+            parsed = None
+        if isinstance(parsed, dict):
+            parsed["waitSeconds"] = draw(FOLLOW_WAITS)
+            body = dumps(parsed)
+    ctype = draw(JSON_CONTENT_TYPES)
+    return FuzzRequest(
+        "entries.follow",
+        "POST",
+        "/v2/entries:follow",
+        body,
+        (("Content-Type", ctype),),
+        may_succeed=True,
+    )
+
+
+@st.composite
+def _metadata(draw: st.DrawFn, t: Target, out_of_range_tokens: bool) -> FuzzRequest:
+    """A metadata request with a secret nobody issued: 401 whatever the path or headers."""
+    tail = draw(
+        st.sampled_from(
+            [
+                "",
+                "/",
+                "/computeMetadata/v1/project/project-id",
+                "/computeMetadata/v1/instance/service-accounts/default/",
+                "/computeMetadata/v1/instance/service-accounts/default/token",
+                "/computeMetadata/v1/instance/service-accounts/x%2F..%2F/token",
+                "/computeMetadata/v1/../../v1/projects/p/jobs",
+                "/computeMetadata/v1/",
+            ]
+        )
+        | SHORT_TEXT.map(lambda s: "/computeMetadata/v1/" + q(s))
+    )
+    flavor = draw(st.sampled_from([None, "Google", "google", ""]))
+    headers = () if flavor is None else (("Metadata-Flavor", flavor),)
+    return FuzzRequest(
+        "metadata",
+        "GET",
+        f"/_replica/{q(draw(FRESH_NAMES))}{tail}",
+        None,
+        headers,
+        auth=False,
     )
 
 
@@ -1744,6 +1813,8 @@ ROUTES: dict[str, Route] = {
     "jobs.iam": Route((("POST", JOB),), _iam),
     "jobs.verbs": Route((("GET", JOB), ("POST", JOB), ("PATCH", JOB)), _verbs),
     "entries.list": Route((("POST", "/v2/entries:list"),), _entries),
+    "entries.follow": Route((("POST", "/v2/entries:follow"),), _follow),
+    "metadata": Route(tuple(METADATA), _metadata),
     "storage.media": Route((("POST", UPLOAD), ("POST", RESUMABLE)), _media),
     "storage.multipart": Route((("POST", UPLOAD), ("POST", RESUMABLE)), _multipart),
     "storage.resumable_start": Route((("POST", UPLOAD), ("POST", RESUMABLE)), _resumable_start),

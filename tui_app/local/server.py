@@ -269,7 +269,10 @@ async def entries_follow(request: web.Request) -> web.Response:
     wait = body.pop("waitSeconds", 0) if isinstance(body, dict) else 0
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0:
         raise invalid_field("waitSeconds", "waitSeconds must be a number of seconds >= 0.")
-    deadline = time.monotonic() + min(float(wait), FOLLOW_MAX_WAIT_SECONDS)
+    # Compared before float(): an int past float's range (10**400) must not raise there.
+    deadline = time.monotonic() + (
+        FOLLOW_MAX_WAIT_SECONDS if wait > FOLLOW_MAX_WAIT_SECONDS else float(wait)
+    )
     while True:
         seen = svc.writer.commits
         data, count = await asyncio.to_thread(follow_entries, svc.logs, body)
