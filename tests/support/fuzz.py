@@ -1180,7 +1180,7 @@ def _entries(draw: st.DrawFn, t: Target, out_of_range_tokens: bool) -> FuzzReque
     )
 
 
-FOLLOW_WAITS = st.one_of(
+FOLLOW_WAITS: st.SearchStrategy[Any] = st.one_of(
     st.sampled_from([0, 0.0, 0.01, -1, -0.5, True, False, None, "1", [], {}, 10**400, -(10**400)]),
     st.just(float("nan")),
     st.just(float("inf")),
