@@ -45,6 +45,7 @@ from tui_app.model.job_view import (
     sort_header,
     state_name,
 )
+from tui_app.model.list_filter import PickedRows
 from tui_app.model.states import STATE_SYMBOL, JobState
 from widgets.line_cursor import (
     ControlMessage,
@@ -294,7 +295,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         disabled: bool = False,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
-        self._rows: list[ListRow] = []
+        self._rows: Sequence[ListRow] = ()
         self._cursor = 0
         self._now = now or datetime.now().astimezone()
         self._longest_id = 0
@@ -376,7 +377,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         caller that knows better says so.
 
         Args:
-            rows: JobRows and GroupRows in display order (the list is copied).
+            rows: JobRows and GroupRows in display order (copied unless immutable).
             cursor_at: Where the cursor's row is in ``rows``, -1 when it is not there and no
                 folded group holds it; None to search.
             longest_id: The JobRows' longest id (``longest_id_of``) or more, e.g. that of the
@@ -386,7 +387,9 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         old_key = self.cursor_key
         old_index = self._cursor
         screen_line = old_index - self.scroll_offset.y
-        self._rows = list(rows)
+        # A tuple or a filter's PickedRows cannot change under the table: kept as they are (a
+        # copy would touch every one of 100k scattered rows); anything else is copied.
+        self._rows = rows if isinstance(rows, tuple | PickedRows) else list(rows)
         bases: list[str] | None = None
         if longest_id is None:
             # Base names are interned and few: one C-level pass over them serves both the column

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tui_app.model.log_line import LogLine
 
 
-def _table(rows: list[JobRow], now: datetime) -> str:
+def _table(rows: Sequence[JobRow], now: datetime) -> str:
     head = ("JOB_ID", "STATE", "CREATED", "ELAPSED", "TIER", "ML_UNITS", "ERROR")
     lines = [head]
     for r in rows:
@@ -99,7 +99,7 @@ def _run(
                 why = flt.error.removesuffix("; matching it literally")
                 print(f"error: --filter: {why}", file=sys.stderr)
                 return 2
-            rows = filter_rows(rows, flt)
+            rows = list(filter_rows(rows, flt))
         if args.json:
             by_id = {j["jobId"]: j for j in jobs}
             print(json.dumps([by_id[r.job_id] for r in rows], indent=2))

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import compress
+from typing import overload
 
 from tui_app.model.job_view import JobRow
 from tui_app.model.states import JobState
@@ -204,6 +204,40 @@ def parse_list_filter(text: str) -> ListFilter:
     )
 
 
+class PickedRows(Sequence[JobRow]):
+    """Some rows of a list, by position: a filter's result that never touches the rows.
+
+    Building ``[rows[i] for i in picked]`` increments each picked row's reference count, and the
+    row objects are scattered over the heap: ~16 ms of cache misses for 55k of 100k rows, on
+    every keystroke, for a list of which 40 rows are ever looked at. Immutable, like a tuple.
+    """
+
+    __slots__ = ("_picked", "_rows")
+
+    def __init__(self, rows: Sequence[JobRow], picked: Sequence[int]) -> None:
+        """Args:
+        rows: The whole list (not copied: it must not change while this view is used).
+        picked: Ascending positions in ``rows`` (a list or a range; not copied either).
+        """
+        self._rows = rows
+        self._picked = picked
+
+    def __len__(self) -> int:
+        return len(self._picked)
+
+    @overload
+    def __getitem__(self, i: int) -> JobRow: ...
+    @overload
+    def __getitem__(self, i: slice) -> PickedRows: ...
+    def __getitem__(self, i: int | slice) -> JobRow | PickedRows:
+        if isinstance(i, slice):
+            return PickedRows(self._rows, self._picked[i])
+        return self._rows[self._picked[i]]
+
+    def __iter__(self) -> Iterator[JobRow]:
+        return map(self._rows.__getitem__, self._picked)
+
+
 class FilterIndex:
     """A list of rows plus their haystacks in contiguous memory, for filtering it many times.
 
@@ -292,23 +326,23 @@ class FilterIndex:
                     picked = [i for i in picked if needle in texts[i]]
         return list(range(len(self.rows))) if picked is None else picked
 
-    def filter(self, flt: ListFilter) -> list[JobRow]:
-        """The rows that pass ``flt``, in order (a new list)."""
+    def filter(self, flt: ListFilter) -> PickedRows:
+        """The rows that pass ``flt``, in order (a view of :attr:`rows`: see PickedRows)."""
         rows = self.rows
         if flt.is_empty:
-            return list(rows)
+            return PickedRows(rows, range(len(rows)))
         if flt.matches_nothing:
-            return []
+            return PickedRows(rows, ())
         picked = self.positions(flt)
         if not flt.inverted:
-            return [rows[i] for i in picked]
+            return PickedRows(rows, picked)
         keep = bytearray(b"\x01") * len(rows)
         for i in picked:
             keep[i] = 0
-        return list(compress(rows, keep))
+        return PickedRows(rows, [i for i, k in enumerate(keep) if k])
 
 
-def filter_rows(rows: Iterable[JobRow] | FilterIndex, flt: ListFilter) -> list[JobRow]:
+def filter_rows(rows: Iterable[JobRow] | FilterIndex, flt: ListFilter) -> Sequence[JobRow]:
     """The rows that pass ``flt``, in their original order (the per-keystroke path).
 
     Args:
@@ -316,7 +350,7 @@ def filter_rows(rows: Iterable[JobRow] | FilterIndex, flt: ListFilter) -> list[J
         flt: A parsed filter.
 
     Returns:
-        A new list.
+        A new list, or with an index a :class:`PickedRows` view of its rows.
     """
     if isinstance(rows, FilterIndex):
         return rows.filter(flt)
@@ -352,7 +386,7 @@ def filter_rows(rows: Iterable[JobRow] | FilterIndex, flt: ListFilter) -> list[J
 
 def refine(
     prev_result: Sequence[JobRow], prev_filter: ListFilter, new_filter: ListFilter
-) -> list[JobRow] | None:
+) -> Sequence[JobRow] | None:
     """Filter the previous result instead of the whole list, when that gives the same answer.
 
     That holds when ``new_filter`` can only narrow ``prev_filter`` (see :meth:`ListFilter.narrows`),

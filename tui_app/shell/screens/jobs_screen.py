@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Sequence
 from datetime import datetime
 from typing import ClassVar
 
@@ -15,7 +16,6 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from tui_app.model.job_view import (
-    GroupRow,
     JobRow,
     SortColumn,
     count_by_state,
@@ -79,7 +79,7 @@ class JobsScreen(Screen[None]):
         self.rows: list[JobRow] = []
         self._index = FilterIndex([])
         """The sorted rows (faults only, when on), indexed for fast filtering."""
-        self._filtered: list[JobRow] = []
+        self._filtered: Sequence[JobRow] = ()
         self._filter: ListFilter = parse_list_filter("")
         self._folded: set[str] = set()
         self._select_after: str | None = None
@@ -204,7 +204,7 @@ class JobsScreen(Screen[None]):
         self._show()
 
     def _show(self) -> None:
-        rows: list[JobRow | GroupRow] = display_rows(self._filtered, self._folded, self.sort_column)
+        rows = display_rows(self._filtered, self._folded, self.sort_column)
         self.table.sort_column = self.sort_column
         self.table.sort_reverse = self.sort_reverse
         plain = not self._folded or self.sort_column is not SortColumn.DEFAULT
@@ -235,7 +235,7 @@ class JobsScreen(Screen[None]):
     def on_job_table_marks_changed(self, message: JobTable.MarksChanged) -> None:
         self._show_info()
 
-    def _cursor_in(self, rows: list[JobRow]) -> int | None:
+    def _cursor_in(self, rows: Sequence[JobRow]) -> int | None:
         """Where the cursor's row is in ``rows`` (a subsequence of the index's rows, in its
         order), -1 when it is not there, None when unknown (the row came from an older list).
 
