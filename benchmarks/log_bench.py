@@ -269,15 +269,15 @@ def emit(data: dict[str, Any]) -> None:
 
 
 class Instruments:
-    """Wraps the screen's ``on_lines_arrived`` and ``LogStream.poll``/``follow`` to see
+    """Wraps the screen's ``_append_batch`` and ``LogStream.poll``/``follow`` to see
     batches: what was appended when (on the loop), what each poll returned (in the thread)."""
 
     def __init__(self, line_hook: Callable[[list[LogLine], float], None]) -> None:
         from tui_app.api.log_stream import LogStream
-        from tui_app.shell.screens.logs_screen import SCREEN_BATCH, LinesArrived, LogsScreen
+        from tui_app.shell.screens.logs_screen import LogsScreen
 
         self.handled: list[tuple[float, float, int]] = []
-        """(perf start, seconds, lines) per LinesArrived handled."""
+        """(perf start, seconds, lines) per chunk of a LinesArrived batch appended."""
         self.polls: list[tuple[float, float, int]] = []
         """(perf start, seconds, lines) per LogStream.poll in the stream thread."""
         self.polled_at: dict[str, float] = {}
@@ -286,30 +286,29 @@ class Instruments:
         """time.time() when ``LogStream.follow`` began (after the initial tail)."""
         self.stream_thread: int | None = None
         self.track_probe = False
-        original_arrived = LogsScreen.on_lines_arrived
-        original_prepend = LogsScreen._prepend_everywhere
+        original_append = LogsScreen._append_batch
+        original_prepend = LogsScreen._prepend_batch
         original_poll = LogStream.poll
         original_follow = LogStream.follow
         me = self
 
-        def on_lines_arrived(self: LogsScreen, message: LinesArrived) -> None:
+        def append_batch(self: LogsScreen, batch: list[LogLine]) -> None:
+            # The screen appends a LinesArrived batch APPEND_CHUNK lines at a time, yielding to
+            # the event loop in between: each chunk is one handler run here.
             t0 = time.perf_counter()
-            original_arrived(self, message)
+            original_append(self, batch)
             t1 = time.perf_counter()
-            # A message over SCREEN_BATCH lines (the initial tail) appends its first batch and
-            # posts the rest again: count what was appended, not what was handed in.
-            appended = message.lines[:SCREEN_BATCH]
-            me.handled.append((t0, t1 - t0, len(appended)))
-            line_hook(appended, t1)
+            me.handled.append((t0, t1 - t0, len(batch)))
+            line_hook(batch, t1)
 
-        def prepend_everywhere(self: LogsScreen, lines: list[LogLine]) -> bool:
+        def prepend_batch(self: LogsScreen, lines: list[LogLine]) -> None:
+            # History above the tail (the screen loads it after the newest batch), a chunk at
+            # a time like appends.
             t0 = time.perf_counter()
-            added = original_prepend(self, lines)
+            original_prepend(self, lines)
             t1 = time.perf_counter()
-            if added:  # history above the tail (the screen loads it after the newest batch)
-                me.handled.append((t0, t1 - t0, len(lines)))
-                line_hook(lines, t1)
-            return added
+            me.handled.append((t0, t1 - t0, len(lines)))
+            line_hook(lines, t1)
 
         def poll(self: LogStream, limit: int | None = None, wait: float = 0.0) -> list[LogLine]:
             t0 = time.perf_counter()
@@ -328,8 +327,8 @@ class Instruments:
                 me.stream_thread = threading.get_native_id()
             original_follow(self, *args, **kw)
 
-        setattr(LogsScreen, "on_lines_arrived", on_lines_arrived)  # noqa: B010
-        setattr(LogsScreen, "_prepend_everywhere", prepend_everywhere)  # noqa: B010
+        setattr(LogsScreen, "_append_batch", append_batch)  # noqa: B010
+        setattr(LogsScreen, "_prepend_batch", prepend_batch)  # noqa: B010
         setattr(LogStream, "poll", poll)  # noqa: B010
         setattr(LogStream, "follow", follow)  # noqa: B010
 

@@ -5,6 +5,7 @@ Replicas print known sequences; the test reads what the views hold and what the 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from tests.conftest import unique_id
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.model.log_line import LogLine
-from tui_app.shell.screens.logs_screen import ALL, SCREEN_BATCH, LogsScreen
+from tui_app.shell.screens.logs_screen import ALL, SCREEN_BATCH, LinesArrived, LogsScreen
 from widgets.log_view import LogView
 
 CLUSTER = {
@@ -336,3 +337,38 @@ async def test_g_after_a_backlog_lands_on_the_newest_line(
         assert keys == sorted(set(keys))  # history filled in behind: in order, none twice
         assert merged.follow
         assert merged.cursor_index == merged.row_count - 1
+
+
+async def test_a_large_batch_lets_the_event_loop_run_between_chunks(
+    service: LiveService, tmp_path: Path
+) -> None:
+    """A 5,000-line batch is appended a chunk at a time: keys and frames are not held up
+    behind it (issue 15, event-loop lag under a flood). A task running beside the handler
+    must see the merged view part-filled, in order."""
+    app = live_app(service, tmp_path, "chunk-logs")
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(LogsScreen("no_such_job_20261127_000000"))
+        logs = screen(app)
+        await wait_for(pilot, lambda: logs.stopped, timeout=30, describe=lambda: stream_state(logs))
+        merged = logs.view(ALL)
+        before = merged.line_count
+        batch = [
+            LogLine(
+                f"2026-11-27T01:00:00.{i:06d}000Z", f"{i:018d}", "master-replica-0", 200, f"n {i}"
+            )
+            for i in range(SCREEN_BATCH)
+        ]
+        seen: list[int] = []
+
+        async def watch() -> None:
+            while merged.line_count < before + SCREEN_BATCH:
+                seen.append(merged.line_count - before)
+                await asyncio.sleep(0)
+
+        watcher = asyncio.ensure_future(watch())
+        logs.post_message(LinesArrived(batch))
+        await asyncio.wait_for(watcher, 30)
+        partial = [n for n in seen if 0 < n < SCREEN_BATCH]
+        assert partial, seen
+        assert partial == sorted(partial)
+        assert [line.text for line in log_lines(merged)[before:]] == [ln.text for ln in batch]

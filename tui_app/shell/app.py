@@ -133,11 +133,12 @@ class JobsApp(JobActions):
         # thresholds ran 300-800 ms full passes in the middle of keystrokes (measured with
         # tui_bench and log_bench). gc.freeze() would also do it, but it kept closed screens alive.
         # Under a log flood every line survives its young pass, so a pass of the middle
-        # generation costs as much as the lines promoted since the last one: 50 young passes'
-        # worth made 330-490 ms pauses (log_bench). Small young passes, each followed by a
-        # middle one, keep every pause under ~10 ms for the same total; full passes stay rare
-        # (every 10,000 middle ones, ~200M allocations).
-        gc.set_threshold(20_000, 1, 10_000)
+        # generation costs as much as the lines promoted since the last one. Young passes of
+        # 20,000 allocations, with a middle one every other pass, still paused 60-125 ms
+        # (log_bench, 4 replicas flooding); passes of 5,000 in which every survivor goes straight
+        # to the old generation (middle threshold 0) pause under ~10-30 ms and scan each line
+        # once, not twice. Full passes stay rare (every 10,000 middle ones).
+        gc.set_threshold(5_000, 0, 10_000)
         register_themes(self)
         self.theme = settings.theme if settings.theme in self.available_themes else DEFAULT_THEME
         self.keymap_warning: str | None = None

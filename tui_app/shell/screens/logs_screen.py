@@ -7,15 +7,17 @@ first shows up, so a job's real cluster decides the tabs.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shlex
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
@@ -49,6 +51,8 @@ HIDDEN_POLL_SECONDS = 5.0
 CLOUD_HIDDEN_POLL_SECONDS = 15.0
 """On Vertex AI, while the pane is hidden (visible: ``log_stream.CLOUD_POLL_SECONDS``)."""
 SCREEN_BATCH = 5_000
+APPEND_CHUNK = 1_000
+"""Lines appended between two turns of the event loop (``_append_in_chunks``): ~3 ms each."""
 HISTORY_BATCH = 5_000
 """Lines per screen update: a 100k-line tail is shown over several frames, not in one 0.8 s."""
 
@@ -145,6 +149,8 @@ class LogsScreen(ScreenToasts, Screen[None]):
         self.error: str | None = None
         self._feed: LogFeed | None = None
         """Set by the stream worker; the history workers page back through it."""
+        self._skips = 0
+        """How many times the pane skipped ahead: history asked for before a skip is dropped."""
         self._following = True
         """The shown view follows, as of the last info bar: the stream worker reads it (it may
         not query widgets) to know whether it may jump over a backlog."""
@@ -311,33 +317,45 @@ class LogsScreen(ScreenToasts, Screen[None]):
         """Fill the views with up to ``wanted`` lines before ``before``, newest batch first."""
         if self._feed is None:
             return
+        epoch = self._skips
+        # call_from_thread awaits a coroutine function's result; mypy cannot solve its
+        # signature for one, so it is given as what the call returns.
+        prepend = cast("Callable[[list[LogLine], int], bool]", self._prepend_everywhere)
         try:
             for lines in self._feed.history(before, wanted, HISTORY_BATCH, stop=self._stop):
-                if not self.app.call_from_thread(self._prepend_everywhere, lines):
+                if not self.app.call_from_thread(prepend, lines, epoch):
                     return
         except ApiCallError as exc:
             self.app.call_from_thread(self.notify, f"Cannot fetch older lines: {exc}")
 
-    def _prepend_everywhere(self, lines: list[LogLine]) -> bool:
-        """Older lines of every replica: into the merged view and each replica's own.
+    async def _prepend_everywhere(self, lines: list[LogLine], epoch: int) -> bool:
+        """Older lines of every replica, newest chunk first, yielding as appends do.
 
         Returns whether more history is still wanted: not once live lines filled the merged
-        view (under a flood they would push the history out again at once).
+        view (under a flood they would push the history out again at once), nor once the pane
+        skipped ahead since this history was asked for (it belongs before the old tail).
         """
-        if self._stop.is_set() or self.view(ALL).line_count >= self.max_lines:
-            return False
+        for end in range(len(lines), 0, -APPEND_CHUNK):
+            if end != len(lines):
+                await asyncio.sleep(0)
+            if (
+                self._stop.is_set()
+                or epoch != self._skips
+                or not self.is_attached
+                or self.view(ALL).line_count >= self.max_lines
+            ):
+                return False
+            self._prepend_batch(lines[max(0, end - APPEND_CHUNK) : end])
+        return True
+
+    def _prepend_batch(self, lines: list[LogLine]) -> None:
+        """Add older lines before the oldest in their replica's view and in the merged one."""
         merged = self.view(ALL)
         cleaned = merged.clean_lines(lines)
-        by_task: dict[str, tuple[list[LogLine], list[CleanLine]]] = {}
-        for line, text in zip(lines, cleaned, strict=True):
-            own = by_task.setdefault(line.task_name, ([], []))
-            own[0].append(line)
-            own[1].append(text)
-        for task, (older, texts) in by_task.items():
+        for task, (older, texts) in _by_task(lines, cleaned).items():
             self._ensure_view(task)
             self.view(task).prepend(older, texts)
         merged.prepend(lines, cleaned)
-        return True
 
     def _job_known(self) -> None:
         for task in self._expected_tasks():
@@ -350,35 +368,50 @@ class LogsScreen(ScreenToasts, Screen[None]):
                     v.job_start = when
         self._render_title()
 
-    def on_lines_arrived(self, message: LinesArrived) -> None:
+    async def on_lines_arrived(self, message: LinesArrived) -> None:
         batch = message.lines
         if len(batch) > SCREEN_BATCH:  # e.g. the initial tail: show it a batch per message
             self.post_message(LinesArrived(batch[SCREEN_BATCH:]))
             batch = batch[:SCREEN_BATCH]
+        await self._append_in_chunks(batch)
+
+    async def _append_in_chunks(self, batch: list[LogLine]) -> None:
+        """Append ``APPEND_CHUNK`` lines at a time, letting the event loop run in between.
+
+        The message pump takes queued messages back to back without yielding, so a 5,000-line
+        batch appended at once held the loop for 15-30 ms under a flood, and with a GC pass
+        next to it keys and frames waited over 50 ms (log_bench). Awaiting here keeps this
+        screen's messages in order: the pump takes the next one only when this one is done.
+        """
+        for start in range(0, len(batch), APPEND_CHUNK):
+            if start:
+                await asyncio.sleep(0)
+                if not self.is_attached:  # closed meanwhile: its views are gone
+                    return
+            self._append_batch(batch[start : start + APPEND_CHUNK])
+
+    def _append_batch(self, batch: list[LogLine]) -> None:
+        """Add new lines to their replica's view and to the merged one."""
         merged = self.view(ALL)
         cleaned = merged.clean_lines(batch)  # once, for both views a line lands in
-        by_task: dict[str, tuple[list[LogLine], list[CleanLine]]] = {}
-        for line, text in zip(batch, cleaned, strict=True):
-            own = by_task.setdefault(line.task_name, ([], []))
-            own[0].append(line)
-            own[1].append(text)
-        for task, (lines, texts) in by_task.items():
+        for task, (lines, texts) in _by_task(batch, cleaned).items():
             self._ensure_view(task)
             self.view(task).append(lines, texts)
         merged.append(batch, cleaned)
         self._render_info()
 
-    def on_lines_skipped(self, message: LinesSkipped) -> None:
+    async def on_lines_skipped(self, message: LinesSkipped) -> None:
         """Show the tail in place of a backlog, then fill in a batch of history behind it."""
         lines = message.lines
         if not lines:
             return
         if not self.active.follow:  # paused since the stream asked: keep what is being read
-            self.on_lines_arrived(LinesArrived(lines))
+            await self._append_in_chunks(lines)
             return
+        self._skips += 1  # history still arriving for the old tail is dropped
         for view in self.query(LogView):
             view.clear()
-        self.on_lines_arrived(LinesArrived(lines))
+        await self._append_in_chunks(lines)
         self._load_history(lines[0].key, HISTORY_BATCH)
 
     def on_stream_status(self, message: StreamStatus) -> None:
@@ -638,3 +671,15 @@ class LogsScreen(ScreenToasts, Screen[None]):
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(name)
+
+
+def _by_task(
+    lines: list[LogLine], cleaned: list[CleanLine]
+) -> dict[str, tuple[list[LogLine], list[CleanLine]]]:
+    """The lines and their cleaned texts, split by replica (each view takes its own)."""
+    out: dict[str, tuple[list[LogLine], list[CleanLine]]] = {}
+    for line, text in zip(lines, cleaned, strict=True):
+        own = out.setdefault(line.task_name, ([], []))
+        own[0].append(line)
+        own[1].append(text)
+    return out
