@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
 from tui_app.local.errors import ApiError, invalid_field
@@ -29,6 +30,13 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _COLUMNS = (
     "id, project, job_id, task_name, trial_id, log_name, ts_us, receive_us, severity, message"
 )
+_FOLLOW_ROW = (
+    "json_array(printf('%018d', id),"
+    " strftime('%Y-%m-%dT%H:%M:%S', ts_us / 1000000, 'unixepoch')"
+    " || printf('.%06d000Z', ts_us % 1000000), task_name, trial_id, severity, message)"
+)
+"""``entries:follow``'s row as JSON text, built by SQLite: the values ``follow_entries`` builds
+in Python (``ts_us`` is never negative: the log writer stamps entries with the clock)."""
 
 
 def _projects(body: dict[str, Any]) -> list[str]:
@@ -98,7 +106,7 @@ def entry_json(row: tuple[Any, ...]) -> dict[str, Any]:
 
 def list_entries(store: LogStore, body: object) -> dict[str, Any]:
     """Answer one entries:list request (blocking: run it in a thread)."""
-    rows, token = _select(store, body, MAX_PAGE_SIZE)
+    rows, token = _select(store, _Page.read(body, MAX_PAGE_SIZE))
     resp: dict[str, Any] = {}
     if rows:
         resp["entries"] = [entry_json(r) for r in rows]
@@ -115,12 +123,18 @@ def follow_entries(store: LogStore, body: object) -> tuple[bytes, int]:
     and each entry as ``[insertId, timestamp, task_name, trial_id, severity, message]``
     (the timestamp with nine fraction digits, the severity a number). A
     LogEntry's JSON is five times its message and took most of a page's time to build, send and
-    parse. Encoded here (in the caller's thread), not on the event loop.
+    parse. Encoded here (in the caller's thread), not on the event loop; by SQLite itself where
+    it has JSON functions (``_joined_rows``).
 
     Returns:
         The JSON body, and how many entries it holds (0: the caller may wait and ask again).
     """
-    rows, token = _select(store, body, MAX_FOLLOW_PAGE_SIZE)
+    page = _Page.read(body, MAX_FOLLOW_PAGE_SIZE)
+    if store.has_json_functions:
+        text, count, token = _joined_rows(store, page)
+        tail = f',"nextPageToken":{json.dumps(token)}}}' if token else "}"
+        return ('{"rows":[' + text + "]" + tail).encode(), count
+    rows, token = _select(store, page)
     # Timestamps with nine fraction digits: what the client keys lines by, so it need not
     # rewrite each one.
     compact = [(f"{r[0]:018d}", log_time(r[6])[:-1] + "000Z", r[3], r[4], r[8], r[9]) for r in rows]
@@ -130,73 +144,148 @@ def follow_entries(store: LogStore, body: object) -> tuple[bytes, int]:
     return json.dumps(resp, separators=(",", ":")).encode(), len(rows)
 
 
-def _select(
-    store: LogStore, body: object, max_size: int
-) -> tuple[list[tuple[Any, ...]], str | None]:
-    """The rows of one page (at most ``max_size``) and the token of the next, if any."""
-    if not isinstance(body, dict):
-        raise invalid_field("body", "The request body must be a JSON object.")
-    projects = _projects(body)
-    filter_text = body.get("filter") or ""
-    if not isinstance(filter_text, str):
-        raise invalid_field("filter", "filter must be a string.")
-    order = body.get("orderBy") or "timestamp asc"
-    if not isinstance(order, str) or order.strip().lower() not in (
-        "timestamp",
-        "timestamp asc",
-        "timestamp desc",
-    ):
-        raise invalid_field("orderBy", 'orderBy must be "timestamp asc" or "timestamp desc".')
-    desc = order.strip().lower() == "timestamp desc"
-    size = _int_field(body, "pageSize", DEFAULT_PAGE_SIZE)
-    size = DEFAULT_PAGE_SIZE if size <= 0 else min(size, max_size)
-    try:
-        where, params = compile_log_filter(filter_text)
-    except (FilterSyntaxError, ValueError) as exc:
-        raise invalid_field("filter", f"Invalid filter: {exc}") from None
-    key = fingerprint(json.dumps([projects, filter_text, desc]))
-    cursor: tuple[int, int] | None = None
-    token = body.get("pageToken")
-    if token:
-        if not isinstance(token, str):
-            raise invalid_field("pageToken", "pageToken must be a string.")
-        data = decode_page_token(token)
+@dataclass(frozen=True)
+class _Page:
+    """One page request, checked: which entries, in which order, from where, how many."""
+
+    where: str
+    """``project IN (...) AND (<the filter as SQL>)``."""
+    args: list[Any]
+    desc: bool
+    size: int
+    key: str
+    """The fingerprint of (projects, filter, order) a page token must carry."""
+    cursor: tuple[int, int] | None
+    """(ts_us, id) of the last entry of the previous page."""
+
+    @classmethod
+    def read(cls, body: object, max_size: int) -> _Page:
+        """Raises: ApiError (INVALID_ARGUMENT) naming the field that is wrong."""
+        if not isinstance(body, dict):
+            raise invalid_field("body", "The request body must be a JSON object.")
+        projects = _projects(body)
+        filter_text = body.get("filter") or ""
+        if not isinstance(filter_text, str):
+            raise invalid_field("filter", "filter must be a string.")
+        order = body.get("orderBy") or "timestamp asc"
+        if not isinstance(order, str) or order.strip().lower() not in (
+            "timestamp",
+            "timestamp asc",
+            "timestamp desc",
+        ):
+            raise invalid_field("orderBy", 'orderBy must be "timestamp asc" or "timestamp desc".')
+        desc = order.strip().lower() == "timestamp desc"
+        size = _int_field(body, "pageSize", DEFAULT_PAGE_SIZE)
+        size = DEFAULT_PAGE_SIZE if size <= 0 else min(size, max_size)
         try:
-            ts, rid, tkey = int(data["t"]), int(data["i"]), data["k"]
-            if not (_INT64_MIN <= ts <= _INT64_MAX and _INT64_MIN <= rid <= _INT64_MAX):
-                raise ValueError("out of SQLite's integer range")
-        except (ValueError, KeyError, TypeError, OverflowError):
-            raise invalid_field("pageToken", NOT_OURS) from None
-        if tkey != key:
-            raise invalid_field(
-                "pageToken", "The page token was issued for a different filter or order."
-            )
-        cursor = (ts, rid)
-    marks = ",".join("?" * len(projects))
-    direction = "DESC" if desc else "ASC"
-    base = f"SELECT {_COLUMNS} FROM log_entries WHERE project IN ({marks}) AND ({where})"
-    order = f" ORDER BY ts_us {direction}, id {direction} LIMIT ?"
-    args = [*projects, *params]
-    # The cursor is split in two queries: the rest of the cursor's timestamp (an index seek on
-    # ts_us = ? AND id > ?), then later timestamps. One "(ts_us, id) > (?, ?)" query walks every
-    # entry sharing the timestamp, which made deep pages of a flood 8x slower.
-    beyond, within = ("<", "<") if desc else (">", ">")
+            where, params = compile_log_filter(filter_text)
+        except (FilterSyntaxError, ValueError) as exc:
+            raise invalid_field("filter", f"Invalid filter: {exc}") from None
+        key = fingerprint(json.dumps([projects, filter_text, desc]))
+        cursor: tuple[int, int] | None = None
+        token = body.get("pageToken")
+        if token:
+            if not isinstance(token, str):
+                raise invalid_field("pageToken", "pageToken must be a string.")
+            data = decode_page_token(token)
+            try:
+                ts, rid, tkey = int(data["t"]), int(data["i"]), data["k"]
+                if not (_INT64_MIN <= ts <= _INT64_MAX and _INT64_MIN <= rid <= _INT64_MAX):
+                    raise ValueError("out of SQLite's integer range")
+            except (ValueError, KeyError, TypeError, OverflowError):
+                raise invalid_field("pageToken", NOT_OURS) from None
+            if tkey != key:
+                raise invalid_field(
+                    "pageToken", "The page token was issued for a different filter or order."
+                )
+            cursor = (ts, rid)
+        marks = ",".join("?" * len(projects))
+        return cls(
+            f"project IN ({marks}) AND ({where})",
+            [*projects, *params],
+            desc,
+            size,
+            key,
+            cursor,
+        )
+
+    @property
+    def order(self) -> str:
+        direction = "DESC" if self.desc else "ASC"
+        return f" ORDER BY ts_us {direction}, id {direction} LIMIT ?"
+
+    def parts(self, cursor: tuple[int, int] | None = None) -> list[tuple[str, list[Any]]]:
+        """The WHERE clauses of the entries after ``cursor`` (default: the page's), in order.
+
+        After a cursor there are two: the rest of its timestamp (an index seek on
+        ``ts_us = ? AND id > ?``), then later timestamps. One ``(ts_us, id) > (?, ?)`` query
+        walks every entry sharing the timestamp, which made deep pages of a flood 8x slower.
+        """
+        cursor = cursor or self.cursor
+        if cursor is None:
+            return [(self.where, self.args)]
+        past = "<" if self.desc else ">"
+        return [
+            (f"{self.where} AND ts_us = ? AND id {past} ?", [*self.args, *cursor]),
+            (f"{self.where} AND ts_us {past} ?", [*self.args, cursor[0]]),
+        ]
+
+    def token(self, ts_us: int, rid: int) -> str:
+        return encode_page_token({"t": ts_us, "i": rid, "k": self.key})
+
+
+def _select(store: LogStore, page: _Page) -> tuple[list[tuple[Any, ...]], str | None]:
+    """The rows of one page (``_COLUMNS``) and the token of the next, if any."""
+    rows: list[tuple[Any, ...]] = []
     try:
         conn = store.reader()
-        if cursor is None:
-            rows = conn.execute(base + order, [*args, size + 1]).fetchall()
-        else:
-            rows = conn.execute(
-                base + f" AND ts_us = ? AND id {within} ?" + order, [*args, *cursor, size + 1]
-            ).fetchall()
-            if len(rows) <= size:
-                rows += conn.execute(
-                    base + f" AND ts_us {beyond} ?" + order,
-                    [*args, cursor[0], size + 1 - len(rows)],
-                ).fetchall()
+        for where, args in page.parts():
+            sql = f"SELECT {_COLUMNS} FROM log_entries WHERE {where}{page.order}"
+            rows += conn.execute(sql, [*args, page.size + 1 - len(rows)]).fetchall()
+            if len(rows) > page.size:
+                break
     except sqlite3.OperationalError as exc:
         raise ApiError("UNAVAILABLE", f"The log store is busy, retry: {exc}") from None
-    if len(rows) <= size:
+    if len(rows) <= page.size:
         return rows, None
-    last = rows[size - 1]
-    return rows[:size], encode_page_token({"t": last[6], "i": last[0], "k": key})
+    last = rows[page.size - 1]
+    return rows[: page.size], page.token(last[6], last[0])
+
+
+def _joined_rows(store: LogStore, page: _Page) -> tuple[str, int, str | None]:
+    """A page of ``entries:follow`` rows as one JSON text (without brackets), its size, and
+    the token of the next page, if any.
+
+    SQLite builds each row (``_FOLLOW_ROW``) and joins them in one step of one query, in the
+    order of the inner query. Reading row by row, the thread gave up and took back Python's
+    lock for every entry; while replicas flood, the writer thread holds that lock and each
+    take-back waits, which made a 5,000-entry page 2-5x slower than the same query at rest.
+    """
+    texts: list[str] = []
+    count = 0
+    last: str | None = None
+    edge = "min" if page.desc else "max"  # the page's last entry, as "ts_us:id" (both >= 0)
+    try:
+        conn = store.reader()
+        for where, args in page.parts():
+            inner = f"SELECT ts_us, id, {_FOLLOW_ROW} AS j FROM log_entries WHERE {where}"
+            sql = (
+                f"SELECT count(*), group_concat(j, ','), {edge}(printf('%020d:%020d', ts_us, id))"
+                f" FROM ({inner}{page.order})"
+            )
+            n, text, key = conn.execute(sql, [*args, page.size - count]).fetchone()
+            if n:
+                texts.append(text)
+                count += n
+                last = key
+            if count >= page.size:
+                break
+        if count < page.size or last is None:
+            return ",".join(texts), count, None
+        ts_us, rid = (int(v) for v in last.split(":"))
+        for where, args in page.parts((ts_us, rid)):
+            if conn.execute(f"SELECT 1 FROM log_entries WHERE {where} LIMIT 1", args).fetchone():
+                return ",".join(texts), count, page.token(ts_us, rid)
+    except sqlite3.OperationalError as exc:
+        raise ApiError("UNAVAILABLE", f"The log store is busy, retry: {exc}") from None
+    return ",".join(texts), count, None

@@ -12,6 +12,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -235,3 +236,12 @@ class LogStore:
     def writer(self) -> sqlite3.Connection:
         """A new connection for the single writer thread."""
         return connect(self.path)
+
+    @cached_property
+    def has_json_functions(self) -> bool:
+        """Whether this SQLite has its JSON functions (built in since 3.38, optional before)."""
+        try:
+            self.reader().execute("SELECT json_array(1)").fetchone()
+        except sqlite3.OperationalError:
+            return False
+        return True
