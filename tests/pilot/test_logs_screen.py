@@ -18,7 +18,13 @@ from tests.conftest import unique_id
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.model.log_line import LogLine
-from tui_app.shell.screens.logs_screen import ALL, SCREEN_BATCH, LinesArrived, LogsScreen
+from tui_app.shell.screens.logs_screen import (
+    ALL,
+    SCREEN_BATCH,
+    STREAM_BATCH,
+    LinesArrived,
+    LogsScreen,
+)
 from widgets.log_view import LogView
 
 CLUSTER = {
@@ -342,7 +348,7 @@ async def test_g_after_a_backlog_lands_on_the_newest_line(
 async def test_a_large_batch_lets_the_event_loop_run_between_chunks(
     service: LiveService, tmp_path: Path
 ) -> None:
-    """A 5,000-line batch is appended a chunk at a time: keys and frames are not held up
+    """A stream batch (10,000 lines) is appended a chunk at a time: keys and frames are not held up
     behind it (issue 15, event-loop lag under a flood). A task running beside the handler
     must see the merged view part-filled, in order."""
     app = live_app(service, tmp_path, "chunk-logs")
@@ -356,19 +362,19 @@ async def test_a_large_batch_lets_the_event_loop_run_between_chunks(
             LogLine(
                 f"2026-11-27T01:00:00.{i:06d}000Z", f"{i:018d}", "master-replica-0", 200, f"n {i}"
             )
-            for i in range(SCREEN_BATCH)
+            for i in range(STREAM_BATCH)
         ]
         seen: list[int] = []
 
         async def watch() -> None:
-            while merged.line_count < before + SCREEN_BATCH:
+            while merged.line_count < before + STREAM_BATCH:
                 seen.append(merged.line_count - before)
                 await asyncio.sleep(0)
 
         watcher = asyncio.ensure_future(watch())
         logs.post_message(LinesArrived(batch))
         await asyncio.wait_for(watcher, 30)
-        partial = [n for n in seen if 0 < n < SCREEN_BATCH]
+        partial = [n for n in seen if 0 < n < STREAM_BATCH]
         assert partial, seen
         assert partial == sorted(partial)
         assert [line.text for line in log_lines(merged)[before:]] == [ln.text for ln in batch]
