@@ -316,6 +316,8 @@ async def test_logs_save_asks_where_and_its_toast_leaves_with_it(
         await wait_until(
             pilot, lambda: any(f"to {saved}" in t for t in toasts(app)), "where it went"
         )
+        count = len(saved.read_text().splitlines())
+        assert any(f"Saved {count:,} line" in t for t in toasts(app)), toasts(app)
         saved.write_text("keep me")
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the prompt")

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from tests.conftest import unique_id
 from tests.pilot.conftest import live_app, wait_for
@@ -25,6 +26,7 @@ from tui_app.shell.screens.logs_screen import (
     LinesArrived,
     LogsScreen,
 )
+from tui_app.shell.screens.prompt_screen import PromptScreen
 from widgets.log_view import LogView
 
 CLUSTER = {
@@ -103,6 +105,15 @@ async def test_replica_views_every_line_once_in_order(
         assert logs.current == "service"
         await pilot.press("a")
         assert logs.current == ALL
+        # ctrl+s writes what the view shows as a text file: every line ended, the last too.
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        saved = tmp_path / "all.log"
+        app.screen.query_one(Input).value = str(saved)
+        await pilot.press("enter")
+        await wait_for(pilot, saved.exists)
+        text = saved.read_text()
+        assert text.endswith("\n") and text.count("\n") == len(merged)
 
 
 NOISY = textwrap.dedent(

@@ -648,13 +648,15 @@ class LogsScreen(ScreenToasts, Screen[None]):
 
     def _write_view(self, path: Path) -> None:
         text = self.active.visible_text()
+        if text and not text.endswith("\n"):
+            text += "\n"  # a text file: wc -l, cat and editors expect the last line ended
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
             self.notify(f"Cannot save {path}: {exc.strerror}", severity="error")
             return
-        lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        lines = text.count("\n")
         self.notify(f"Saved {lines:,} line{'s' if lines != 1 else ''} to {path.resolve()}.")
 
     def action_pager(self) -> None:
