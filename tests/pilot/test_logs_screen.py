@@ -10,12 +10,13 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from textual.widgets import Input
 
-from tests.conftest import unique_id
+from tests.conftest import _start, _stop, unique_id
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.model.log_line import LogLine
@@ -389,3 +390,41 @@ async def test_a_large_batch_lets_the_event_loop_run_between_chunks(
         assert partial, seen
         assert partial == sorted(partial)
         assert [line.text for line in log_lines(merged)[before:]] == [ln.text for ln in batch]
+
+
+@pytest.fixture(scope="module")
+def one_slot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+    """A service with one CPU slot: a second job waits QUEUED behind the first."""
+    svc = _start(tmp_path_factory.mktemp("one-slot") / "state", "--slots", "1")
+    yield svc
+    _stop(svc)
+
+
+async def test_the_title_follows_the_job_from_queued_to_running(
+    one_slot: LiveService, trainer_sdist: Path, tmp_path: Path
+) -> None:
+    """Opened on a QUEUED job, the pane must say RUNNING once it runs, while its lines stream
+    (it said QUEUED until the job ended)."""
+    project = "title-logs"
+    uri = one_slot.stage(trainer_sdist)
+    client = one_slot.client(project)
+    blocker = unique_id("blocker")
+    client.create(basic_job(blocker, uri, "--steps", "100000", "--sleep", "0.05"))
+    one_slot.wait_state(blocker, ("RUNNING",), project=project)
+    job_id = unique_id("queued")
+    client.create(basic_job(job_id, uri, "--steps", "400", "--log-every", "1", "--sleep", "0.05"))
+    app = live_app(one_slot, tmp_path, project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(LogsScreen(job_id))
+        logs = screen(app)
+        await pilot.pause()
+
+        def title() -> str:
+            return str(logs.query_one("#logs-title").render())
+
+        await wait_for(pilot, lambda: "QUEUED" in title(), timeout=30, describe=title)
+        client.cancel(blocker)
+        await wait_for(pilot, lambda: logs.view(ALL).line_count > 20, timeout=60)
+        await wait_for(pilot, lambda: "RUNNING" in title(), timeout=10, describe=title)
+        assert one_slot.client(project).get(job_id)["state"] == "RUNNING"
+        client.cancel(job_id)

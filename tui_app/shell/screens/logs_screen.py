@@ -244,10 +244,21 @@ class LogsScreen(ScreenToasts, Screen[None]):
     # -- streaming -------------------------------------------------------------------------------
 
     def _read_job(self) -> dict[str, Any]:
-        """jobs.get through the App's source (it reconnects); the title shows its state."""
+        """jobs.get through the App's source (it reconnects); the title shows its state.
+
+        Runs in the stream thread. The title is redrawn when the state moved: otherwise a pane
+        opened on a QUEUED job said QUEUED while its lines poured in, until the job ended.
+        """
         fresh: dict[str, Any] = self.shell.source.call(lambda c: c.get(self.job_id))
+        moved = self.job is not None and self.job.get("state") != fresh.get("state")
         self.job = fresh
+        if moved:
+            self.app.call_from_thread(self._state_moved)
         return fresh
+
+    def _state_moved(self) -> None:
+        if self.is_attached:
+            self._render_title()
 
     @work(thread=True, exclusive=True, group="logs", exit_on_error=False, description="Log stream")
     def _fetch_job_then_stream(self) -> None:
