@@ -272,6 +272,9 @@ async def test_bounded_views_fetch_older_lines_at_the_top(
         assert flood[0] < first_before
         assert flood == list(range(flood[0], flood[0] + len(flood)))  # contiguous: none lost
         assert view.line_count <= 2 * 1000  # still bounded
+        await pilot.pause()
+        info = str(logs.query_one("#logs-info").render())
+        assert f"{view.line_count:,} lines" in info, info  # the count says so too
 
 
 async def test_a_long_tail_paints_its_newest_batch_then_fills_in_history(
@@ -304,6 +307,8 @@ async def test_a_long_tail_paints_its_newest_batch_then_fills_in_history(
         assert master == list(range(12000))
         assert merged.follow  # history arrived above: the view still shows the newest line
         assert merged.cursor_index == merged.row_count - 1
+        info = str(logs.query_one("#logs-info").render())
+        assert f"{merged.line_count:,} lines" in info, info
 
 
 async def test_a_job_that_does_not_exist_stops_the_stream_and_says_so(

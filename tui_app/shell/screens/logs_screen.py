@@ -362,6 +362,7 @@ class LogsScreen(ScreenToasts, Screen[None]):
             ):
                 return False
             self._prepend_batch(lines[max(0, end - APPEND_CHUNK) : end])
+        self._render_info()  # the line count
         return True
 
     def _prepend_batch(self, lines: list[LogLine]) -> None:
@@ -480,6 +481,7 @@ class LogsScreen(ScreenToasts, Screen[None]):
     def _prepend(self, task: str, lines: list[LogLine]) -> None:
         added = self.view(task).prepend(lines)
         if added:
+            self._render_info()
             self.notify(f"{added:,} older lines loaded.", timeout=1.5)
 
     def on_log_view_pending_changed(self, message: LogView.PendingChanged) -> None:
