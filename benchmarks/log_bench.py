@@ -5,7 +5,7 @@ Prints a table (median and min-max, n stated) with each goal beside its figure. 
 a real local service, and opens a job's logs by pushing ``LogsScreen(job_id)``: its stream
 thread (``LogStream.follow``) posts ``LinesArrived`` batches, which land in one ``LogView`` per
 replica and in the merged ``all`` view. Frames are observed by hooking ``App._display``
-(perf-notes "Method"); each ``LinesArrived`` handled is counted as it is appended.
+(perf-notes "Method"); each chunk of a ``LinesArrived`` batch is counted as it is appended.
 
 1. Replica write -> line on screen (goal: median <= 0.5 s). A probe trainer (BASIC job) prints
    ``probe <i> <time.time()>`` every 100 ms; each line's latency is the wall time of the first
@@ -899,7 +899,7 @@ def report_flood(res: Results, data: dict[str, Any]) -> None:
         res.add(
             Figure(
                 section,
-                "LinesArrived handled (append to replica + merged view): ms per batch",
+                "LinesArrived appended (replica + merged view), per chunk of up to 1,000 lines: ms",
                 len(handled),
                 f"{med_range([h[1] for h in handled], unit=' ms')}; "
                 f"{statistics.median(per_line) * 1e6:.1f} µs/line (median)",
@@ -943,9 +943,9 @@ def report_flood(res: Results, data: dict[str, Any]) -> None:
         longest_gc = max((p[1] - p[0] for p in gcs), default=0.0)
         res.notes.append(
             f"flood: of the {len(slow)} heartbeats later than 50 ms, "
-            f"{sum(overlaps(t, x, handler_w) for t, x in slow)} overlap a LinesArrived handler "
+            f"{sum(overlaps(t, x, handler_w) for t, x in slow)} overlap an append chunk "
             f"and {sum(overlaps(t, x, gc_w) for t, x in slow)} a GC pass (either thread: GC "
-            f"holds the GIL); the longest handler took {ms(big[1])} ms for {big[2]:,} lines, "
+            f"holds the GIL); the longest chunk took {ms(big[1])} ms for {big[2]:,} lines, "
             f"the longest GC pass {ms(longest_gc)} ms"
         )
     res.notes.append(
