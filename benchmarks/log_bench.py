@@ -5,7 +5,8 @@ Prints a table (median and min-max, n stated) with each goal beside its figure. 
 a real local service, and opens a job's logs by pushing ``LogsScreen(job_id)``: its stream
 thread (``LogStream.follow``) posts ``LinesArrived`` batches, which land in one ``LogView`` per
 replica and in the merged ``all`` view. Frames are observed by hooking ``App._display``
-(perf-notes "Method"); each chunk of a ``LinesArrived`` batch is counted as it is appended.
+(every compositor update goes through it, headless too); each chunk of a ``LinesArrived``
+batch is counted as it is appended.
 
 1. Replica write -> line on screen (goal: median <= 0.5 s). A probe trainer (BASIC job) prints
    ``probe <i> <time.time()>`` every 100 ms; each line's latency is the wall time of the first

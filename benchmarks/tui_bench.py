@@ -8,8 +8,8 @@ Prints a table (median and min-max, n stated) with each goal beside its figure:
    with ``gcloud ai-platform jobs list`` against the same service, timed in the same run (goal:
    the TUI's median is at most half of gcloud's). Also the headless figure: a fresh process
    running the real app with ``App.run_test`` against the same service, process start -> the
-   first frame that shows the rows (frames observed by hooking ``App._display``, perf-notes
-   "Method").
+   first frame that shows the rows (frames observed by hooking ``App._display``, which every
+   compositor update goes through).
 2. Filter keystroke -> repaint with 100k jobs (goal <= 50 ms): a fresh process runs the real
    ``JobsApp`` headless (120x40), fed 100k job dicts through ``FixedSource``; ``/`` opens the
    filter, then queries are typed and deleted one key at a time. Each key is injected as an
@@ -395,7 +395,7 @@ def gcloud_once(env: dict[str, str]) -> float:
 class FrameProbe:
     """Hooks ``App._display``: notes the first painted frame at which ``cond()`` holds.
 
-    Textual calls ``_display`` for every compositor update, headless too (perf-notes "Method").
+    Textual calls ``_display`` for every compositor update, headless too.
     """
 
     def __init__(self) -> None:

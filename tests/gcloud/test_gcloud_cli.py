@@ -240,7 +240,7 @@ def server_entries(svc: LiveService, job_id: str, task: str | None = None) -> li
 
 
 def entry_task(entry: dict[str, Any]) -> str:
-    """The task name gcloud would display for an entry (api-notes §7.3)."""
+    """The task name gcloud would display for an entry (`docs/wire-formats.md`)."""
     labels = entry.get("labels", {})
     return str(
         entry.get("resource", {}).get("labels", {}).get("task_name")
@@ -484,7 +484,7 @@ def test_stream_logs_prints_every_line_and_ends(service: LiveService, jobs: Jobs
     assert {ln.task for ln in lines} == {"master-replica-0", "service"}
     # Nothing lost, nothing doubled, same order: what the service holds. The only lines gcloud
     # may legitimately miss are the service's last lifecycle lines, logged as the job ended (it
-    # stops once the job has an endTime and two polls came back empty; api-notes §7.3).
+    # stops once the job has an endTime and two polls came back empty; `docs/wire-formats.md`).
     held = server_entries(service, jobs.basic)
     assert len(held) > 1000  # more than one gcloud page, so paging and insertId ties ran
     shown = [(ln.severity, ln.task, ln.message) for ln in lines]

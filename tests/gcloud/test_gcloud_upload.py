@@ -2,7 +2,7 @@
 
 ``--package-path`` makes gcloud build an sdist and upload it (multipart, up to 5 MiB) before it
 creates the job; a local ``--packages`` file over 5 MiB goes up as a resumable upload, in chunks
-of ``storage/upload_chunk_size`` (api-notes §7.4). gcloud is pointed at the service only through
+of ``storage/upload_chunk_size``. gcloud is pointed at the service only through
 ``tui-app service env``, as in ``test_gcloud_cli``.
 """
 

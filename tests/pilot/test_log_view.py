@@ -552,7 +552,7 @@ async def test_no_escape_from_the_log_reaches_the_screen() -> None:
 
 
 def _trainer_lines(start: int, stop: int) -> list[LogLine]:
-    """~96-character trainer lines (perf-notes §3), every 50th with an SGR colour."""
+    """~96-character trainer lines (a typical progress line), every 50th with an SGR colour."""
     return [
         log_line(
             i,
@@ -565,7 +565,7 @@ def _trainer_lines(start: int, stop: int) -> list[LogLine]:
 
 
 class _Heartbeat:
-    """Lateness of a 10 ms sleep in the app's loop: the event-loop lag (perf-notes, Method)."""
+    """Lateness of a 10 ms sleep in the app's loop: the event-loop lag."""
 
     def __init__(self) -> None:
         self.lags: list[float] = []
@@ -589,7 +589,7 @@ class _Heartbeat:
 async def test_bulk_append_filter_and_search_at_scale() -> None:
     """Append throughput and loop lag, then filter/search/wrap at 100k lines (all printed)."""
     gc_thresholds = gc.get_threshold()
-    gc.set_threshold(10_000, 50, 1000)  # perf-notes recommendation 3
+    gc.set_threshold(10_000, 50, 1000)  # fewer young passes while many lines are alive
     app = LogApp(show_tags=True, timestamps="utc")
     try:
         async with app.run_test(size=(160, 50)) as pilot:

@@ -129,7 +129,7 @@ def test_requests_without_the_token_get_401(service: LiveService) -> None:
 
 
 def test_cancel_accepts_an_empty_body(service: LiveService, package_uri: str) -> None:
-    """google-api-python-client sends no body and no Content-Type (api-notes §1)."""
+    """google-api-python-client sends no body and no Content-Type."""
     jid = unique_id("cancel_empty")
     service.client().create(basic_job(jid, package_uri, "--steps", "100000", "--sleep", "0.1"))
     status, resp = service.request("POST", f"{JOBS}/{jid}:cancel")

@@ -1,7 +1,8 @@
 """Tests for compiling entries:list filters to SQL over the `log_entries` table.
 
 The filters are the exact strings gcloud's `stream-logs` and google-cloud-logging send (see
-api-notes §7.3 and §8); each test checks the exact set of rows a real SQLite database returns.
+`docs/wire-formats.md`, reading a job's log); each test checks the exact set of rows a real
+SQLite database returns.
 """
 
 from __future__ import annotations

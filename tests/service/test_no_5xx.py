@@ -1,8 +1,9 @@
 """Bad input never gets a 5xx and never stores anything (hypothesis against the real service).
 
 gcloud retries 5xx for ~26 s before giving up, and a half-stored job is worse than none, so
-every malformed request must be a 4xx google.rpc error (api-notes §4). These are the first,
-broad checks; test_fuzz_routes.py goes route by route with the strategies of tests/support/fuzz.py.
+every malformed request must be a 4xx google.rpc error (`docs/wire-formats.md`, Errors). These
+are the first, broad checks; test_fuzz_routes.py goes route by route with the strategies of
+tests/support/fuzz.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The storage upload API gcloud uses for local packages (api-notes §7.4), over real HTTP.
+"""The storage upload API gcloud uses for local packages, over real HTTP.
 
 Bodies are built the way gcloud's apitools builds them (single-quoted boundary, ``\\n`` line
 ends) and the way other clients do (``\\r\\n``). Every bad request must be a 4xx google.rpc error

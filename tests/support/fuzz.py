@@ -1,10 +1,10 @@
 """Hostile requests for every route of the local service, as hypothesis strategies.
 
 One definition for the fuzz tests (``tests/service/test_fuzz_routes.py``, ``test_no_5xx.py``) and
-``benchmarks/fault_bench.py``. The promise they check (api-notes §4, §11.5): every answer to a bad
-request is a 4xx with a google.rpc body, never a 5xx (gcloud retries those for ~26 s), and a
-rejected request stores nothing: no job, no log entry, no object under ``<state>/gcs``, no upload
-session or bytes appended to one.
+``benchmarks/fault_bench.py``. The promise they check (`docs/wire-formats.md`, Errors): every
+answer to a bad request is a 4xx with a google.rpc body, never a 5xx (gcloud retries those for
+~26 s), and a rejected request stores nothing: no job, no log entry, no object under
+``<state>/gcs``, no upload session or bytes appended to one.
 
 What is thrown at each route: malformed JSON (raw bytes, truncated, NaN, BOMs, UTF-16, lone
 surrogate escapes, 4,300+ digit numbers, nesting 100k deep), valid bodies mutated at every level
