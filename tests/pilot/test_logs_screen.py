@@ -25,6 +25,7 @@ from tui_app.shell.screens.logs_screen import (
     SCREEN_BATCH,
     STREAM_BATCH,
     LinesArrived,
+    LinesSkipped,
     LogsScreen,
 )
 from tui_app.shell.screens.prompt_screen import PromptScreen
@@ -360,6 +361,11 @@ async def test_g_after_a_backlog_lands_on_the_newest_line(
         assert keys == sorted(set(keys))  # history filled in behind: in order, none twice
         assert merged.follow
         assert merged.cursor_index == merged.row_count - 1
+        # When the pane skipped lines it does not hold, the title says so and where they are.
+        every = service.entries(f'resource.labels.job_id="{job_id}"', project=project)
+        title = str(logs.query_one("#logs-title").render())
+        if len(log_lines(merged)) < len(every):
+            assert "skipped ahead: older lines load at the top" in title, title
 
 
 async def test_a_large_batch_lets_the_event_loop_run_between_chunks(
@@ -433,3 +439,33 @@ async def test_the_title_follows_the_job_from_queued_to_running(
         await wait_for(pilot, lambda: "RUNNING" in title(), timeout=10, describe=title)
         assert one_slot.client(project).get(job_id)["state"] == "RUNNING"
         client.cancel(job_id)
+
+
+async def test_a_skip_ahead_replaces_the_backlog_and_the_title_says_so(
+    service: LiveService, tmp_path: Path
+) -> None:
+    """The stream jumped over lines the views will not hold: they show the tail alone, and the
+    title says the older lines load at the top (the views no longer hold every line)."""
+    app = live_app(service, tmp_path, "skip-logs")
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.push_screen(LogsScreen("no_such_job_20261127_000001"))
+        logs = screen(app)
+        await wait_for(pilot, lambda: logs.stopped, timeout=30, describe=lambda: stream_state(logs))
+
+        def batch(start: int, n: int) -> list[LogLine]:
+            ts = "2026-11-27T02:00:00.{:06d}000Z"
+            return [
+                LogLine(ts.format(i), f"{i:018d}", "worker-replica-0", 200, f"n {i}")
+                for i in range(start, start + n)
+            ]
+
+        logs.post_message(LinesArrived(batch(0, 3000)))
+        await wait_for(pilot, lambda: logs.view(ALL).line_count >= 3000)
+        assert "skipped ahead" not in str(logs.query_one("#logs-title").render())
+        logs.post_message(LinesSkipped(batch(500_000, 2000)))
+        merged = logs.view(ALL)
+        await wait_for(pilot, lambda: log_lines(merged)[0].text == "n 500000")
+        assert [ln.text for ln in log_lines(merged)] == [f"n {i}" for i in range(500_000, 502_000)]
+        assert merged.follow and merged.cursor_index == merged.row_count - 1
+        title = str(logs.query_one("#logs-title").render())
+        assert "skipped ahead: older lines load at the top" in title, title

@@ -155,7 +155,8 @@ class LogsScreen(ScreenToasts, Screen[None]):
         self._feed: LogFeed | None = None
         """Set by the stream worker; the history workers page back through it."""
         self._skips = 0
-        """How many times the pane skipped ahead: history asked for before a skip is dropped."""
+        """How many times the pane skipped ahead: history asked for before a skip is dropped.
+        Once it did, the title says so: the views no longer hold every line in between."""
         self._following = True
         """The shown view follows, as of the last info bar: the stream worker reads it (it may
         not query widgets) to know whether it may jump over a backlog."""
@@ -222,6 +223,8 @@ class LogsScreen(ScreenToasts, Screen[None]):
             parts.append(f"{verb}: {self.error}")
         elif self.status:
             parts.append(self.status)
+        if self._skips:
+            parts.append("skipped ahead: older lines load at the top")
         self.query_one("#logs-title", Static).update(" │ ".join(parts))
 
     def _render_tabs(self) -> None:
@@ -422,6 +425,8 @@ class LogsScreen(ScreenToasts, Screen[None]):
             await self._append_in_chunks(lines)
             return
         self._skips += 1  # history still arriving for the old tail is dropped
+        if self._skips == 1:
+            self._render_title()
         for view in self.query(LogView):
             view.clear()
         await self._append_in_chunks(lines)
