@@ -19,11 +19,11 @@ from textual.widgets import Input
 from tests.conftest import _start, _stop, unique_id
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import LiveService, basic_job
+from tui_app.api.log_stream import FAST_PAGE_SIZE
 from tui_app.model.log_line import LogLine
 from tui_app.shell.screens.logs_screen import (
     ALL,
     SCREEN_BATCH,
-    STREAM_BATCH,
     LinesArrived,
     LinesSkipped,
     LogsScreen,
@@ -385,19 +385,19 @@ async def test_a_large_batch_lets_the_event_loop_run_between_chunks(
             LogLine(
                 f"2026-11-27T01:00:00.{i:06d}000Z", f"{i:018d}", "master-replica-0", 200, f"n {i}"
             )
-            for i in range(STREAM_BATCH)
+            for i in range(FAST_PAGE_SIZE)
         ]
         seen: list[int] = []
 
         async def watch() -> None:
-            while merged.line_count < before + STREAM_BATCH:
+            while merged.line_count < before + FAST_PAGE_SIZE:
                 seen.append(merged.line_count - before)
                 await asyncio.sleep(0)
 
         watcher = asyncio.ensure_future(watch())
         logs.post_message(LinesArrived(batch))
         await asyncio.wait_for(watcher, 30)
-        partial = [n for n in seen if 0 < n < STREAM_BATCH]
+        partial = [n for n in seen if 0 < n < FAST_PAGE_SIZE]
         assert partial, seen
         assert partial == sorted(partial)
         assert [line.text for line in log_lines(merged)[before:]] == [ln.text for ln in batch]

@@ -52,10 +52,6 @@ CLOUD_HIDDEN_POLL_SECONDS = 15.0
 """On Vertex AI, while the pane is hidden (visible: ``log_stream.CLOUD_POLL_SECONDS``)."""
 SCREEN_BATCH = 5_000
 """The first tail read when the pane opens: painted before the rest of the history fills in."""
-STREAM_BATCH = 10_000
-"""Most lines one poll of the stream takes (and the tail a skip ahead shows): the local
-service's largest ``entries:follow`` page. Under a 4-replica flood, batches of 10,000 rather
-than 5,000 took the pane from 25-37k to 34-44k lines/s end to end (log_bench --quick)."""
 APPEND_CHUNK = 1_000
 """Lines appended between two turns of the event loop (``_append_in_chunks``): ~3 ms each."""
 HISTORY_BATCH = 5_000
@@ -266,7 +262,7 @@ class LogsScreen(ScreenToasts, Screen[None]):
     @work(thread=True, exclusive=True, group="logs", exit_on_error=False, description="Log stream")
     def _fetch_job_then_stream(self) -> None:
         from tui_app.api.log_feed import LogFeed
-        from tui_app.api.log_stream import CLOUD_POLL_SECONDS
+        from tui_app.api.log_stream import CLOUD_POLL_SECONDS, FAST_PAGE_SIZE
 
         last: list[ApiCallError | None] = [None]
 
@@ -282,7 +278,10 @@ class LogsScreen(ScreenToasts, Screen[None]):
             self._read_job,
             self.shell.source.connection,
             trial_id=self.trial,
-            batch_limit=STREAM_BATCH,
+            # A poll (and the tail a skip ahead shows) takes up to one entries:follow page:
+            # batches of 10,000 rather than 5,000 took the pane from 25-37k to 34-44k lines/s
+            # end to end under a 4-replica flood (log_bench --quick).
+            batch_limit=FAST_PAGE_SIZE,
         )
         self._feed = feed
         # The first read retries like the stream does: a dropped keep-alive connection or a
