@@ -482,3 +482,68 @@ def test_not_is_the_exact_complement(db: sqlite3.Connection, text: str) -> None:
     assert negated is not None
     assert selected.isdisjoint(negated)
     assert selected | negated == set(ENTRIES)
+
+
+# -- the implied timestamp range (an index seek for resume cursors) -----------------------------
+
+_TIMES = st.sampled_from(
+    [
+        '"1970-01-01T01:00:00Z"',
+        '"2026-11-22T09:00:01.000000Z"',
+        '"2026-11-22T09:00:01.000000000Z"',
+        '"2026-11-22T09:00:01.000000001Z"',
+        '"2026-11-22T09:01:52.289121Z"',
+        '"2026-11-21T09:05:57.5524805Z"',
+    ]
+)
+_TIME_TERMS = st.one_of(
+    st.builds(lambda o, v: f"timestamp{o}{v}", _OPS, _TIMES),
+    st.builds(lambda o, v: f"receiveTimestamp{o}{v}", _OPS, _TIMES),
+    st.sampled_from(['insertId>"000000000000000005"', "severity>=ERROR", "epoch"]),
+)
+_TIME_FILTERS = st.recursive(
+    _TIME_TERMS,
+    lambda inner: st.one_of(
+        st.builds(lambda a, b: f"({a} AND {b})", inner, inner),
+        st.builds(lambda a, b: f"({a} OR {b})", inner, inner),
+        st.builds(lambda a: f"NOT ({a})", inner),
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TIME_FILTERS)
+def test_the_implied_time_range_selects_the_same_rows(db: sqlite3.Connection, text: str) -> None:
+    """The range ANDed to a filter is implied by it: the rows are those of the filter alone."""
+    from tui_app.local.log_query import _compile
+    from tui_app.model.filter_expr import parse_filter
+
+    node = parse_filter(text)
+    assert node is not None
+    bare, bare_params = _compile(node, negated=False)
+    where, params = compile_log_filter(text)
+    ranged = db.execute(f"SELECT id FROM log_entries WHERE {where}", params).fetchall()
+    plain = db.execute(f"SELECT id FROM log_entries WHERE {bare}", bare_params).fetchall()
+    assert sorted(ranged) == sorted(plain)
+
+
+@pytest.mark.parametrize(
+    ("op", "order", "seek"), [(">", "ASC", "ts_us>?"), ("<", "DESC", "ts_us<?")]
+)
+def test_a_resume_cursor_seeks_the_index(
+    db: sqlite3.Connection, op: str, order: str, seek: str
+) -> None:
+    """A reader's cursor is an OR, which SQLite cannot seek with: without the implied range a
+    page deep into a flood scanned the job's entries from the first one."""
+    ts = "2026-11-22T09:00:01.000000000Z"
+    cursor = f'((timestamp="{ts}" AND insertId{op}"000000000000000004") OR timestamp{op}"{ts}")'
+    where, params = compile_log_filter(f"{GCLOUD_BASE} AND {cursor}")
+    sql = (
+        f"SELECT id FROM log_entries WHERE project = ? AND ({where})"
+        f" ORDER BY ts_us {order}, id {order} LIMIT 10"
+    )
+    plan = " ".join(row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", [P, *params]))
+    assert "log_job_ts" in plan and seek in plan.replace(" ", ""), plan
+    ids = [row[0] for row in db.execute(sql, [P, *params])]
+    assert ids == ([5, 6, 18, 16, 7, 8, 9] if op == ">" else [3, 2, 1])

@@ -170,6 +170,11 @@ def compile_log_filter(text: str) -> tuple[str, list[object]]:
             f"Filter is nested too deeply for the log store ({depth} levels of parentheses"
             f" after simplification; at most {MAX_SQL_NESTING})"
         )
+    low, high = _time_bounds(node, negated=False)
+    if sql not in ("0", "1") and depth < MAX_SQL_NESTING and (low, high) != (None, None):
+        ranges = [("ts_us >= ?", low), ("ts_us <= ?", high)]
+        sql = " AND ".join([f"({sql})", *(term for term, v in ranges if v is not None)])
+        params = [*params, *(v for _, v in ranges if v is not None)]
     return sql, list(params)
 
 
@@ -200,6 +205,56 @@ def _compile(node: Node, negated: bool) -> Sql:
     # Every fragment is 0 or 1 (never NULL), so NOT is the exact complement. Comparisons bind
     # tighter than NOT in SQLite, and compound fragments come parenthesised, so no extra parens.
     return f"NOT {sql[0]}", sql[1]
+
+
+Bounds: TypeAlias = tuple[int | None, int | None]
+
+
+def _time_bounds(node: Node, negated: bool) -> Bounds:
+    """The ``ts_us`` range every entry matching ``node`` lies in: (lowest, highest), None where
+    the filter implies no bound.
+
+    The bound is ANDed to the compiled filter: it selects nothing more or less, but it is a
+    range SQLite can seek the ``(project, job_id, ts_us, id)`` index with. A reader's resume
+    cursor, ``(timestamp="T" AND insertId>"I") OR timestamp>"T"``, compiles to an OR that SQLite
+    cannot seek with, so without the bound every page scanned the job's entries from its first:
+    a follow page 4,000,000 lines into a flood read them all again. Only comparisons that are
+    not negated give a bound (any other term gives none, which is always safe).
+    """
+    if isinstance(node, Not):
+        return _time_bounds(node.item, not negated)
+    if isinstance(node, And | Or):
+        conjunction = isinstance(node, And) != negated
+        bounds = [_time_bounds(c, n) for c, n in _flatten(node, negated, conjunction)]
+        lows = [low for low, _ in bounds]
+        highs = [high for _, high in bounds]
+        if conjunction:  # the tightest bound of any term holds
+            known_lows = [v for v in lows if v is not None]
+            known_highs = [v for v in highs if v is not None]
+            return (
+                max(known_lows) if known_lows else None,
+                min(known_highs) if known_highs else None,
+            )
+        # Either term may match: a bound holds only if every term has one.
+        return (
+            None if None in lows else min(v for v in lows if v is not None),
+            None if None in highs else max(v for v in highs if v is not None),
+        )
+    if negated or not isinstance(node, Compare) or node.path != ("timestamp",):
+        return None, None
+    try:
+        nanos = parse_timestamp(node.value)
+    except ValueError:
+        return None, None  # _compile_compare reports it
+    floor_us, ceil_us = nanos // 1000, -(-nanos // 1000)
+    if node.op in (":", "="):
+        return (floor_us, floor_us) if nanos % 1000 == 0 else (None, None)
+    return {
+        ">": (floor_us + 1, None),
+        ">=": (ceil_us, None),
+        "<": (None, ceil_us - 1),
+        "<=": (None, floor_us),
+    }.get(node.op, (None, None))
 
 
 def _flatten(node: And | Or, negated: bool, conjunction: bool) -> list[tuple[Node, bool]]:
