@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import UTC, datetime
 
 import pytest
@@ -44,12 +43,20 @@ def test_when_parses_rfc3339_utc() -> None:
         _line("yesterday").when()
 
 
-def test_line_is_frozen_and_slotted() -> None:
+def test_line_is_immutable_and_has_no_dict() -> None:
     line = _line("2026-11-22T09:30:00.000000Z")
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         line.text = "changed"  # type: ignore[misc]
     assert not hasattr(line, "__dict__")
     assert line.trial_id is None
+
+
+def test_equal_lines_hash_alike_and_differ_by_any_field() -> None:
+    a = _line("2026-11-22T09:30:00.000000Z")
+    assert a == _line("2026-11-22T09:30:00.000000Z")
+    assert len({a, _line("2026-11-22T09:30:00.000000Z")}) == 1
+    assert a != a._replace(severity=500)
+    assert a != a._replace(trial_id="1")
 
 
 @pytest.mark.parametrize(
