@@ -241,7 +241,8 @@ def test_a_local_stream_reads_the_fast_path_and_falls_back_on_an_older_service(
 def test_follow_jumps_over_a_backlog_to_the_tail_and_only_with_on_skip(
     service: LiveService, flooded: str
 ) -> None:
-    """A finished job read from its start in batches of 500 is a backlog over a second old."""
+    """A finished job read from its start in batches of 500 is a backlog over half a second old:
+    no batch after the first is read before the jump."""
     truth = [
         (normalize_timestamp(e["timestamp"]), e["insertId"])
         for e in service.entries(f'resource.labels.job_id="{flooded}"')
@@ -267,7 +268,9 @@ def test_follow_jumps_over_a_backlog_to_the_tail_and_only_with_on_skip(
         return got
 
     jumped = follow(on_skip=True)
-    assert [kind for kind, _ in jumped] == ["skip"]  # the first full batch was left at once
-    assert jumped[0][1] == truth[-500:]  # the newest lines, in order
+    # The first full batch shows a backlog: it is shown, and the next read is the tail's.
+    assert [kind for kind, _ in jumped] == ["lines", "skip"]
+    assert jumped[0][1] == truth[:500]
+    assert jumped[1][1] == truth[-500:]  # the newest lines, in order
     drained = follow(on_skip=None)  # jobs logs: every line, in order
     assert [key for _, keys in drained for key in keys] == truth
