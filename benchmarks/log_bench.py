@@ -328,10 +328,43 @@ class Instruments:
                 me.stream_thread = threading.get_native_id()
             original_follow(self, *args, **kw)
 
+        self.windows: dict[str, list[tuple[float, float]]] = {}
+        """(perf start, end) of other work that holds the GIL or the loop, by kind: to say
+        what a late heartbeat sat beside."""
+        self._time_calls()
         setattr(LogsScreen, "_append_batch", append_batch)  # noqa: B010
         setattr(LogsScreen, "_prepend_batch", prepend_batch)  # noqa: B010
         setattr(LogStream, "poll", poll)  # noqa: B010
         setattr(LogStream, "follow", follow)  # noqa: B010
+
+    def _time_calls(self) -> None:
+        """Wrap a few functions to log when they ran (calls of 1 ms or more)."""
+        from textual.screen import Screen
+
+        import tui_app.api.log_stream as log_stream
+        from widgets.log_view import LogView
+
+        targets: list[tuple[str, Any, str]] = [
+            ("frame", Screen, "_compositor_refresh"),
+            ("layout", Screen, "_refresh_layout"),
+            ("json decode", json, "loads"),
+            ("lines built", log_stream, "_row_lines"),
+            ("view cleared", LogView, "clear"),
+        ]
+        for kind, owner, name in targets:
+            original = getattr(owner, name)
+            log = self.windows.setdefault(kind, [])
+
+            def timed(*args: Any, _f: Any = original, _log: Any = log, **kw: Any) -> Any:
+                t0 = time.perf_counter()
+                try:
+                    return _f(*args, **kw)
+                finally:
+                    t1 = time.perf_counter()
+                    if t1 - t0 >= 0.001:
+                        _log.append((t0, t1))
+
+            setattr(owner, name, timed)
 
 
 def run_app(app: JobsApp, body: Callable[[], Awaitable[None]]) -> None:
@@ -653,6 +686,9 @@ def child_flood(
         polls=[p for p in inst.polls if began <= p[0] + p[1] and p[0] <= last],
         handled=[h for h in inst.handled if began <= h[0] <= last],
         gc=[list(p) for p in gclog.window(began, last)],
+        windows={
+            kind: [w for w in ws if began <= w[0] <= last] for kind, ws in inst.windows.items()
+        },
         behind=behind,
         peak_end=peak_mb(),
     )
@@ -949,6 +985,12 @@ def report_flood(res: Results, data: dict[str, Any]) -> None:
             f"holds the GIL); the longest chunk took {ms(big[1])} ms for {big[2]:,} lines, "
             f"the longest GC pass {ms(longest_gc)} ms"
         )
+        beside = [
+            f"{kind} {sum(overlaps(t, x, [tuple(w) for w in ws]) for t, x in slow)} "
+            f"(longest {ms(max((b - a for a, b in ws), default=0.0))} ms)"
+            for kind, ws in data.get("windows", {}).items()
+        ]
+        res.notes.append("flood: those late heartbeats beside other work: " + ", ".join(beside))
     res.notes.append(
         "flood: lines/s counts the flood lines appended to the merged view (each also goes to "
         "its replica's view) up to the frame that showed them; 'sustained' also asks that no "
