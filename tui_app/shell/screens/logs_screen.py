@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
+from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
@@ -153,6 +154,8 @@ class LogsScreen(ScreenToasts, Screen[None]):
         self._skips = 0
         """How many times the pane skipped ahead: history asked for before a skip is dropped.
         Once it did, the title says so: the views no longer hold every line in between."""
+        self._info_text = ""
+        """What the info bar shows (``_render_info``)."""
         self._following = True
         """The shown view follows, as of the last info bar: the stream worker reads it (it may
         not query widgets) to know whether it may jump over a backlog."""
@@ -457,7 +460,15 @@ class LogsScreen(ScreenToasts, Screen[None]):
         parts.append(f"time: {TIMESTAMP_MODES[self._ts_mode]}")
         if not view.follow:
             parts.append("paused")
-        self.query_one("#logs-info", Static).update(" · ".join(p for p in parts if p))
+        text = " · ".join(p for p in parts if p)
+        if text == self._info_text:
+            return
+        # The bar's width follows its text (width: auto). A layout pass re-arranges the whole
+        # screen, and the line count changes with every chunk appended in a flood: only a new
+        # width in cells needs one.
+        layout = cell_len(text) != cell_len(self._info_text)
+        self._info_text = text
+        self.query_one("#logs-info", Static).update(text, layout=layout)
 
     def on_log_view_top_reached(self, message: LogView.TopReached) -> None:
         """The user scrolled to the top of a view: fetch the lines before its first one."""
