@@ -55,13 +55,17 @@ def store(tmp_path: Path) -> LogStore:
     return s
 
 
-def _pages(store: LogStore, order: str, size: int) -> list[dict[str, object]]:
+def _pages(
+    store: LogStore, order: str, size: int, fmt: str | None = None
+) -> list[dict[str, object]]:
     body: dict[str, object] = {
         "resourceNames": ["projects/p"],
         "filter": 'resource.labels.job_id="j"',
         "orderBy": order,
         "pageSize": size,
     }
+    if fmt is not None:
+        body["rowFormat"] = fmt
     pages = []
     while True:
         data, count = follow_entries(store, body)
@@ -86,3 +90,35 @@ def test_sql_rows_equal_python_rows_page_for_page(store: LogStore, order: str, s
     assert len(rows) == 60
     assert {row[5] for row in rows} == set(MESSAGES)
     assert rows[0][1].endswith("000Z") and len(rows[0][1]) == 30
+
+
+@pytest.mark.parametrize("order", ["timestamp asc", "timestamp desc"])
+@pytest.mark.parametrize("size", [7, 60])
+def test_numeric_rows_equal_python_rows_and_the_text_ones(
+    store: LogStore, order: str, size: int
+) -> None:
+    """``"rowFormat": "numeric"``: the row id and microseconds as numbers, the rest as text
+    rows have it; the client's reading of both gives the same lines."""
+    from tui_app.api.log_stream import _row_lines
+
+    by_sql = _pages(store, order, size, "numeric")
+    text = _pages(store, order, size, "text")
+    store.__dict__["has_json_functions"] = False
+    assert _pages(store, order, size, "numeric") == by_sql
+    numeric_rows = [row for page in by_sql for row in page["rows"]]  # type: ignore[attr-defined]
+    text_rows = [row for page in text for row in page["rows"]]  # type: ignore[attr-defined]
+    assert all(type(r[0]) is int and type(r[1]) is int for r in numeric_rows)
+    assert [r[2:] for r in numeric_rows] == [r[2:] for r in text_rows]
+    assert _row_lines(numeric_rows) == _row_lines(text_rows)
+    assert [p.get("nextPageToken") is None for p in by_sql] == [
+        p.get("nextPageToken") is None for p in text
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["NUMERIC", "", 1, ["numeric"]])
+def test_an_unknown_row_format_is_refused_by_name(store: LogStore, fmt: object) -> None:
+    from tui_app.local.errors import ApiError
+
+    body = {"resourceNames": ["projects/p"], "filter": "", "rowFormat": fmt}
+    with pytest.raises(ApiError, match="rowFormat"):
+        follow_entries(store, body)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.log_query import compile_log_filter
@@ -37,6 +37,11 @@ _FOLLOW_ROW = (
 )
 """``entries:follow``'s row as JSON text, built by SQLite: the values ``follow_entries`` builds
 in Python (``ts_us`` is never negative: the log writer stamps entries with the clock)."""
+_FOLLOW_ROW_NUMERIC = "json_array(id, ts_us, task_name, trial_id, severity, message)"
+"""The same with ``"rowFormat": "numeric"``: the row id and microseconds as numbers. Formatting
+them (``strftime`` above all) was a third of a page's time in SQLite; the client formats a
+timestamp's date once per second of a flood."""
+ROW_FORMATS: Final = ("text", "numeric")
 
 
 def _projects(body: dict[str, Any]) -> list[str]:
@@ -121,7 +126,8 @@ def follow_entries(store: LogStore, body: object) -> tuple[bytes, int]:
     The local service's fast path for a log pane (``docs/wire-formats.md``): the same body,
     filter, order and page tokens as ``entries:list``, pages of up to ``MAX_FOLLOW_PAGE_SIZE``,
     and each entry as ``[insertId, timestamp, task_name, trial_id, severity, message]``
-    (the timestamp with nine fraction digits, the severity a number). A
+    (the timestamp with nine fraction digits, the severity a number; with ``"rowFormat":
+    "numeric"`` the insertId is the row id and the timestamp microseconds, as numbers). A
     LogEntry's JSON is five times its message and took most of a page's time to build, send and
     parse. Encoded here (in the caller's thread), not on the event loop; by SQLite itself where
     it has JSON functions (``_joined_rows``).
@@ -130,14 +136,28 @@ def follow_entries(store: LogStore, body: object) -> tuple[bytes, int]:
         The JSON body, and how many entries it holds (0: the caller may wait and ask again).
     """
     page = _Page.read(body, MAX_FOLLOW_PAGE_SIZE)
+    fmt = body.get("rowFormat") if isinstance(body, dict) else None
+    fmt = "text" if fmt is None else fmt  # JSON null is the default, as absent
+    if fmt not in ROW_FORMATS:
+        raise invalid_field(
+            "rowFormat", f"rowFormat must be one of {', '.join(map(repr, ROW_FORMATS))}."
+        )
+    numeric = fmt == "numeric"
     if store.has_json_functions:
-        text, count, token = _joined_rows(store, page)
+        row_sql = _FOLLOW_ROW_NUMERIC if numeric else _FOLLOW_ROW
+        text, count, token = _joined_rows(store, page, row_sql)
         tail = f',"nextPageToken":{json.dumps(token)}}}' if token else "}"
         return ('{"rows":[' + text + "]" + tail).encode(), count
     rows, token = _select(store, page)
-    # Timestamps with nine fraction digits: what the client keys lines by, so it need not
-    # rewrite each one.
-    compact = [(f"{r[0]:018d}", log_time(r[6])[:-1] + "000Z", r[3], r[4], r[8], r[9]) for r in rows]
+    compact: list[tuple[Any, ...]]
+    if numeric:
+        compact = [(r[0], r[6], r[3], r[4], r[8], r[9]) for r in rows]
+    else:
+        # Timestamps with nine fraction digits: what the client keys lines by, so it need not
+        # rewrite each one.
+        compact = [
+            (f"{r[0]:018d}", log_time(r[6])[:-1] + "000Z", r[3], r[4], r[8], r[9]) for r in rows
+        ]
     resp: dict[str, Any] = {"rows": compact}
     if token:
         resp["nextPageToken"] = token
@@ -252,7 +272,9 @@ def _select(store: LogStore, page: _Page) -> tuple[list[tuple[Any, ...]], str | 
     return rows[: page.size], page.token(last[6], last[0])
 
 
-def _joined_rows(store: LogStore, page: _Page) -> tuple[str, int, str | None]:
+def _joined_rows(
+    store: LogStore, page: _Page, row_sql: str = _FOLLOW_ROW
+) -> tuple[str, int, str | None]:
     """A page of ``entries:follow`` rows as one JSON text (without brackets), its size, and
     the token of the next page, if any.
 
@@ -273,7 +295,7 @@ def _joined_rows(store: LogStore, page: _Page) -> tuple[str, int, str | None]:
     try:
         conn = store.reader()
         for where, args in page.parts():
-            inner = f"SELECT ts_us, id, {_FOLLOW_ROW} AS j FROM log_entries WHERE {where}"
+            inner = f"SELECT ts_us, id, {row_sql} AS j FROM log_entries WHERE {where}"
             sql = (
                 f"SELECT count(*), group_concat(j, ','), {edge}(printf('%020d:%020d', ts_us, id))"
                 f" FROM ({inner}{page.order})"
