@@ -330,3 +330,25 @@ async def test_logs_save_asks_where_and_its_toast_leaves_with_it(
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, JobsScreen), "the list")
         assert not any("Saved" in t for t in toasts(app))
+
+
+async def test_full_screens_are_opaque(tmp_path: Path) -> None:
+    """Screens that mix in ScreenToasts keep Screen's own rules. With the mixin first, Textual
+    gave them its CSS type names instead: the logs screen was transparent, and every frame of a
+    flooding log rendered the whole job list beneath it too."""
+    from tui_app.shell.screens.builder_screen import BuilderScreen
+    from tui_app.shell.screens.command_screen import CommandScreen
+
+    for cls in (LogsScreen, DescribeScreen, BuilderScreen):
+        assert "Screen" in cls._css_type_names, cls
+    assert "ModalScreen" in CommandScreen._css_type_names
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        for keys, cls in (("logs adhoc", LogsScreen), ("describe adhoc", DescribeScreen)):
+            await pilot.press("colon", *keys, "enter")
+            await wait_until(pilot, lambda c=cls: isinstance(app.screen, c), keys)  # type: ignore[misc]
+            assert app.screen.styles.background.a == 1
+            assert app.screen.styles.background == app.screen_stack[-2].styles.background
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: isinstance(app.screen, JobsScreen), "back")

@@ -160,7 +160,7 @@ def _form_for_job(job: Mapping[str, Any]) -> tuple[FormValues, list[str]]:
     return form, [f"{p.field}: {p.description}" for p in problems]
 
 
-class BuilderScreen(ScreenToasts, Screen[None]):
+class BuilderScreen(Screen[None], ScreenToasts):
     """``3``, ``n`` or ``E`` from the list: the form, its config.yaml and its gcloud line."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -58,7 +58,7 @@ def resolve_command(text: str) -> Command | str:
     return Command(name, rest)
 
 
-class CommandScreen(ScreenToasts, ModalScreen[Command | None]):
+class CommandScreen(ModalScreen[Command | None], ScreenToasts):
     """A one-line prompt docked at the bottom; dismisses with the command or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -66,7 +66,7 @@ def _sleep_unless_cancelled(worker: Worker[None], seconds: float) -> None:
         time.sleep(0.1)
 
 
-class DescribeScreen(ScreenToasts, Screen[None]):
+class DescribeScreen(Screen[None], ScreenToasts):
     """One job, refreshed with the list while it is live."""
 
     shell = shell_app()

@@ -91,7 +91,7 @@ def _view_id(task: str) -> str:
     return "view-" + "".join(c if c.isalnum() else "-" for c in task)
 
 
-class LogsScreen(ScreenToasts, Screen[None]):
+class LogsScreen(Screen[None], ScreenToasts):
     """``l`` from the job list."""
 
     shell = shell_app()

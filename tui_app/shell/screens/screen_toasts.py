@@ -16,7 +16,13 @@ from textual.widget import Widget
 
 
 class ScreenToasts(Widget):
-    """Mix in before ``Screen`` (``class LogsScreen(ScreenToasts, Screen[None])``)."""
+    """Mix in after ``Screen`` (``class LogsScreen(Screen[None], ScreenToasts)``).
+
+    After, not before: Textual takes a widget's CSS type names along its first base only, so
+    with this first the screen lost ``Screen``'s rules (its background among them). It was
+    transparent, and each frame of it rendered the whole screen beneath as well: the job list,
+    behind a flooding log. ``notify`` still comes from here (``Screen`` does not define it).
+    """
 
     def notify(
         self,
