@@ -968,6 +968,18 @@ def report_flood(res: Results, data: dict[str, Any]) -> None:
             ),
         )
     )
+    frames = [b - a for a, b in data.get("windows", {}).get("frame", [])]
+    if frames:
+        res.add(
+            Figure(
+                section,
+                "frames painted (compositor refresh, 1 ms or more), ms",
+                len(frames),
+                f"median {ms(statistics.median(frames), 1)}, p90 "
+                f"{ms(percentile(frames, 90), 1)}, max {ms(max(frames), 1)}; "
+                f"{sum(frames) / (data['last_shown'] - data['began']):.0%} of the loop's time",
+            )
+        )
     slow = [(t, x) for t, x in data["lag_beats"] if x > LAG_GOAL_S]
     if slow:
 
