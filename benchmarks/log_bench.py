@@ -26,7 +26,9 @@ batch is counted as it is appended.
    one shown, corrected for coordinated omission (a beat L late also counts the beats that could
    not fire meanwhile: L - 10 ms, L - 20 ms ...), uncorrected beside it. CPU of the app (per
    thread), of the service and of the whole machine over the same window; the stream's polls,
-   the ``LinesArrived`` handler's batches and the GC passes, to explain the lag.
+   the ``LinesArrived`` handler's batches and the GC passes, to explain the lag. ``--pin``
+   runs the app on CPU 0 and the service with its replicas on CPU 1: the lag the app has when
+   nothing else takes its core.
 3. Memory (goal: bounded by the views' ``max_lines``, 100k each). The app's RSS at start, with
    the list shown, during the flood and after it, with what each view holds (``line_count``,
    ``dropped``). The bound is tested against a fresh app fed the same flood at half size (all
@@ -108,6 +110,8 @@ PLATEAU_TOLERANCE = 0.10
 """Peak RSS may grow this much from the half-size flood to the full one and count as bounded."""
 RELEASE_TOLERANCE = 0.10
 """RSS after the second job's logs closed may exceed the first close's by this much."""
+PIN_ENV = "LOG_BENCH_APP_CPU"
+"""With ``--pin``, the CPU the app's child process keeps to."""
 SUSTAIN_GAP_S = 1.0
 """A flood counts as sustained when no longer than this passes without a new line shown."""
 EXECUTOR_SWEEP = 8
@@ -368,6 +372,9 @@ class Instruments:
 
 
 def run_app(app: JobsApp, body: Callable[[], Awaitable[None]]) -> None:
+    if os.environ.get(PIN_ENV):  # --pin: this child (the app) keeps to its own CPU
+        os.sched_setaffinity(0, {int(os.environ[PIN_ENV])})
+
     async def main() -> None:
         async with app.run_test(size=SIZE):
             try:
@@ -1180,16 +1187,22 @@ def warm_up(svc: Service, trainer_uri: str, probe_uri: str) -> float:
     return time.perf_counter() - t0
 
 
-def run(cfg: Config, keep: bool) -> int:
+def run(cfg: Config, keep: bool, pin: bool = False) -> int:
     from tui_app.entry.demo import build_sdist
 
     print(machine_header(cfg), flush=True)
     res = Results()
     with workspace("tui-log-bench-", keep) as root:
-        svc = Service(root)
+        svc = Service(root, {1} if pin else None)
         env = dict(os.environ)
         env["TUI_APP_CONFIG_DIR"] = str(root / "config")  # no user settings
         env.pop("TUI_APP_STATE_DIR", None)
+        if pin:
+            env[PIN_ENV] = "0"
+            res.notes.append(
+                "--pin: the app ran on CPU 0 only, the service and every replica on CPU 1 only "
+                "(a diagnosis of the lag: how the app fares when nothing else takes its core)"
+            )
         try:
             print("building the trainer and probe sdists...", flush=True)
             trainer = build_sdist(TRAINER_SRC, root / "build-trainer")
@@ -1245,6 +1258,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="50k lines per replica, fewer probes")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="run the app on CPU 0 and the service with its replicas on CPU 1 (2+ CPUs)",
+    )
     parser.add_argument("--child-latency", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--child-flood", nargs=7, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -1259,7 +1277,9 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with &
     signal.signal(signal.SIGTERM, raise_interrupt)
     signal.signal(signal.SIGHUP, raise_interrupt)
-    return run(Config.make(args.quick), args.keep)
+    if args.pin and len(os.sched_getaffinity(0)) < 2:
+        parser.error("--pin needs two CPUs")
+    return run(Config.make(args.quick), args.keep, args.pin)
 
 
 if __name__ == "__main__":

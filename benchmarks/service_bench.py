@@ -173,8 +173,10 @@ def wire_time(epoch: float) -> str:
 class Service:
     """A ``tui_app service run`` subprocess on a free port, in its own session."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, cpus: set[int] | None = None) -> None:
         self.root = root
+        self.cpus = cpus
+        """Run the service (and so every replica it starts) on these CPUs only; None: any."""
         self.state = StateDir(root / "state")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -202,6 +204,8 @@ class Service:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
+        if self.cpus:  # before any job: its replicas inherit the service's CPUs
+            os.sched_setaffinity(self.proc.pid, self.cpus)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
