@@ -229,3 +229,22 @@ def test_service_flags_and_env_size_the_machine() -> None:
         ServiceOptions.from_args(plain, {"TUI_APP_GPUS": "two"})
     with pytest.raises(SystemExit):
         parser.parse_args(["service", "run", "--gpus", "-1"])
+
+
+def test_replica_nice_flag() -> None:
+    """``--replica-nice`` (0-19, default 10) reaches the service ``service start`` runs; a bad
+    value is refused by argparse with the range."""
+    from tui_app.entry.cli import build_parser
+    from tui_app.local.replica_priority import DEFAULT_REPLICA_NICE
+    from tui_app.local.service_cli import ServiceOptions
+
+    parser = build_parser()
+    default = ServiceOptions.from_args(parser.parse_args(["service", "run"]), {})
+    assert default.replica_nice == DEFAULT_REPLICA_NICE == 10
+    assert "--replica-nice" not in default.argv()
+    off = ServiceOptions.from_args(parser.parse_args(["service", "start", "--replica-nice", "0"]))
+    assert off.replica_nice == 0
+    assert off.argv()[off.argv().index("--replica-nice") + 1] == "0"
+    for bad in ("20", "-1", "ten"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["service", "run", "--replica-nice", bad])

@@ -28,6 +28,7 @@ from tui_app.local.log_writer import LogWriter, ServiceEntry
 from tui_app.local.metrics import MetricsSampler
 from tui_app.local.page_tokens import NOT_OURS, decode_page_token, encode_page_token, fingerprint
 from tui_app.local.paths import StateDir
+from tui_app.local.replica_priority import DEFAULT_REPLICA_NICE
 from tui_app.local.runner import JobRunner
 from tui_app.local.scheduler import Scheduler, machine_capacity
 from tui_app.local.storage_env import (
@@ -119,8 +120,11 @@ class JobService:
         gpus: int | None = None,
         max_wait_scale: float = 1.0,
         pythons: tuple[str, ...] = (),
+        replica_nice: int = DEFAULT_REPLICA_NICE,
     ) -> None:
         state.ensure()
+        self.replica_nice = replica_nice
+        """Nice steps each replica runs below the service (``replica_priority``)."""
         self.pythons = pythons
         """Interpreters named with ``--python``, besides those found (``interpreters.py``)."""
         self._interpreters: dict[str, str] | None = None

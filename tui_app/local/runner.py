@@ -526,6 +526,7 @@ class JobRunner:
                 "status_path": str(handle.status_path),
                 "pid_path": str(workdir / "pid.json"),
                 "grace_seconds": self.host.grace_seconds,
+                "nice": self.host.replica_nice,
             }
             (workdir / "spec.json").write_text(json.dumps(spec))
             self._follow_logs(handle)

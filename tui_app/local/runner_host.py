@@ -40,6 +40,10 @@ class RunnerHost(Protocol):
     def grace_seconds(self) -> float:
         """How long a replica gets between SIGTERM and SIGKILL."""
 
+    @property
+    def replica_nice(self) -> int:
+        """Nice steps each replica runs below the service (``replica_priority``)."""
+
     # -- the job record ---------------------------------------------------------------------
 
     def stored(self, project: str, job_id: str) -> dict[str, Any]:

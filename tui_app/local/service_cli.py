@@ -29,6 +29,7 @@ from typing import Any
 
 from tui_app.config.settings import DEFAULT_PROJECT
 from tui_app.local.paths import StateDir, StateDirError
+from tui_app.local.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_PROJECT", "ServiceError", "ServiceOptions"]
 
@@ -134,6 +135,8 @@ class ServiceOptions:
     """Multiplies every maxWaitTime, whose minimum of 1800s is too long for tests and demos."""
     pythons: tuple[str, ...] = ()
     """Interpreters for runtime environments, besides those found (``--python``)."""
+    replica_nice: int = DEFAULT_REPLICA_NICE
+    """How much lower than the service's each replica's CPU priority is (``replica_priority``)."""
 
     @classmethod
     def from_args(
@@ -153,6 +156,7 @@ class ServiceOptions:
             gpus,
             args.max_wait_scale,
             tuple(getattr(args, "python", None) or ()),
+            getattr(args, "replica_nice", DEFAULT_REPLICA_NICE),
         )
 
     def argv(self) -> list[str]:
@@ -166,6 +170,8 @@ class ServiceOptions:
             args += ["--max-wait-scale", repr(self.max_wait_scale)]
         for python in self.pythons:
             args += ["--python", python]
+        if self.replica_nice != DEFAULT_REPLICA_NICE:
+            args += ["--replica-nice", str(self.replica_nice)]
         if self.no_auth:
             args.append("--no-auth")
         return args
@@ -248,6 +254,14 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         help="how long a cancelled replica gets between SIGTERM and SIGKILL (default 5)",
     )
     p.add_argument(
+        "--replica-nice",
+        type=_nice_increment,
+        default=DEFAULT_REPLICA_NICE,
+        metavar="N",
+        help="run replicas N steps below the service's CPU priority, 0-19 (default "
+        f"{DEFAULT_REPLICA_NICE}: a flooding job leaves the TUI a core; 0: as the service)",
+    )
+    p.add_argument(
         "--max-wait-scale",
         type=_positive_float,
         default=1.0,
@@ -315,6 +329,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
             gpus=opts.gpus,
             max_wait_scale=opts.max_wait_scale,
             pythons=opts.pythons,
+            replica_nice=opts.replica_nice,
         )
     except (StoreError, StateDirError) as exc:
         raise ServiceError(str(exc)) from None
@@ -547,3 +562,14 @@ def env_lines(state: StateDir, info: ServiceInfo, project: str) -> list[str]:
         lines.append("export CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true")
         lines.append("unset CLOUDSDK_AUTH_ACCESS_TOKEN_FILE")
     return lines
+
+
+def _nice_increment(text: str) -> int:
+    """argparse type for ``--replica-nice``: a whole number from 0 to 19."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 0 <= value <= MAX_NICE:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0-{MAX_NICE}")
+    return value

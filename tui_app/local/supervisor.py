@@ -24,6 +24,8 @@ from typing import Any
 
 import psutil
 
+from tui_app.local.replica_priority import lower_priority
+
 PR_SET_CHILD_SUBREAPER = 36
 DEFAULT_GRACE_SECONDS = 5.0
 ORPHAN_GRACE_SECONDS = 2.0
@@ -114,6 +116,10 @@ def run(spec: dict[str, Any]) -> int:
                 },
             )
             return 0
+        # Its own session is its own CPU group: lower both, or a flood starves the TUI.
+        for problem in lower_priority(child.pid, int(spec.get("nice", 0))):
+            err.write(f"{problem}\n".encode())
+            err.flush()
     pgid = child.pid
     _write_json(Path(spec["pid_path"]), {"supervisor": os.getpid(), "replica": child.pid})
 
