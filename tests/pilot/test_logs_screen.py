@@ -469,3 +469,37 @@ async def test_a_skip_ahead_replaces_the_backlog_and_the_title_says_so(
         assert merged.follow and merged.cursor_index == merged.row_count - 1
         title = str(logs.query_one("#logs-title").render())
         assert "skipped ahead: older lines load at the top" in title, title
+
+
+async def test_keys_typed_right_after_switching_views_go_to_the_new_view(
+    service: LiveService, tmp_path: Path
+) -> None:
+    """``a`` then ``G`` at once (a fast typist, or keys queued behind a busy loop) reached the
+    replica view still focused, because focus moved only after the queued keys: the merged view
+    stayed paused. The switch now moves focus before the next key is taken."""
+    from textual import events
+
+    app = live_app(service, tmp_path, "focus-race")
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.push_screen(LogsScreen("no_such_job_20261127_000002"))
+        logs = screen(app)
+        await wait_for(pilot, lambda: logs.stopped, timeout=30, describe=lambda: stream_state(logs))
+        ts = "2026-11-27T02:00:00.{:06d}000Z"
+        logs.post_message(
+            LinesArrived(
+                [
+                    LogLine(ts.format(i), f"{i:018d}", f"worker-replica-{i % 2}", 200, f"n {i}")
+                    for i in range(200)
+                ]
+            )
+        )
+        await wait_for(pilot, lambda: logs.view(ALL).line_count >= 200)
+        await pilot.press("s")  # pause the merged view
+        await wait_for(pilot, lambda: not logs.view(ALL).follow)
+        await pilot.press("]")  # to the first replica's view (it follows)
+        await wait_for(pilot, lambda: logs.current != ALL and app.focused is logs.active)
+        for key in ("a", "G"):  # queued together, before either is handled
+            app.post_message(events.Key(key, key))
+        await wait_for(pilot, lambda: logs.current == ALL and app.focused is logs.view(ALL))
+        await pilot.pause()
+        assert logs.view(ALL).follow, "G went to the view that had focus before 'a'"

@@ -241,7 +241,9 @@ class LogsScreen(Screen[None], ScreenToasts):
         self.query_one(ContentSwitcher).current = _view_id(task)
         self._render_tabs()
         self._render_info()
-        self.active.focus()
+        # At once, not through focus() (which moves it after the messages already queued): a
+        # key typed right after the switch, `G` after `a`, belongs to the view now shown.
+        self.set_focus(self.active)
 
     # -- streaming -------------------------------------------------------------------------------
 
@@ -576,7 +578,7 @@ class LogsScreen(Screen[None], ScreenToasts):
             for v in self._each_view():
                 v.set_filter(text or None, mode, self._ctx_lines)
         event.input.value = ""
-        self.active.focus()
+        self.set_focus(self.active)  # at once: `n` typed right after enter is the view's
         self._render_info()
 
     def action_next_match(self) -> None:
@@ -591,7 +593,7 @@ class LogsScreen(Screen[None], ScreenToasts):
         box = self.query_one("#logs-prompt", Input)
         if box.has_focus:
             box.value = ""
-            self.active.focus()
+            self.set_focus(self.active)
             return
         if self._search or self._filter:
             self._search, self._filter = "", None
