@@ -236,15 +236,24 @@ def test_replica_nice_flag() -> None:
     value is refused by argparse with the range."""
     from tui_app.entry.cli import build_parser
     from tui_app.local.replica_priority import DEFAULT_REPLICA_NICE
-    from tui_app.local.service_cli import ServiceOptions
+    from tui_app.local.service_cli import ServiceError, ServiceOptions
 
     parser = build_parser()
     default = ServiceOptions.from_args(parser.parse_args(["service", "run"]), {})
     assert default.replica_nice == DEFAULT_REPLICA_NICE == 10
     assert "--replica-nice" not in default.argv()
-    off = ServiceOptions.from_args(parser.parse_args(["service", "start", "--replica-nice", "0"]))
+    off = ServiceOptions.from_args(
+        parser.parse_args(["service", "start", "--replica-nice", "0"]), {}
+    )
     assert off.replica_nice == 0
     assert off.argv()[off.argv().index("--replica-nice") + 1] == "0"
     for bad in ("20", "-1", "ten"):
         with pytest.raises(SystemExit):
             parser.parse_args(["service", "run", "--replica-nice", bad])
+    # The service the TUI starts takes $TUI_APP_REPLICA_NICE; the flag wins over it.
+    plain = parser.parse_args(["service", "run"])
+    assert ServiceOptions.from_args(plain, {"TUI_APP_REPLICA_NICE": "0"}).replica_nice == 0
+    flagged = parser.parse_args(["service", "run", "--replica-nice", "5"])
+    assert ServiceOptions.from_args(flagged, {"TUI_APP_REPLICA_NICE": "0"}).replica_nice == 5
+    with pytest.raises(ServiceError, match="TUI_APP_REPLICA_NICE"):
+        ServiceOptions.from_args(plain, {"TUI_APP_REPLICA_NICE": "99"})

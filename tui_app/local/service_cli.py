@@ -156,7 +156,7 @@ class ServiceOptions:
             gpus,
             args.max_wait_scale,
             tuple(getattr(args, "python", None) or ()),
-            getattr(args, "replica_nice", DEFAULT_REPLICA_NICE),
+            _replica_nice(getattr(args, "replica_nice", None), env),
         )
 
     def argv(self) -> list[str]:
@@ -178,7 +178,24 @@ class ServiceOptions:
 
 
 SLOTS_ENV = "TUI_APP_SLOTS"
+REPLICA_NICE_ENV = "TUI_APP_REPLICA_NICE"
 GPUS_ENV = "TUI_APP_GPUS"
+
+
+def _replica_nice(flag: int | None, env: dict[str, str]) -> int:
+    """``--replica-nice``, else ``$TUI_APP_REPLICA_NICE`` (for the service the TUI starts), else
+    the default."""
+    if flag is not None:
+        return flag
+    text = env.get(REPLICA_NICE_ENV, "").strip()
+    if not text:
+        return DEFAULT_REPLICA_NICE
+    try:
+        return _nice_increment(text)
+    except argparse.ArgumentTypeError as exc:
+        raise ServiceError(
+            f"${REPLICA_NICE_ENV} must be a whole number from 0 to 19: {exc}."
+        ) from None
 
 
 def _env_count(env: dict[str, str], name: str, minimum: int) -> int | None:
@@ -256,10 +273,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--replica-nice",
         type=_nice_increment,
-        default=DEFAULT_REPLICA_NICE,
+        default=None,
         metavar="N",
         help="run replicas N steps below the service's CPU priority, 0-19 (default "
-        f"{DEFAULT_REPLICA_NICE}: a flooding job leaves the TUI a core; 0: as the service)",
+        f"${REPLICA_NICE_ENV} or {DEFAULT_REPLICA_NICE}: a flooding job leaves the TUI a core; "
+        "0: as the service)",
     )
     p.add_argument(
         "--max-wait-scale",
