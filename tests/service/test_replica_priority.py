@@ -47,22 +47,22 @@ def test_a_process_in_its_own_session_is_lowered_both_ways(
     assert os.getpriority(os.PRIO_PROCESS, sleeper.pid) == min(MAX_NICE, before + 5)
 
 
-def test_the_session_group_is_read_and_written_as_the_kernel_shows_it(tmp_path: Path) -> None:
-    pid = os.getpid()
+def test_the_session_group_is_read_and_written_as_the_kernel_shows_it(
+    tmp_path: Path, sleeper: subprocess.Popen[bytes]
+) -> None:
+    pid = sleeper.pid  # its nice value is lowered for real; its group is a file here
     group = tmp_path / str(pid) / "autogroup"
     group.parent.mkdir()
     group.write_text("/autogroup-42 nice 3\n")
     nice = os.getpriority(os.PRIO_PROCESS, pid)
-    try:
-        assert lower_priority(pid, 1, proc=tmp_path) == []
-        assert group.read_text() == "4"
-        group.write_text("garbage")
-        problems = lower_priority(pid, 1, proc=tmp_path)
-        assert len(problems) == 1 and "session CPU priority" in problems[0]
-        group.unlink()
-        assert lower_priority(pid, 1, proc=tmp_path) == []  # no autogroups: not a failure
-    finally:
-        assert os.getpriority(os.PRIO_PROCESS, pid) == min(MAX_NICE, nice + 3)
+    assert lower_priority(pid, 1, proc=tmp_path) == []
+    assert group.read_text() == "4"
+    group.write_text("garbage")
+    problems = lower_priority(pid, 1, proc=tmp_path)
+    assert len(problems) == 1 and "session CPU priority" in problems[0]
+    group.unlink()
+    assert lower_priority(pid, 1, proc=tmp_path) == []  # no autogroups: not a failure
+    assert os.getpriority(os.PRIO_PROCESS, pid) == min(MAX_NICE, nice + 3)
 
 
 def test_a_vanished_process_is_reported_not_raised() -> None:
