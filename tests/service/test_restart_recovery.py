@@ -217,6 +217,15 @@ def test_a_cancel_right_after_the_restart_stops_the_adopted_replicas(
     r.svc.wait_state(job_id, ("RUNNING",), timeout=60)
     _wait(lambda: len(_supervisors(r.svc, job_id)) == 2, what="two supervisors")
     sups = _supervisors(r.svc, job_id)
+    # Each replica has trained a step (what the last check needs): started is not enough when
+    # replicas run below the test's priority on a busy machine.
+    _wait(
+        lambda: all(
+            _steps(_file_lines(r.svc, job_id, task)[0])
+            for task in ("master-replica-0", "worker-replica-0")
+        ),
+        what="a step from each replica",
+    )
     r.kill9()
     svc = r.restart()
     svc.client().cancel(job_id)
