@@ -594,6 +594,10 @@ class LogStream:
             self._remember(lines)
         return lines
 
+    def _full(self, lines: list[LogLine]) -> bool:
+        """Whether a read returned a whole batch: more lines wait behind it."""
+        return self.batch_limit is not None and 0 < self.batch_limit <= len(lines)
+
     def _should_skip(
         self,
         on_skip: Callable[[list[LogLine]], object] | None,
@@ -720,7 +724,7 @@ class LogStream:
                     lines = self.poll(wait=wait)
                     waited = time.monotonic() - started if wait else 0.0
                     # G while no backlog was known: this read shows whether lines wait.
-                    full = bool(self.batch_limit) and len(lines) >= (self.batch_limit or 0)
+                    full = self._full(lines)
                     if self._skip_request.is_set() and self._should_skip(on_skip, full, may_skip):
                         tail, gap = self.skip_to_tail(self.batch_limit or 0)
                         if gap:
@@ -749,7 +753,7 @@ class LogStream:
             # After an empty poll, read the job before the next one: if it has ended, that
             # next poll decides (it sees every line written before the end).
             refresh = not lines
-            backlog = bool(self.batch_limit) and len(lines) >= (self.batch_limit or 0)
+            backlog = self._full(lines)
             if backlog:
                 continue  # take the next batch at once while the view shows this one
             long_poll = not lines
