@@ -347,7 +347,7 @@ class Instruments:
         from textual.screen import Screen
 
         import tui_app.api.log_stream as log_stream
-        from widgets.log_view import LogView
+        from tui_app.widgets.log_view import LogView
 
         targets: list[tuple[str, Any, str]] = [
             ("frame", Screen, "_compositor_refresh"),
@@ -467,7 +467,7 @@ def child_flood(
     rss_start = rss_mb()
     from tui_app.shell.app import JobsApp
     from tui_app.shell.screens.logs_screen import ALL, LogsScreen
-    from widgets.log_view import LogView
+    from tui_app.widgets.log_view import LogView
 
     rss_imported = rss_mb()
     app = make_app(state_root, Path(work))

@@ -7,9 +7,9 @@ from typing import Any
 from textual.app import App
 from textual.theme import Theme
 
-from themes.dark import TUI_DARK
-from themes.high_contrast import TUI_HIGH_CONTRAST
-from themes.light import TUI_LIGHT
+from tui_app.themes.dark import TUI_DARK
+from tui_app.themes.high_contrast import TUI_HIGH_CONTRAST
+from tui_app.themes.light import TUI_LIGHT
 
 __all__ = ["DEFAULT_THEME", "THEMES", "register_themes"]
 

@@ -47,7 +47,7 @@ from tui_app.model.job_view import (
 )
 from tui_app.model.list_filter import PickedRows
 from tui_app.model.states import STATE_SYMBOL, JobState
-from widgets.line_cursor import (
+from tui_app.widgets.line_cursor import (
     ControlMessage,
     LineCursorView,
     cursor_bindings,

@@ -48,7 +48,7 @@ from tui_app.model.log_buffer import Entry, FilterMode, LogBuffer, Marker
 from tui_app.model.log_line import LogLine, task_tag
 from tui_app.model.log_text import MAX_CHARS, CleanLine, clean
 from tui_app.model.severity import SEVERITIES
-from widgets.line_cursor import (
+from tui_app.widgets.line_cursor import (
     ControlMessage,
     LineCursorView,
     cursor_bindings,

@@ -6,6 +6,10 @@ builds the wheel as pip does for ``pip install .``, installs it alone into a fre
 runs ``wheel_smoke.py`` there: every module imported from the wheel, every stylesheet and the
 sample trainer present, the demo's jobs submitted, the app opened headless on them.
 
+The venv first gets two other distributions that own the top-level names ``themes`` and
+``widgets`` (PyPI has an unrelated ``themes``): tui-app installs everything under ``tui_app``, so
+installing it must leave theirs whole (issue 29).
+
 The fresh venv borrows the dependencies of the venv running the tests through a path line in
 a ``.pth`` file (which adds the directory without running that directory's own ``.pth`` files,
 so the editable install's import hook stays out). Nothing is downloaded.
@@ -19,7 +23,10 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from pathlib import Path
+
+from tests.support.stand_in_wheels import build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 # What a source tree of the project holds; build outputs and local state stay behind.
@@ -43,14 +50,21 @@ def test_wheel_installs_and_runs(tmp_path: Path) -> None:
          "-w", str(wheels), str(source)],
     )  # fmt: skip
     (wheel,) = wheels.glob("tui_app-*.whl")
+    top_level = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
+    assert top_level == {"tui_app", wheel.name.split("-py3")[0] + ".dist-info"}, top_level
 
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
-    _run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-         "--no-index", "-q", str(wheel)],
-    )  # fmt: skip
+    others = [
+        build_wheel(tmp_path / "others", name, "1.0", body=f'STAND_IN = "{name}"\n')
+        for name in ("themes", "widgets")
+    ]
+    for step in (others, [wheel]):
+        _run(
+            [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+             "--no-index", "-q", *map(str, step)],
+        )  # fmt: skip
     site = Path(
         _run(
             [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]

@@ -16,7 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-PACKAGES = ("tui_app", "widgets", "themes")
+# The installed package -> the checkout's folder that holds it (widgets/ and themes/ sit at the
+# top of the repository and install inside tui_app).
+PACKAGES = {"tui_app": "tui_app", "tui_app.widgets": "widgets", "tui_app.themes": "themes"}
+# Distributions of other projects that own the top-level names our folders have: installed
+# before the wheel, they must import as they were after it.
+STAND_INS = ("themes", "widgets")
 # Data, not our code: the sample trainer the wheel carries for `tui-app --demo` (its setup.py
 # would run setuptools when imported). Its files are checked, not imported.
 DATA_PACKAGES = ("tui_app.sample_trainer",)
@@ -27,20 +32,46 @@ def fail(message: str) -> None:
     sys.exit(1)
 
 
+def installed_files(root: Path, site: Path, pattern: str) -> list[tuple[Path, Path]]:
+    """(checkout file, where the wheel must have put it) for each file matching ``pattern``.
+
+    The links tui_app/widgets and tui_app/themes are skipped: their folders are walked as
+    the packages they are.
+    """
+    pairs = []
+    for package, folder in PACKAGES.items():
+        base = root / folder
+        target = site.joinpath(*package.split("."))
+        for path in sorted(base.rglob(pattern)):
+            relative = path.relative_to(base)
+            if package == "tui_app" and relative.parts[0] in ("widgets", "themes"):
+                continue
+            pairs.append((path, target / relative))
+    return pairs
+
+
 def source_modules(root: Path, site: Path) -> list[str]:
     """Every module of the checkout's packages, by the files that are there."""
     names = []
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            parts = list(path.relative_to(root).with_suffix("").parts)
-            if parts[-1] == "__main__":  # runs the program when imported; the file is checked
-                if not (site / path.relative_to(root)).is_file():
-                    fail(f"{path.relative_to(root)} is not in the wheel")
-                continue
-            if parts[-1] == "__init__":
-                parts.pop()
-            names.append(".".join(parts))
+    for path, installed in installed_files(root, site, "*.py"):
+        parts = list(installed.relative_to(site).with_suffix("").parts)
+        if parts[-1] == "__main__":  # runs the program when imported; the file is checked
+            if not installed.is_file():
+                fail(f"{path.relative_to(root)} is not in the wheel")
+            continue
+        if parts[-1] == "__init__":
+            parts.pop()
+        names.append(".".join(parts))
     return names
+
+
+def check_stand_ins(site: Path) -> None:
+    """The other projects' ``themes`` and ``widgets`` are still theirs, whole."""
+    for name in STAND_INS:
+        module = importlib.import_module(name)
+        if getattr(module, "STAND_IN", None) != name:
+            fail(f"import {name} is no longer the other distribution's: {module.__file__}")
+    print(f"the other distributions' {', '.join(STAND_INS)} import as they were")
 
 
 def check_imports(root: Path, site: Path) -> None:
@@ -57,10 +88,9 @@ def check_imports(root: Path, site: Path) -> None:
 
 
 def check_data(root: Path, site: Path) -> None:
-    for package in PACKAGES:
-        for tcss in (root / package).rglob("*.tcss"):
-            if not (site / tcss.relative_to(root)).is_file():
-                fail(f"{tcss.relative_to(root)} is not in the wheel")
+    for tcss, installed in installed_files(root, site, "*.tcss"):
+        if not installed.is_file():
+            fail(f"{tcss.relative_to(root)} is not in the wheel")
     trainer = root / "examples" / "trainer"
     for path in [trainer / "setup.py", *trainer.joinpath("trainer").glob("*.py")]:
         installed = site / "tui_app" / "sample_trainer" / path.relative_to(trainer)
@@ -114,6 +144,7 @@ def main() -> None:
         fail(f"the checkout {root} is importable: {sys.path}")
     check_imports(root, site)
     check_data(root, site)
+    check_stand_ins(site)
     bin_dir = Path(sys.executable).parent
     tui = str(bin_dir / "tui-app")
     print(run(tui, "--version").strip())

@@ -24,7 +24,7 @@ from tui_app.shell.screens.help_screen import HelpScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.shell.screens.prompt_screen import PromptScreen
-from widgets.job_table import JobTable
+from tui_app.widgets.job_table import JobTable
 
 NOW = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)
 

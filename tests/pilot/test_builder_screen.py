@@ -30,9 +30,9 @@ from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.shell.screens.message_screen import MessageScreen
 from tui_app.shell.screens.presets_screen import PresetsScreen
 from tui_app.shell.screens.prompt_screen import PromptScreen
-from widgets.code_preview import CodePreview
-from widgets.job_table import JobTable
-from widgets.tier_panel import TierPanel
+from tui_app.widgets.code_preview import CodePreview
+from tui_app.widgets.job_table import JobTable
+from tui_app.widgets.tier_panel import TierPanel
 
 
 def builder(app: JobsApp) -> BuilderScreen:

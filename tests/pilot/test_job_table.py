@@ -22,7 +22,7 @@ from tui_app.model.job_view import (
     sort_rows,
 )
 from tui_app.model.list_filter import FilterIndex, filter_rows, parse_list_filter
-from widgets.job_table import CAUSE_W, JobTable, column_layout, fit_job_id
+from tui_app.widgets.job_table import CAUSE_W, JobTable, column_layout, fit_job_id
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 

@@ -20,7 +20,7 @@ from tui_app.shell.screens.builder_screen import BuilderScreen
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.message_screen import MessageScreen
-from widgets.job_table import JobTable
+from tui_app.widgets.job_table import JobTable
 
 LONG = ("--steps", "100000", "--sleep", "0.1")
 

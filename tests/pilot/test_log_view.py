@@ -20,7 +20,7 @@ from textual.message import Message
 
 from tui_app.model.log_line import LogLine
 from tui_app.model.severity import SEVERITIES
-from widgets.log_view import LogView, TimestampMode
+from tui_app.widgets.log_view import LogView, TimestampMode
 
 START = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)
 TASKS = ("master-replica-0", "worker-replica-0", "worker-replica-1", "ps-replica-0")

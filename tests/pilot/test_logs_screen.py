@@ -29,7 +29,7 @@ from tui_app.shell.screens.logs_screen import (
     LogsScreen,
 )
 from tui_app.shell.screens.prompt_screen import PromptScreen
-from widgets.log_view import LogView
+from tui_app.widgets.log_view import LogView
 
 CLUSTER = {
     "scaleTier": "CUSTOM",

@@ -20,7 +20,7 @@ from tests.pilot.conftest import live_app, wait_for
 from tests.support.burner import build_burner, burner_job, sampling_service
 from tests.support.live_service import LiveService
 from tui_app.shell.screens.describe_screen import DescribeScreen
-from widgets.replica_usage import ReplicaUsage, ReplicaUsageRow
+from tui_app.widgets.replica_usage import ReplicaUsage, ReplicaUsageRow
 
 CLUSTER = {
     "scaleTier": "CUSTOM",

@@ -17,7 +17,7 @@ from tui_app.model.job_view import JobRow
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.message_screen import MessageScreen
-from widgets.job_table import JobTable
+from tui_app.widgets.job_table import JobTable
 
 PROJECT = "outage-project"
 JOB = "outage_20261122_010000"

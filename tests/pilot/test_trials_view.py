@@ -20,7 +20,7 @@ from tui_app.config.settings import Settings
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.shell.screens.logs_screen import ALL, LogsScreen
-from widgets.trials_table import COLUMNS, TrialsPlot, TrialsSection, TrialsTable
+from tui_app.widgets.trials_table import COLUMNS, TrialsPlot, TrialsSection, TrialsTable
 
 RUNNING_ID = "hptune_20261122_084000"
 DONE_ID = "hptune_20261122_075500"

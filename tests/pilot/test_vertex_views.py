@@ -37,8 +37,8 @@ from tui_app.shell.messages import JobsRefreshed
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
-from widgets.job_table import JobTable
-from widgets.trials_table import TrialsSection, TrialsTable
+from tui_app.widgets.job_table import JobTable
+from tui_app.widgets.trials_table import TrialsSection, TrialsTable
 
 NOW = datetime(2026, 11, 22, 10, 35, tzinfo=UTC)
 PARENT = f"projects/{PROJECT}/locations/{REGION}"

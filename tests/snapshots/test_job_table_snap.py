@@ -10,7 +10,7 @@ import pytest
 from textual.app import App, ComposeResult
 
 from tui_app.model.job_view import JobRow, display_rows, sort_rows
-from widgets.job_table import JobTable
+from tui_app.widgets.job_table import JobTable
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 CLUSTER = {"scaleTier": "CUSTOM", "masterType": "standard", "workerType": "standard"}

@@ -9,7 +9,7 @@ from textual.app import App, ComposeResult
 
 from tui_app.model.log_line import LogLine
 from tui_app.model.severity import SEVERITIES
-from widgets.log_view import LogView
+from tui_app.widgets.log_view import LogView
 
 START = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)
 M0, W0, W1, P0 = "master-replica-0", "worker-replica-0", "worker-replica-1", "ps-replica-0"

@@ -19,7 +19,7 @@ from tests.support.settle import settled, wait_until
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.config.settings import Settings
-from widgets.job_table import JobTable
+from tui_app.widgets.job_table import JobTable
 
 NOW = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)
 SIZES = [(80, 24), (120, 40)]

@@ -18,7 +18,7 @@ from tests.support.settle import settled, wait_until
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.config.settings import Settings
-from widgets.trials_table import TrialsTable
+from tui_app.widgets.trials_table import TrialsTable
 
 JOB_ID = "hptune_20261122_084000"
 

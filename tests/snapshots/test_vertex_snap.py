@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 from tests.pilot.test_vertex_views import FAILED_NAME, HP_NAME, STATES, vertex_app
 from tests.support.settle import settled, wait_until
 from tests.support.vertex_replay import VertexReplay
-from widgets.job_table import JobTable
+from tui_app.widgets.job_table import JobTable
 
 
 async def _loaded(pilot: Pilot[Any]) -> None:

@@ -40,13 +40,18 @@ def _record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
-def build_wheel(out: Path, dist: str, version: str, requires: tuple[str, ...] = ()) -> Path:
-    """A py3-none-any wheel of ``dist`` ``version`` in ``out``; returns its path."""
+def build_wheel(
+    out: Path, dist: str, version: str, requires: tuple[str, ...] = (), body: str = ""
+) -> Path:
+    """A py3-none-any wheel of ``dist`` ``version`` in ``out``; returns its path.
+
+    ``body`` is appended to the package's ``__init__.py``.
+    """
     norm = dist.replace("-", "_")
     module = IMPORT_NAMES.get(dist, norm)
     info = f"{norm}-{version}.dist-info"
     files: dict[str, bytes] = {
-        f"{module}/__init__.py": f'__version__ = "{version}"\n'.encode(),
+        f"{module}/__init__.py": (f'__version__ = "{version}"\n' + body).encode(),
         f"{info}/METADATA": (
             f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n"
             + "".join(f"Requires-Dist: {r}\n" for r in requires)

@@ -1,5 +1,9 @@
 """The layers hold: the model, clients and service never load Textual; `themes` is ours.
 
+The widgets and themes are ``tui_app.widgets`` and ``tui_app.themes``: a top-level ``widgets`` or
+``themes`` loaded by the app would be a second copy of the same classes, and in an installed
+tui-app it would be another distribution's package.
+
 Run in a subprocess and read `sys.modules`: the only way to prove an import does not happen.
 """
 
@@ -37,6 +41,12 @@ def test_supervisor_starts_light() -> None:
 
 
 def test_themes_package_is_ours() -> None:
-    import themes
+    import tui_app.themes
 
-    assert Path(themes.__file__).resolve().is_relative_to(REPO)
+    assert Path(tui_app.themes.__file__).resolve().is_relative_to(REPO)
+
+
+def test_the_app_loads_no_top_level_widgets_or_themes() -> None:
+    mods = _loaded("import tui_app.shell.app, tui_app.entry.cli, tui_app.entry.jobs_cli")
+    assert "tui_app.widgets.job_table" in mods and "tui_app.themes" in mods
+    assert not {m for m in mods if m.split(".")[0] in ("widgets", "themes")}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from textual.binding import Binding
 
-from widgets.line_cursor import cursor_bindings, scroll_target
+from tui_app.widgets.line_cursor import cursor_bindings, scroll_target
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from tui_app.api.metrics_client import UsageHistory, parse_metrics
-from widgets.replica_usage import columns, format_bytes, scaled
+from tui_app.widgets.replica_usage import columns, format_bytes, scaled
 
 
 def _body(*samples: tuple[str, float, str], task: str = "master-replica-0") -> dict[str, object]:

@@ -9,8 +9,8 @@ from textual.app import App
 from textual.color import Color
 from textual.theme import Theme
 
-import themes
-from themes import DEFAULT_THEME, THEMES, register_themes
+import tui_app.themes
+from tui_app.themes import DEFAULT_THEME, THEMES, register_themes
 
 REPO = Path(__file__).resolve().parents[2]
 BY_NAME = {t.name: t for t in THEMES}
@@ -36,7 +36,7 @@ def variables(theme: Theme) -> dict[str, str]:
 
 def test_ours_is_the_themes_package_in_this_repo() -> None:
     """PyPI has an unrelated package called `themes`; the one imported must be ours."""
-    assert Path(themes.__file__).resolve().is_relative_to(REPO)
+    assert Path(tui_app.themes.__file__).resolve().is_relative_to(REPO)
 
 
 def test_names_and_default() -> None:

@@ -21,7 +21,6 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from themes import DEFAULT_THEME, register_themes
 from tui_app.api.errors import ApiCallError
 from tui_app.config.settings import Settings, save_setting
 from tui_app.model.job_id import find_job_id
@@ -33,6 +32,7 @@ from tui_app.shell.screens.command_screen import Command, CommandScreen
 from tui_app.shell.screens.help_screen import HelpScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.logs_screen import LogsScreen
+from tui_app.themes import DEFAULT_THEME, register_themes
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection

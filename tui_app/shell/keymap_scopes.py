@@ -31,12 +31,12 @@ def keymap_scopes(app_bindings: Iterable[BindingType]) -> dict[str, Scope]:
     from tui_app.shell.screens.picker_screen import PickerScreen
     from tui_app.shell.screens.presets_screen import PresetsScreen
     from tui_app.shell.screens.prompt_screen import PromptScreen
-    from widgets.code_preview import CodePreview
-    from widgets.detail_scroll import DetailScroll
-    from widgets.job_table import JobTable
-    from widgets.log_view import LogView
-    from widgets.params_table import ParamsTable
-    from widgets.trials_table import TrialsTable
+    from tui_app.widgets.code_preview import CodePreview
+    from tui_app.widgets.detail_scroll import DetailScroll
+    from tui_app.widgets.job_table import JobTable
+    from tui_app.widgets.log_view import LogView
+    from tui_app.widgets.params_table import ParamsTable
+    from tui_app.widgets.trials_table import TrialsTable
 
     app = bindings_of(app_bindings)
     held: dict[str, tuple[type[DOMNode], ...]] = {

@@ -42,8 +42,8 @@ from tui_app.model.tiers import (
 )
 from tui_app.shell.screens.param_edit_screen import ParamEditScreen
 from tui_app.shell.screens.prompt_screen import PathSuggester
-from widgets.params_table import ParamsTable
-from widgets.tier_panel import TierPanel
+from tui_app.widgets.params_table import ParamsTable
+from tui_app.widgets.tier_panel import TierPanel
 
 REGIONS = (
     "us-central1",

@@ -65,9 +65,9 @@ from tui_app.shell.screens.message_screen import MessageScreen
 from tui_app.shell.screens.presets_screen import PresetAction, PresetsScreen
 from tui_app.shell.screens.prompt_screen import PromptScreen, ask_where_to_save
 from tui_app.shell.screens.screen_toasts import ScreenToasts
-from widgets.code_preview import CodePreview
-from widgets.status_header import StatusHeader
-from widgets.tier_panel import TierPanel
+from tui_app.widgets.code_preview import CodePreview
+from tui_app.widgets.status_header import StatusHeader
+from tui_app.widgets.tier_panel import TierPanel
 
 VALIDATE_DELAY = 0.15
 """Seconds of quiet after a keystroke before the form is validated again."""

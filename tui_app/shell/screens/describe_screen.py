@@ -47,10 +47,10 @@ from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import JobsRefreshed
 from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.shell.screens.screen_toasts import ScreenToasts
-from widgets.detail_scroll import DetailScroll
-from widgets.replica_usage import ReplicaUsage
-from widgets.status_header import StatusHeader
-from widgets.trials_table import TrialsSection, TrialsTable
+from tui_app.widgets.detail_scroll import DetailScroll
+from tui_app.widgets.replica_usage import ReplicaUsage
+from tui_app.widgets.status_header import StatusHeader
+from tui_app.widgets.trials_table import TrialsSection, TrialsTable
 
 if TYPE_CHECKING:
     from tui_app.api.metrics_client import MetricsClient

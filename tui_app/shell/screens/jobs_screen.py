@@ -35,9 +35,9 @@ from tui_app.model.states import JobState
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 from tui_app.shell.screens.logs_screen import LogsScreen
-from widgets.job_table import JobTable, longest_id_of
-from widgets.key_footer import KeyFooter
-from widgets.status_header import StatusHeader
+from tui_app.widgets.job_table import JobTable, longest_id_of
+from tui_app.widgets.key_footer import KeyFooter
+from tui_app.widgets.status_header import StatusHeader
 
 REFINE_SHARE = 4
 """A keystroke filters the previous result when it holds at most 1/REFINE_SHARE of the list."""

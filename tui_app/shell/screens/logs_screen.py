@@ -38,7 +38,7 @@ from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.screens.picker_screen import PickerScreen
 from tui_app.shell.screens.prompt_screen import ask_where_to_save
 from tui_app.shell.screens.screen_toasts import ScreenToasts
-from widgets.log_view import FilterMode, LogView, TimestampMode
+from tui_app.widgets.log_view import FilterMode, LogView, TimestampMode
 
 if TYPE_CHECKING:  # the clients load in the stream worker, not before the first frame
     from tui_app.api.log_feed import LogFeed
