@@ -12,6 +12,7 @@ from pathlib import Path
 from tests.conftest import unique_id
 from tests.support.live_service import PROJECT, basic_job, free_port
 from tui_app.api.jobs_client import JobsClient, make_credentials
+from tui_app.entry.launch import service_left_running
 
 
 def tui(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -26,6 +27,7 @@ def tui(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 def test_start_status_env_stop(tmp_path: Path, trainer_sdist: Path) -> None:
     state = tmp_path / "state"
     port = free_port()
+    opened = time.time()
     started = tui("service", "start", "--state-dir", str(state), "--port", str(port))
     assert started.returncode == 0, started.stderr
     url = f"http://127.0.0.1:{port}"
@@ -37,6 +39,15 @@ def test_start_status_env_stop(tmp_path: Path, trainer_sdist: Path) -> None:
 
         status = tui("service", "status", "--state-dir", str(state))
         assert status.returncode == 0 and f"running at {url}" in status.stdout
+        assert f"capacity: {os.cpu_count()} CPU slots, " in status.stdout, status.stdout
+
+        # Leaving the TUI (issue 29): a service started meanwhile is said to keep running,
+        # with the command that stops it; one that was running before, only after --demo.
+        note = service_left_running(state, opened, demo=False)
+        assert note is not None and url in note
+        assert note.endswith(f"tui-app service stop --state-dir {state}")
+        assert service_left_running(state, time.time() + 60, demo=False) is None
+        assert service_left_running(state, time.time() + 60, demo=True) is not None
 
         env = tui("service", "env", "--state-dir", str(state), "--project", "p1")
         lines = env.stdout.splitlines()
@@ -68,6 +79,7 @@ def test_start_status_env_stop(tmp_path: Path, trainer_sdist: Path) -> None:
         stopped = tui("service", "stop", "--state-dir", str(state))
     assert stopped.returncode == 0
     assert tui("service", "status", "--state-dir", str(state)).returncode == 3
+    assert service_left_running(state, opened, demo=True) is None  # nothing to say
     assert not _alive(pid["replica"])
 
     restarted = tui("service", "start", "--state-dir", str(state), "--port", str(port))

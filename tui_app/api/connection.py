@@ -13,7 +13,7 @@ import sys
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from google.auth.credentials import Credentials
 
@@ -88,11 +88,20 @@ class Connection:
 
 
 def _answers(url: str) -> bool:
+    return service_health(url) is not None
+
+
+def service_health(url: str) -> dict[str, Any] | None:
+    """The local service's ``/healthz`` answer (status, version, capacity), or None when
+    nothing answers at ``url``."""
     try:
         with urllib.request.urlopen(url.rstrip("/") + "/healthz", timeout=1.0) as resp:
-            return bool(resp.status == 200)
-    except OSError:
-        return False
+            if resp.status != 200:
+                return None
+            body = json.loads(resp.read() or b"{}")
+    except (OSError, ValueError):
+        return None
+    return body if isinstance(body, dict) else {}
 
 
 def local_service(state_dir: Path, start: bool = True) -> tuple[str, str | None]:

@@ -1,5 +1,5 @@
 """``MetricsClient``: per-replica CPU and memory samples from the local service's extension,
-and (``environment``) the runtime environment a job got, from its ``:environment`` extension.
+the runtime environment a job got (``:environment``) and why a queued job waits (``:queue``).
 
 ``GET /v1/projects/{project}/jobs/{job}:metrics[?since=]`` is not in the ml v1 discovery
 document (the service documents it in ``tui_app/local/metrics.py``), so it goes through the same
@@ -143,12 +143,24 @@ class MetricsClient:
         Raises:
             ApiCallError: the call failed.
         """
+        return self._extension(job_id, "environment")
+
+    def queue(self, job_id: str) -> dict[str, Any] | None:
+        """Why the job waits (``:queue``, the local service's extension): ``{}`` when it does
+        not wait; None where the endpoint has no such method (a cloud one).
+
+        Raises:
+            ApiCallError: the call failed.
+        """
+        return self._extension(job_id, "queue")
+
+    def _extension(self, job_id: str, method: str) -> dict[str, Any] | None:
         from google.auth import exceptions as auth_exc
         from requests import RequestException
 
         url = (
             f"{self.endpoint}/v1/projects/{quote(self.project, safe='')}"
-            f"/jobs/{quote(job_id, safe='')}:environment"
+            f"/jobs/{quote(job_id, safe='')}:{method}"
         )
         try:
             resp = self._session.get(url, timeout=self.timeout)

@@ -181,6 +181,10 @@ def _service(args: argparse.Namespace) -> int:
                 f"running at {info.url} (pid {info.pid}, "
                 f"{'token auth' if info.auth else 'no auth'}, state dir {state.root})"
             )
+            capacity = health.get("capacity")
+            if isinstance(capacity, dict):
+                slots, gpus = capacity.get("slots"), capacity.get("gpus")
+                print(f"capacity: {slots} CPU slots, {gpus} GPUs (one slot per replica)")
             if health.get("logWriterError"):
                 print(f"warning: {health['logWriterError']}")
             return 0

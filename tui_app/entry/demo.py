@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_app.api.connection import local_service
+from tui_app.api.connection import local_service, service_health
 from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.config.locations import default_state_dir
 from tui_app.model.job_id import new_job_id
@@ -42,13 +42,19 @@ def build_trainer_sdist(dest_dir: Path) -> Path:
     return build_sdist(TRAINER_DIR, dest_dir)
 
 
-def sample_jobs(package: str) -> list[dict[str, Any]]:
-    """A moving list: one that fails, one that succeeds, a long multi-replica one, one queued,
-    and a small hyperparameter tuning job (6 Bayesian trials of the learning rate and batch
-    size, 2 at a time) whose trials table fills in as they finish.
+def sample_jobs(package: str, slots: int = 2) -> list[dict[str, Any]]:
+    """A moving list, sized to a machine of ``slots`` CPU slots (the service's capacity).
 
-    With the default slots (one per core) on a small machine, the 4-replica job waits for the
-    first two to finish and the last job waits QUEUED behind it.
+    In submission order: one that fails within seconds, one that succeeds, a small
+    hyperparameter tuning job (6 Bayesian trials of the learning rate and batch size, 2 at a
+    time where there is room) whose trials table fills in as they finish, a long distributed
+    job as big as the machine (a master, a parameter server and ``slots - 2`` workers, at least
+    one), and one more job that waits QUEUED behind it.
+
+    Admission is strictly in order, so the tuning job goes before the cluster: its first trial
+    starts as soon as the failing job has freed a slot (a few seconds), and the cluster starts
+    once the tuning job is done, holding every slot for about ten minutes while the last job
+    waits and says for what.
     """
 
     def job(base: str, args: list[str], **extra: Any) -> dict[str, Any]:
@@ -67,39 +73,40 @@ def sample_jobs(package: str) -> list[dict[str, Any]]:
         "scaleTier": "CUSTOM",
         "masterType": "standard",
         "workerType": "standard",
-        "workerCount": "2",
+        "workerCount": str(max(1, slots - 2)),
         "parameterServerType": "standard",
         "parameterServerCount": "1",
     }
+    tuning = job(
+        "mnist_hptuning",
+        ["--steps", "120", "--sleep", "0.02", "--checkpoint-every", "20"],
+        hyperparameters={
+            "goal": "MINIMIZE",  # the trainer reports its held-out MSE
+            "maxTrials": 6,
+            "maxParallelTrials": 2,
+            "enableTrialEarlyStopping": True,
+            "params": [
+                {
+                    "parameterName": "learning_rate",
+                    "type": "DOUBLE",
+                    "minValue": 0.0005,
+                    "maxValue": 0.2,
+                    "scaleType": "UNIT_LOG_SCALE",
+                },
+                {
+                    "parameterName": "batch_size",
+                    "type": "DISCRETE",
+                    "discreteValues": [8, 16, 32],
+                },
+            ],
+        },
+    )
     return [
         job("bad_lr", ["--steps", "400", "--sleep", "0.05", "--fail-at-step", "60"]),
         job("mnist", ["--steps", "300", "--sleep", "0.03"]),
-        job("census_dist", ["--steps", "6000", "--sleep", "0.2"], **cluster),
+        tuning,
+        job("census_dist", ["--steps", "3000", "--sleep", "0.2"], **cluster),
         job("mnist_large", ["--steps", "600", "--sleep", "0.05"]),
-        job(
-            "mnist_hptuning",
-            ["--steps", "120", "--sleep", "0.02", "--checkpoint-every", "20"],
-            hyperparameters={
-                "goal": "MINIMIZE",  # the trainer reports its held-out MSE
-                "maxTrials": 6,
-                "maxParallelTrials": 2,
-                "enableTrialEarlyStopping": True,
-                "params": [
-                    {
-                        "parameterName": "learning_rate",
-                        "type": "DOUBLE",
-                        "minValue": 0.0005,
-                        "maxValue": 0.2,
-                        "scaleType": "UNIT_LOG_SCALE",
-                    },
-                    {
-                        "parameterName": "batch_size",
-                        "type": "DISCRETE",
-                        "discreteValues": [8, 16, 32],
-                    },
-                ],
-            },
-        ),
     ]
 
 
@@ -117,5 +124,8 @@ def submit_demo_jobs(state_dir: Path | None, project: str) -> list[str]:
     state = StateDir(root)
     sdist = build_trainer_sdist(state.gcs_path(f"gs://{DEMO_BUCKET}/packages"))
     package = f"gs://{DEMO_BUCKET}/packages/{sdist.name}"
+    capacity = (service_health(url) or {}).get("capacity") or {}
+    slots = capacity.get("slots") if isinstance(capacity, dict) else None
     client = JobsClient(url, project, make_credentials(token))
-    return [client.create(body)["jobId"] for body in sample_jobs(package)]
+    bodies = sample_jobs(package, slots if isinstance(slots, int) and slots > 0 else 2)
+    return [client.create(body)["jobId"] for body in bodies]

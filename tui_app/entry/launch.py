@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+import time
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,8 +63,41 @@ def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None
 
     from tui_app.shell.app import JobsApp
 
+    opened = time.time()
     app = JobsApp(settings, connector(profile, state_dir), project, profile.name)
     if problem:
         app.startup_warning = problem
     app.run()
+    if profile.kind == "local":
+        note = service_left_running(state_dir, opened, args.demo)
+        if note:
+            print(note, file=sys.stderr)
     return 0
+
+
+def service_left_running(state_dir: Path | None, since: float, demo: bool) -> str | None:
+    """What to say on leaving the TUI when its local service goes on running: the service
+    it started (or the demo's, whose jobs it runs) keeps running jobs after ``q``, and a
+    person should not find that out from ``ps``. Nothing for a service started before."""
+    import psutil
+
+    from tui_app.local.paths import StateDir, default_state_dir
+    from tui_app.local.service_cli import running
+
+    state = StateDir(state_dir or default_state_dir())
+    info = running(state)
+    if info is None:
+        return None
+    try:
+        started = psutil.Process(info.pid).create_time()
+    except psutil.Error:
+        return None
+    if started < since - 1 and not demo:
+        return None
+    stop = "tui-app service stop"
+    if state_dir is not None:
+        stop += f" --state-dir {shlex.quote(str(state_dir))}"
+    return (
+        f"The local jobs service is still running (pid {info.pid}, {info.url}) and so are its "
+        f"jobs.\nStop it and every job it runs with: {stop}"
+    )

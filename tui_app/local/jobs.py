@@ -468,6 +468,43 @@ class JobService:
             return {}
         return data if isinstance(data, dict) else {}
 
+    def queue(self, project: str, job_id: str) -> dict[str, Any]:
+        """The ``:queue`` answer: why a QUEUED job waits, in numbers a client words
+        (``model/queue_wait.py``; docs/wire-formats.md); ``{}`` for a job that does not wait."""
+        self.stored(project, job_id)  # 404 for an unknown job
+        wait = self.scheduler.wait_info((project, job_id))
+        if wait is None:
+            return {}
+        capacity = self.scheduler.capacity
+
+        def job_entry(key: tuple[str, str], slots: int, gpus: int) -> dict[str, Any]:
+            entry: dict[str, Any] = {"jobId": key[1], "slots": slots, "gpus": gpus}
+            if key[0] != project:
+                entry["project"] = key[0]
+            return entry
+
+        running = []
+        for key, slots, gpus in wait.running:
+            entry = job_entry(key, slots, gpus)
+            job = self.jobs.get(*key)
+            if job is not None:
+                entry["state"] = job["state"]
+                if job.get("startTime"):
+                    entry["startTime"] = job["startTime"]
+            running.append(entry)
+        return {
+            "position": wait.position,
+            "needs": {
+                "replicas": len(wait.demand.task_names),
+                "slots": wait.demand.slots,
+                "gpus": wait.demand.total_gpus,
+            },
+            "machine": {"slots": capacity.slots, "gpus": len(capacity.gpu_ids)},
+            "free": {"slots": wait.free_slots, "gpus": wait.free_gpus},
+            "running": running,
+            "ahead": [job_entry(*a) for a in wait.ahead],
+        }
+
     @staticmethod
     def _ml_units(job: dict[str, Any]) -> float:
         start = parse_job_time(job["startTime"]) if job.get("startTime") else None

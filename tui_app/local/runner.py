@@ -38,6 +38,7 @@ from tui_app.local.timefmt import parse_job_time
 from tui_app.model.capacity import Demand, fit, job_demand, shortfall_notes
 from tui_app.model.cluster import Replica, replicas
 from tui_app.model.limits import TimeLimit, running_limit, wait_limit
+from tui_app.model.queue_wait import wait_summary
 from tui_app.model.runtimes import RuntimeRefused, missing_module_hint
 from tui_app.model.severity import SEVERITIES
 from tui_app.model.states import JobState
@@ -444,6 +445,8 @@ class JobRunner:
             self._arm(wait, self._created_at(job))
         demand = job_demand(ti)
         admitted = scheduler.request((self.project, self.job_id), demand, job_priority(ti))
+        if not admitted.done():  # it waits: say for what, once, where the job's log is read
+            self.note(wait_summary(self.host.queue(self.project, self.job_id)))
         cancelled, grant = await self._until_cancelled(admitted)
         if cancelled:
             return None

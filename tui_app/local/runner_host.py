@@ -53,6 +53,9 @@ class RunnerHost(Protocol):
             ApiError: NOT_FOUND when there is no such job.
         """
 
+    def queue(self, project: str, job_id: str) -> dict[str, Any]:
+        """Why the job waits (the ``:queue`` answer), ``{}`` when it does not."""
+
     def find_job(self, project: str, job_id: str) -> dict[str, Any] | None:
         """Another job of the project, or None: a tuning job resuming an earlier study may
         name one that does not exist."""

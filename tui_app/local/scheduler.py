@@ -31,6 +31,13 @@ from tui_app.model.capacity import (
 
 JobKey = tuple[str, str]
 NVIDIA_SMI_TIMEOUT_SECONDS = 10.0
+LANE_MARK = "#lane-"
+"""A tuning job's extra trial lanes queue as ``<jobId>#lane-N`` (``trials.py``)."""
+
+
+def job_of(key: JobKey) -> str:
+    """The job id behind a scheduler key (a tuning job's lanes count as the job)."""
+    return key[1].split(LANE_MARK, 1)[0]
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,21 @@ class Grant:
     """The job's demand as admitted (cut down to the machine where it asked for more)."""
     gpus: tuple[tuple[str, ...], ...]
     """Each replica's GPU device names, in replica order (empty for a replica without GPUs)."""
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Why a queued job waits: what it needs, what is free, who holds the rest and who goes
+    first (admission is strictly in order). Jobs are ``(project, jobId)`` with the slots and
+    GPUs they hold or ask for; a tuning job's lanes add up as one job."""
+
+    position: int
+    demand: Demand
+    """What it asks for, cut down to the machine (``fit``)."""
+    free_slots: int
+    free_gpus: int
+    running: tuple[tuple[JobKey, int, int], ...]
+    ahead: tuple[tuple[JobKey, int, int], ...]
 
 
 @dataclass(order=True)
@@ -109,6 +131,28 @@ class Scheduler:
     def positions(self) -> dict[JobKey, int]:
         """Each waiting job's 1-based place in the queue."""
         return {t.key: i + 1 for i, t in enumerate(self._queue)}
+
+    def wait_info(self, key: JobKey) -> Wait | None:
+        """Why ``key`` waits, in numbers; None when it does not wait."""
+        at = next((i for i, t in enumerate(self._queue) if t.key == key), None)
+        if at is None:
+            return None
+        holders: dict[JobKey, tuple[int, int]] = {}
+        for held_key, grant in self._running.items():
+            job = (held_key[0], job_of(held_key))
+            slots, gpus = holders.get(job, (0, 0))
+            holders[job] = (slots + grant.demand.slots, gpus + grant.demand.total_gpus)
+        return Wait(
+            position=at + 1,
+            demand=self._queue[at].demand,
+            free_slots=max(0, self.capacity.slots - self.used_slots),
+            free_gpus=len(self._free_gpus),
+            running=tuple((job, slots, gpus) for job, (slots, gpus) in holders.items()),
+            ahead=tuple(
+                ((t.key[0], job_of(t.key)), t.demand.slots, t.demand.total_gpus)
+                for t in self._queue[:at]
+            ),
+        )
 
     def _fits(self, demand: Demand) -> bool:
         return self.used_slots + demand.slots <= self.capacity.slots and demand.total_gpus <= len(

@@ -205,6 +205,8 @@ async def get_job(request: web.Request) -> web.Response:
         return _json(await asyncio.to_thread(svc.metrics.read, project, job_id, since))
     if verb == "environment":  # our extension: the job's runtime environment (runtime_envs.py)
         return _json(svc.environment(project, job_id))
+    if verb == "queue":  # our extension: why a QUEUED job waits (scheduler.py)
+        return _json(svc.queue(project, job_id))
     if verb is not None:
         raise ApiError("NOT_FOUND", f"Unknown method :{verb[:40]} for GET.")
     return _json(svc.get(project, job_id))
@@ -290,6 +292,11 @@ async def healthz(request: web.Request) -> web.Response:
             "version": __version__,
             "logWriterError": svc.writer.error,
             "auth": request.app[TOKEN_KEY] is not None,
+            # What jobs are scheduled on: the demo sizes its jobs to it, `service status` says it.
+            "capacity": {
+                "slots": svc.scheduler.capacity.slots,
+                "gpus": len(svc.scheduler.capacity.gpu_ids),
+            },
         }
     )
 

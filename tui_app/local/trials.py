@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_app.local.runner import JobRunner, job_priority, sweep_leftovers
-from tui_app.local.scheduler import Grant
+from tui_app.local.scheduler import LANE_MARK, Grant
 from tui_app.local.timefmt import job_time
 from tui_app.model.capacity import job_demand
 from tui_app.model.hp_search import (
@@ -290,7 +290,7 @@ class TuningRunner(JobRunner):
         grant: Grant | None,
     ) -> None:
         """Run trials one after another on one trial's capacity until none are left."""
-        key = (self.project, f"{self.job_id}#lane-{lane}")
+        key = (self.project, f"{self.job_id}{LANE_MARK}{lane}")
         try:
             if grant is None:
                 wanted = self.host.scheduler.request(key, job_demand(ti), job_priority(ti))

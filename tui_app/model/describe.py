@@ -22,6 +22,7 @@ from tui_app.model.cluster import ml_units_per_hour, replica_groups
 from tui_app.model.failure_cause import split_failure
 from tui_app.model.job_spec import DEFAULT_METRIC_TAG, duration_seconds
 from tui_app.model.log_records import TRACEBACK_START
+from tui_app.model.queue_wait import wait_rows
 from tui_app.model.tiers import (
     ACCELERATORS,
     DEFAULT_SCALE_TIER,
@@ -67,6 +68,7 @@ def summarize(
     *,
     tz: tzinfo = UTC,
     environment: Mapping[str, Any] | None = None,
+    queue: Mapping[str, Any] | None = None,
 ) -> list[Section]:
     """The job's summary: overview, training input, training output and the error, if any.
 
@@ -78,12 +80,15 @@ def summarize(
         tz: The time zone to show times in.
         environment: The local service's ``:environment`` answer for the job, when it has one:
             a "Runtime environment" section says which Python and frameworks the job got.
+        queue: The local service's ``:queue`` answer for a QUEUED job: a "Waiting for
+            resources" section says what it needs and who holds it (``queue_wait``).
 
     Returns:
         The sections, in reading order.
     """
     sections = [
         Section("Job Overview", _overview(job, now, tz)),
+        Section("Waiting for resources", _waiting(job, queue)),
         # Right under the overview, cause first: the traceback's last line is what triage
         # reads, and a long traceback under the inputs put it pages down.
         Section("Error", _error(job.get("errorMessage"))),
@@ -227,6 +232,13 @@ def _overview(job: Mapping[str, Any], now: datetime, tz: tzinfo) -> list[tuple[s
         pairs = sorted(f"{k}={v}" for k, v in labels.items())
         _add(rows, "Labels", ", ".join(pairs))
     return rows
+
+
+def _waiting(job: Mapping[str, Any], queue: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """Why a QUEUED job waits; nothing once it has left the queue (the answer may be older)."""
+    if job.get("state") != states.JobState.QUEUED or not queue:
+        return []
+    return wait_rows(queue)
 
 
 def _error(message: object) -> list[tuple[str, str]]:

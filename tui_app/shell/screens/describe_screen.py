@@ -94,6 +94,8 @@ class DescribeScreen(Screen[None], ScreenToasts):
         self.error: str | None = None
         self.environment: dict[str, Any] | None = None
         """The local service's ``:environment`` answer ("Runtime environment" section)."""
+        self.queue: dict[str, Any] | None = None
+        """The local service's ``:queue`` answer while the job waits ("Waiting for resources")."""
         self._fetching = False
         """A read of the job is on its way (see ``_refetch``)."""
 
@@ -232,6 +234,11 @@ class DescribeScreen(Screen[None], ScreenToasts):
                     environment = client.environment(self.job_id)
                     if environment and not worker.is_cancelled:
                         self.app.call_from_thread(self._environment_arrived, environment)
+                queued = job is not None and job.get("state") == JobState.QUEUED.value
+                if queued or self.queue:  # why it waits, until it no longer does
+                    queue = client.queue(self.job_id) if queued else None
+                    if queue != self.queue and not worker.is_cancelled:
+                        self.app.call_from_thread(self._queue_arrived, queue)
                 full = history.needs_full_read
                 metrics = client.read(self.job_id, None if full else history.since)
             except ApiCallError:
@@ -246,6 +253,10 @@ class DescribeScreen(Screen[None], ScreenToasts):
                 if ended:  # read after the job ended: its last samples are in
                     return
             _sleep_unless_cancelled(worker, USAGE_POLL_SECONDS)
+
+    def _queue_arrived(self, queue: dict[str, Any] | None) -> None:
+        self.queue = queue
+        self._show()
 
     def _environment_arrived(self, environment: dict[str, Any]) -> None:
         self.environment = environment
@@ -273,7 +284,9 @@ class DescribeScreen(Screen[None], ScreenToasts):
         parts: list[RenderableType] = []
         now = self.shell.clock()
         tuning = is_tuning_job(self.job)
-        sections = summarize(self.job, now, tz=now.tzinfo or UTC, environment=self.environment)
+        sections = summarize(
+            self.job, now, tz=now.tzinfo or UTC, environment=self.environment, queue=self.queue
+        )
         for section in sections:
             parts.append(Text(section.title, style="bold underline"))
             grid = Table.grid(padding=(0, 2))
