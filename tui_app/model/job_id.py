@@ -8,8 +8,11 @@ an id is a base name plus the submit time, so resubmitting ``mnist_20261122_0830
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from difflib import SequenceMatcher
 
 JOB_ID_MAX_LEN = 128
 JOB_ID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,127}$")
@@ -68,21 +71,155 @@ def new_job_id(base: str, now: datetime | None = None) -> str:
     return candidate
 
 
-def find_job_id(text: str, known: Iterable[str]) -> tuple[str | None, str]:
-    """The job ``text`` names among ``known`` ids (``:logs ID``), or None and why not.
+SUGGESTIONS = 3
+"""At most this many ids in a "did you mean"."""
+_CLOSE = 0.7
+"""How alike (difflib's ratio) a typed id and a known one must be to be suggested."""
+_WINDOW = 200
+"""How many ids (and base names) on each side of the typed text's place in sorted order are
+compared with it."""
+
+
+@dataclass(frozen=True)
+class JobIdMatch:
+    """What some typed text names among a project's job ids: one job, several, or none."""
+
+    text: str
+    """What was typed, stripped."""
+    job_id: str | None
+    """The job it names; None when it names none or several."""
+    known: int
+    """How many ids it was looked up among."""
+    candidates: tuple[str, ...] = ()
+    """Every id it is a prefix of, when there are several (sorted)."""
+    suggestions: tuple[str, ...] = ()
+    """When it names no job: the ids most like it, most alike first."""
+
+    @property
+    def ambiguous(self) -> bool:
+        """True when several ids start with the text: typing more of it picks one."""
+        return len(self.candidates) > 1
+
+    def message(self, project: str | None = None) -> str:
+        """Why no job was picked ("" when one was), with a "did you mean" when one helps.
+
+        Args:
+            project: The project, for a reader who may be pointed at the wrong one (the
+                command line); None says "this project" (the TUI shows its project).
+        """
+        if self.job_id is not None:
+            return ""
+        if self.ambiguous:
+            hits = self.candidates
+            shown = ", ".join(hits[:3]) + (", …" if len(hits) > 3 else "")
+            return f"{self.text!r} matches {len(hits)} jobs ({shown}): type more of the id."
+        where = (
+            f"in project {project} ({self.known:,} jobs)"
+            if project
+            else (f"in this project's {self.known:,} jobs")
+        )
+        why = f"No job {self.text!r} {where}."
+        if self.suggestions:
+            names = list(self.suggestions)
+            either = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+            why += f" Did you mean {either}?"
+        return why
+
+
+def match_job_id(text: str, known: Iterable[str]) -> JobIdMatch:
+    """The job ``text`` names among ``known`` ids, as ``:describe ID``/``jobs describe ID`` read it.
 
     An exact id wins; otherwise a prefix that only one id starts with (case-insensitive), so
-    ``:logs census_2026`` is enough when it is unambiguous.
+    ``census_2026`` is enough when it is unambiguous. Text that names no job gets the ids most
+    like it (difflib), so a slip of the fingers is answered with the id meant.
     """
     wanted = text.strip()
     ids = list(known)
     if wanted in ids:
-        return wanted, ""
+        return JobIdMatch(wanted, wanted, len(ids))
     folded = wanted.casefold()
-    hits = sorted(j for j in ids if j.casefold().startswith(folded))
+    lowered = [j.casefold() for j in ids]
+    hits = sorted(j for j, low in zip(ids, lowered, strict=True) if low.startswith(folded))
     if len(hits) == 1:
-        return hits[0], ""
+        return JobIdMatch(wanted, hits[0], len(ids))
     if hits:
-        shown = ", ".join(hits[:3]) + (", …" if len(hits) > 3 else "")
-        return None, f"{wanted!r} matches {len(hits)} jobs ({shown}): type more of the id."
-    return None, f"No job {wanted!r} in this project's {len(ids):,} jobs."
+        return JobIdMatch(wanted, None, len(ids), candidates=tuple(hits))
+    return JobIdMatch(wanted, None, len(ids), suggestions=_close_ids(folded, ids, lowered))
+
+
+def _base(lower: str) -> str:
+    """The base name by the suffix's shape alone (``base_name`` also parses the date: 20 us)."""
+    m = _SUFFIX.match(lower)
+    return m.group("base") if m else lower
+
+
+def _close_ids(folded: str, ids: list[str], lowered: list[str]) -> tuple[str, ...]:
+    """The ids most like ``folded`` (case-folded ``ids``: ``lowered``), best first, at most
+    ``SUGGESTIONS``; none when nothing is alike.
+
+    An id's score is the best of its start (as much of it as was typed: ``census_dst``,
+    ``mnist_20261127_074447``) and its base name (``mnsit``) compared with the text; among
+    equals, the id whose base name is nearer, then the newest. Only ids within 0.1 of the best
+    are kept: one good answer is not buried under three poor ones.
+
+    difflib's ratio costs ~30 us a pair and scoring every id of a 100k list took seconds, so
+    only two bounded sets are scored: the ids next to where the text sorts (they share the
+    longest start with it) and each base name's newest id (``_WINDOW`` base names around the
+    text when there are very many).
+    """
+    if not folded:
+        return ()
+    matcher = SequenceMatcher(autojunk=False)
+    matcher.set_seq2(folded)  # difflib caches what it learns about the second sequence
+    memo: dict[str, float] = {}
+
+    def score(text: str) -> float:
+        got = memo.get(text)
+        if got is None:
+            matcher.set_seq1(text)
+            got = 0.0
+            if matcher.real_quick_ratio() >= _CLOSE and matcher.quick_ratio() >= _CLOSE:
+                got = matcher.ratio()
+            memo[text] = got
+        return got
+
+    original = dict(zip(lowered, ids, strict=True))
+    ordered = sorted(original)
+    at = bisect_left(ordered, folded)
+    picked = set(ordered[max(0, at - _WINDOW) : at + _WINDOW])
+    newest: dict[str, str] = {}
+    i = 0
+    while i < len(ordered):  # one step per base name: its timestamped ids sort together
+        base = _base(ordered[i])
+        if base == ordered[i]:
+            newest[base] = ordered[i]
+            i += 1
+            continue
+        # base + "_" + a digit: everything below base + "_:" (":" follows the digits).
+        i = max(i + 1, bisect_left(ordered, base + "_:", i))
+        newest[base] = ordered[i - 1]
+    bases = sorted(newest)
+    if len(bases) > 2 * _WINDOW:
+        at = bisect_left(bases, folded)
+        bases = bases[max(0, at - _WINDOW) : at + _WINDOW]
+    picked.update(newest[b] for b in bases)
+    scored = []
+    for lower in picked:
+        near = score(_base(lower))
+        best = max(score(lower[: len(folded)]), near)
+        if best >= _CLOSE:
+            scored.append((best, near, lower))
+    if not scored:
+        return ()
+    scored.sort(reverse=True)
+    top = scored[0][0]
+    return tuple(original[lower] for best, _, lower in scored[:SUGGESTIONS] if best >= top - 0.1)
+
+
+def find_job_id(text: str, known: Iterable[str]) -> tuple[str | None, str]:
+    """The job ``text`` names among ``known`` ids (``:logs ID``), or None and why not.
+
+    See :func:`match_job_id`; the reason names the candidates, or the ids most like it.
+    """
+    match = match_job_id(text, known)
+    return match.job_id, match.message()
