@@ -156,6 +156,41 @@ def test_bang_inverts_the_whole_filter() -> None:
     assert keep("! state:FAILED") == keep("!state:FAILED")
 
 
+def test_gcloud_filter_terms_mean_what_they_mean_in_gcloud() -> None:
+    """``state=FAILED``, ``labels.owner=ada`` (what ``gcloud ... jobs list --filter`` takes)
+    used to be literal searches that kept nothing."""
+    assert keep("state=FAILED") == keep("state:FAILED") == ["mnist_20261121_120000", "adhoc"]
+    assert keep("labels.team=nlp") == ["MNIST_big_20261120_000000", "llama_7b_20261122_090000"]
+    assert keep("labels.team:vision") == ["mnist_20261122_083000"]  # exact, not vision2
+    assert keep("labels:owner") == ["mnist_20261122_083000", "llama_7b_20261122_090000"]
+    assert keep("labels.team=nlp AND state=SUCCEEDED") == ["llama_7b_20261122_090000"]
+    assert keep("state=FAILED OR state=QUEUED") == [
+        "mnist_20261121_120000",
+        "census_20261122_010000",
+        "adhoc",
+    ]
+    assert keep("NOT state=SUCCEEDED AND labels.team=nlp") == ["MNIST_big_20261120_000000"]
+    assert keep("NOT labels:team") == ["census_20261122_010000", "adhoc"]
+    assert keep("jobId:mnist_2026*") == ["mnist_20261122_083000", "mnist_20261121_120000"]
+    assert keep("jobId=adhoc") == ["adhoc"]
+    assert keep("jobId=mnist") == []  # the whole id, not a prefix
+    assert keep("jobId:MNIST*") == ["MNIST_big_20261120_000000"]  # smart case
+    flt = parse_list_filter("state=FAILED AND labels.owner=ada")
+    assert flt.read_as == "state:FAILED label:owner=ada" and flt.text.startswith("state=")
+    assert parse_list_filter("state:FAILED").read_as is None
+
+
+def test_a_gcloud_filter_the_list_cannot_express_matches_nothing_and_says_why() -> None:
+    for text, why in [
+        ("state=BOGUS", "Unknown state 'BOGUS'; valid states: QUEUED, PREPARING"),
+        ("createTime>2026-01-01", "cannot express 'createTime>2026-01-01'"),
+        ("labels.owner=", "Expected a value after '='"),  # still being typed
+    ]:
+        flt = parse_list_filter(text)
+        assert flt.error is not None and why in flt.error, text
+        assert flt.matches_nothing and keep(text) == []
+
+
 def test_refine_narrows_the_previous_result() -> None:
     prev = parse_list_filter("mn")
     prev_result = filter_rows(ROWS, prev)

@@ -15,6 +15,11 @@ unknown state matches nothing, and :attr:`ListFilter.error` says which. A lone `
 ``label:``/``state:`` still being typed) filters nothing. "Faults only" (FAILED and CANCELLED) is
 the caller's toggle, not part of this language.
 
+gcloud's ``--filter`` terms (``state=FAILED``, ``labels.owner=demo``, ``jobId:mnist*``,
+``AND``/``OR``/``NOT``) are read as these tokens (see ``gcloud_filter``): what a user knows from
+``gcloud ai-platform jobs list`` works here too, where it used to be a literal search that
+matched nothing. One the list cannot express matches nothing, and ``error`` says why.
+
 Speed (100k rows, 2 cores): the cost is memory latency, not Python. A sorted master list points at
 rows (and their haystack strings) scattered all over the heap, so a comprehension over it spends
 most of its time in cache misses (~20-25 ms). Wrap the master list once in a :class:`FilterIndex`
@@ -30,12 +35,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import overload
 
+from tui_app.model.gcloud_filter import (
+    GcloudFilterError,
+    looks_like_gcloud,
+    parse_state_names,
+    translate_gcloud_filter,
+    unknown_states_error,
+)
 from tui_app.model.job_view import JobRow
 from tui_app.model.states import JobState
 
 _REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
 _ESCAPE = re.compile(r"\\.", re.DOTALL)
-_VALID_STATES = ", ".join(s.value for s in JobState if s is not JobState.STATE_UNSPECIFIED)
 
 
 def _has_upper(pattern: str) -> bool:
@@ -65,6 +76,9 @@ class ListFilter:
     """True when the filter can never match (an unknown state): the list is simply empty."""
     regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
     """The compiled pattern, when it is searched as a regex."""
+    read_as: str | None = None
+    """The filter in the list's own syntax, when :attr:`text` was gcloud's (``state=FAILED``
+    is read as ``state:FAILED``); None when it was the list's."""
 
     @property
     def is_empty(self) -> bool:
@@ -124,22 +138,6 @@ def _positive(flt: ListFilter, row: JobRow) -> bool:
     return (flt.pattern if flt.case_sensitive else flt.pattern.lower()) in text
 
 
-def _parse_states(value: str) -> tuple[set[JobState], list[str]]:
-    states: set[JobState] = set()
-    unknown: list[str] = []
-    for name in value.split(","):
-        if not name:
-            continue
-        upper = name.upper()
-        if upper in ("UNKNOWN", "UNSPECIFIED"):
-            upper = JobState.STATE_UNSPECIFIED.value
-        try:
-            states.add(JobState(upper))
-        except ValueError:
-            unknown.append(name)
-    return states, unknown
-
-
 def parse_list_filter(text: str) -> ListFilter:
     """Parse what the user typed after ``/``. Never raises.
 
@@ -149,6 +147,16 @@ def parse_list_filter(text: str) -> ListFilter:
     Returns:
         The filter; its ``error`` says what could not be used as typed.
     """
+    if looks_like_gcloud(text):
+        try:
+            ours = translate_gcloud_filter(text)
+        except GcloudFilterError as exc:
+            return ListFilter(text=text, error=str(exc), matches_nothing=True)
+        return replace(_parse(ours), text=text, read_as=ours)
+    return _parse(text)
+
+
+def _parse(text: str) -> ListFilter:
     body = text.strip()
     inverted = body.startswith("!")
     if inverted:
@@ -161,7 +169,7 @@ def parse_list_filter(text: str) -> ListFilter:
         head, sep, rest = token.partition(":")
         kind = head.lower() if sep else ""
         if kind == "state":
-            found, bad = _parse_states(rest)
+            found, bad = parse_state_names(rest)
             states |= found
             unknown += bad
         elif kind == "label":
@@ -173,8 +181,7 @@ def parse_list_filter(text: str) -> ListFilter:
     pattern = " ".join(words)
     errors: list[str] = []
     if unknown:
-        names = ", ".join(repr(u) for u in unknown)
-        errors.append(f"Unknown state {names}; valid states: {_VALID_STATES}")
+        errors.append(unknown_states_error(unknown))
     case_sensitive = _has_upper(pattern)
     literal = not (set(pattern) & _REGEX_SYNTAX)
     regex: re.Pattern[str] | None = None
