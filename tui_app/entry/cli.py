@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,6 +59,15 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+_JOBS_EXIT_CODES = """exit status:
+  0  done
+  1  the server refused (NOT_FOUND, FAILED_PRECONDITION, ...), or what was named does not
+     exist (a job id, a replica); an unknown job id is answered with the ids most like it
+  2  the command line cannot be used as given: a bad option, a --filter the list cannot
+     read, a JOB_ID prefix that several jobs start with (they are listed)
+  130  interrupted (ctrl+c)"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     from tui_app.local.service_cli import DEFAULT_PROJECT, add_run_arguments
 
@@ -74,29 +84,82 @@ def build_parser() -> argparse.ArgumentParser:
     _add_connection(parser, top=True)
     sub = parser.add_subparsers(dest="command")
 
-    jobs = sub.add_parser("jobs", help="the job list without the TUI, for scripts")
+    jobs = sub.add_parser(
+        "jobs",
+        help="the job list without the TUI, for scripts",
+        description=textwrap.fill(
+            "The TUI's job list and actions, for scripts. A JOB_ID may be a prefix that only "
+            "one job id starts with, as in the TUI's :describe and :logs.",
+            79,
+        ),
+        epilog=_JOBS_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     jsub = jobs.add_subparsers(dest="action", required=True)
-    p = jsub.add_parser("list", help="every job, sorted as the TUI sorts them")
-    _add_connection(p)
+
+    def job_command(name: str, helptext: str, what: str) -> argparse.ArgumentParser:
+        sp = jsub.add_parser(
+            name,
+            help=helptext,
+            # The raw formatter keeps the epilog's table; the description is wrapped here.
+            description=textwrap.fill(f"{helptext[0].upper()}{helptext[1:]}. {what}", 79),
+            epilog=_JOBS_EXIT_CODES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _add_connection(sp)
+        return sp
+
+    p = job_command(
+        "list",
+        "every job, sorted as the TUI sorts them",
+        "--filter takes the TUI's / filter or gcloud's --filter terms for the fields the "
+        "TUI's filter covers; any other filter is refused (exit 2), never an empty list.",
+    )
     p.add_argument("--json", action="store_true", help="the Job resources as JSON")
-    p.add_argument("--filter", help="the list filter of the TUI (regex, state:X, label:k=v)")
-    p = jsub.add_parser("describe", help="one job, as gcloud ai-platform jobs describe --summarize")
-    _add_connection(p)
-    p.add_argument("job_id")
+    p.add_argument(
+        "--filter",
+        metavar="FILTER",
+        help="the TUI's filter: words (a regex over the row), state:X[,Y], label:K[=V], a "
+        "leading ! inverts; or gcloud's: state=FAILED, state:FAILED, labels.owner=demo, "
+        "labels.owner:demo, labels:owner, jobId=ID, jobId:mnist*, joined by AND, OR between "
+        "terms of one field, NOT before a state term or the whole filter. Unknown states and "
+        "terms the list cannot express exit 2, naming what is accepted",
+    )
+    prefix = "a job id, or a prefix only one job id starts with"
+    p = job_command(
+        "describe",
+        "one job, as gcloud ai-platform jobs describe --summarize",
+        "An unknown JOB_ID exits 1 with the ids most like it; a prefix several jobs start "
+        "with exits 2, listing them.",
+    )
+    p.add_argument("job_id", metavar="JOB_ID", help=prefix)
     p.add_argument("--json", action="store_true", help="the Job resource as JSON")
     p.add_argument("--yaml", action="store_true", help="the Job resource as YAML")
-    p = jsub.add_parser("cancel", help="cancel jobs")
-    _add_connection(p)
-    p.add_argument("job_ids", nargs="+", metavar="job_id")
-    p = jsub.add_parser("resubmit", help="submit a job again under a new timestamped id")
-    _add_connection(p)
-    p.add_argument("job_id")
-    p = jsub.add_parser(
-        "logs", help="a job's logs, as gcloud ai-platform jobs stream-logs prints them"
+    p = job_command(
+        "cancel",
+        "cancel jobs",
+        "Every JOB_ID is found before any job is cancelled: one that names no job (exit 1) "
+        "or several (exit 2) cancels nothing. A job that cannot be cancelled (it has ended) "
+        "is said and the others are still cancelled (exit 1).",
     )
-    _add_connection(p)
-    p.add_argument("job_id")
-    p.add_argument("--task-name", help="only this replica's lines, e.g. master-replica-0")
+    p.add_argument("job_ids", nargs="+", metavar="JOB_ID", help=prefix)
+    p = job_command(
+        "resubmit",
+        "submit a job again under a new timestamped id",
+        "Prints the new id on stdout.",
+    )
+    p.add_argument("job_id", metavar="JOB_ID", help=prefix)
+    p = job_command(
+        "logs",
+        "a job's logs, as gcloud ai-platform jobs stream-logs prints them",
+        "A --task-name the job has no replica of exits 1, naming the replicas it has.",
+    )
+    p.add_argument("job_id", metavar="JOB_ID", help=prefix)
+    p.add_argument(
+        "--task-name",
+        help="only this replica's lines, e.g. master-replica-0, worker-replica-1 (or service: "
+        "the service's own lines about the job)",
+    )
     p.add_argument(
         "--follow",
         action="store_true",

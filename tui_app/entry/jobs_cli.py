@@ -1,4 +1,10 @@
-"""``tui-app jobs list|describe|cancel|resubmit|logs``: the TUI's views and actions for scripts."""
+"""``tui-app jobs list|describe|cancel|resubmit|logs``: the TUI's views and actions for scripts.
+
+A job id may be given as the TUI's ``:describe``/``:logs`` take it: whole, or as a prefix only one
+job starts with. Exit status: 0 done; 1 the server refused (NOT_FOUND, FAILED_PRECONDITION, ...)
+or what was named does not exist (a job, a replica); 2 the command line cannot be used as given
+(a filter the list cannot read, a prefix several jobs start with, a bad option); 130 interrupted.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -16,14 +23,78 @@ from tui_app.api.jobs_api import JobsApi
 from tui_app.api.resubmit import resubmit
 from tui_app.config.settings import Settings, SettingsError
 from tui_app.entry.launch import connector, resolve
+from tui_app.model.cluster import task_from_vertex
 from tui_app.model.describe import job_yaml, render_text, summarize
+from tui_app.model.gcloud_filter import ACCEPTED
+from tui_app.model.job_id import match_job_id
 from tui_app.model.job_view import JobRow, SortColumn, sort_rows
 from tui_app.model.list_filter import filter_rows, parse_list_filter
 from tui_app.model.states import STATE_SYMBOL
+from tui_app.model.task_names import unknown_task_error
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
     from tui_app.model.log_line import LogLine
+
+REFUSED = 1
+"""Exit status: the server refused the call, or what was named does not exist."""
+USAGE = 2
+"""Exit status: the command line cannot be used as given (argparse's own status for a bad
+option, so a script needs to know only one "fix the command" code)."""
+AMBIGUOUS_SHOWN = 20
+"""At most this many of the jobs an ambiguous prefix starts are listed."""
+
+
+class Refused(Exception):
+    """A request the command answers itself with one message and an exit status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class JobFinder:
+    """Job ids as the user typed them -> the jobs, the TUI's way: exact, else a unique prefix.
+
+    An exact id costs one jobs.get; only when that is NOT_FOUND is the project's list read
+    (once, for all the ids of one command) to find the job a prefix names or the ids most like
+    a typo.
+    """
+
+    def __init__(self, client: JobsApi) -> None:
+        self.client = client
+        self._ids: list[str] | None = None
+
+    def find(self, text: str) -> dict[str, Any]:
+        """The job ``text`` names.
+
+        Raises:
+            Refused: no job is named (``REFUSED``, with a "did you mean") or several are
+                (``USAGE``, listing them).
+            ApiCallError: a call failed otherwise.
+        """
+        try:
+            return self.client.get(text)
+        except ApiCallError as exc:
+            if exc.status_code != 404:
+                raise
+        if self._ids is None:
+            self._ids = [str(j.get("jobId")) for j in self.client.list_jobs()]
+        match = match_job_id(text, self._ids)
+        if match.ambiguous:
+            shown = match.candidates[:AMBIGUOUS_SHOWN]
+            more = len(match.candidates) - len(shown)
+            lines = [
+                f"{match.text!r} is the start of {len(match.candidates)} jobs in project "
+                f"{self.client.project}; type more of the id:",
+                *(f"  {job_id}" for job_id in shown),
+                *([f"  … and {more} more"] if more else []),
+            ]
+            raise Refused("\n".join(lines), USAGE)
+        if match.job_id is None:
+            # The server's word for it, first: scripts look for it, as they did in its answer.
+            raise Refused(f"NOT_FOUND: {match.message(self.client.project)}", REFUSED)
+        return self.client.get(match.job_id)
 
 
 def _table(rows: Sequence[JobRow], now: datetime) -> str:
@@ -61,12 +132,28 @@ def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
         return 130
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except ApiCallError as exc:
+        return USAGE
+    except Refused as exc:
         print(f"error: {exc}", file=sys.stderr)
-        for v in exc.violations:
-            print(f"  {v.get('field')}: {v.get('description')}", file=sys.stderr)
-        return 1
+        return exc.status
+    except ApiCallError as exc:
+        print("\n".join(error_lines(exc)), file=sys.stderr)
+        return REFUSED
+
+
+def error_lines(exc: ApiCallError) -> list[str]:
+    """What a failed call says on stderr: the server's status and message, then each field
+    violation the message does not already say.
+
+    The platform's message often is its violation ("Field: name Error: The specified job was
+    not found: ..." with the violation "name: The specified job was not found."): printed
+    both, one error read as two.
+    """
+    lines = [f"error: {exc}"]
+    for v in exc.violations:
+        if str(v.get("description") or "").rstrip(".") not in exc.message:
+            lines.append(f"  {v.get('field')}: {v.get('description')}")
+    return lines
 
 
 def _environment(connection: Connection, project: str, job_id: str) -> dict[str, Any] | None:
@@ -98,7 +185,9 @@ def _run(
                 # must be able to tell that its filter was wrong, so here it is an error.
                 why = flt.error.removesuffix("; matching it literally")
                 print(f"error: --filter: {why}", file=sys.stderr)
-                return 2
+                hint = textwrap.fill(f"a filter is {ACCEPTED}.", 79, subsequent_indent="  ")
+                print(f"  {hint}", file=sys.stderr)
+                return USAGE
             rows = list(filter_rows(rows, flt))
         if args.json:
             by_id = {j["jobId"]: j for j in jobs}
@@ -106,34 +195,39 @@ def _run(
         else:
             print(_table(rows, now))
         return 0
+    finder = JobFinder(client)
     if args.action == "describe":
-        job = client.get(args.job_id)
+        job = finder.find(args.job_id)
         if args.json:
             print(json.dumps(job, indent=2))
         elif args.yaml:
             print(job_yaml(job), end="")
         else:
             tz = datetime.now().astimezone().tzinfo or UTC
-            env = environment(args.job_id)
+            env = environment(job["jobId"])
             print(render_text(summarize(job, now, tz=tz, environment=env)))
         return 0
     if args.action == "cancel":
+        # Every id is found before any job is cancelled: a typo among them cancels nothing,
+        # rather than some of what the user listed.
+        found = [finder.find(text)["jobId"] for text in args.job_ids]
         status = 0
-        for job_id in args.job_ids:
+        for job_id in dict.fromkeys(found):
             try:
                 client.cancel(job_id)
                 print(f"Cancelling {job_id}.")
             except ApiCallError as exc:
                 print(f"error: {job_id}: {exc}", file=sys.stderr)
-                status = 1
+                status = REFUSED
         return status
     if args.action == "resubmit":
+        job = finder.find(args.job_id)
         # The TUI's resubmit: a 409 (the new id taken this second) retries with the next one.
-        created = resubmit(args.job_id, client.get, client.create)
+        created = resubmit(job["jobId"], lambda _: job, client.create)
         print(created["jobId"])
-        print(f"Resubmitted {args.job_id} as {created['jobId']}.", file=sys.stderr)
+        print(f"Resubmitted {job['jobId']} as {created['jobId']}.", file=sys.stderr)
         return 0
-    return 2
+    return USAGE
 
 
 def _print_lines(lines: list[LogLine], safe: bool = False) -> None:
@@ -162,16 +256,22 @@ def _logs(args: argparse.Namespace, connection: Connection, client: JobsApi) -> 
     from tui_app.api.log_feed import LogFeed
     from tui_app.api.log_stream import CLOUD_POLL_SECONDS
 
+    found = JobFinder(client).find(args.job_id)
+    job_id = str(found["jobId"])
+    if args.task_name:
+        why = unknown_task_error(args.task_name, job_id, found)
+        if why:
+            raise Refused(why, REFUSED)
     feed = LogFeed(
         client.project,
-        args.job_id,
-        lambda: client.get(args.job_id),
+        job_id,
+        lambda: client.get(job_id),
         lambda: connection,
-        task_name=args.task_name,
+        task_name=task_from_vertex(args.task_name) if args.task_name else None,
         # A single read has no cursor to protect, so it need not leave the newest 5 s out.
         settle=bool(args.follow),
     )
-    feed.open()  # an unknown job is the server's NOT_FOUND, not an empty log
+    feed.open()  # the stream sets itself up from the job as read now
     safe = not getattr(args, "raw", False) and sys.stdout.isatty()
 
     def write(lines: list[LogLine]) -> None:
