@@ -595,6 +595,19 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
             states={state: fg(name) for state, name in _STATE_CLASS.items()},
         )
 
+    @property
+    def shown_sorts(self) -> frozenset[SortColumn]:
+        """The orders whose column the current width shows (``o`` steps through only these)."""
+        layout = self._layout(self.scrollable_content_region.width)
+        optional = (
+            (layout.created, SortColumn.CREATED),
+            (layout.elapsed, SortColumn.ELAPSED),
+            (layout.tier, SortColumn.TIER),
+            (layout.ml, SortColumn.ML_UNITS),
+        )
+        always = {SortColumn.DEFAULT, SortColumn.ID, SortColumn.STATE}
+        return frozenset(always | {column for shown, column in optional if shown})
+
     def _layout(self, width: int) -> _Layout:
         key = (width, self._longest_id)
         if self._column_layout is not None and self._column_layout[0] == key:
@@ -633,7 +646,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
 
         parts = [
             " " * GUTTER,
-            _fit(sort_header(column, self.sort_reverse), layout.id_w),
+            _fit(sort_header(column, self.sort_reverse, layout.id_w), layout.id_w),
             " ",
             title("STATE", STATE_W, SortColumn.STATE),
         ]
@@ -655,7 +668,8 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         is_cursor = index == self._cursor
         now = self._now
         if type(row) is GroupRow:
-            key: tuple[object, ...] = (row, layout, is_cursor, False, None, None)
+            marks = self._group_marks(row)
+            key: tuple[object, ...] = (row, layout, is_cursor, marks, None, None)
         else:
             assert isinstance(row, JobRow)
             live = row.ended is None and (row.started or row.created) is not None
@@ -664,7 +678,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         strip = self._strips.get(key)
         if strip is None:
             if isinstance(row, GroupRow):
-                strip = self._group_strip(row, layout, styles, is_cursor)
+                strip = self._group_strip(row, layout, styles, is_cursor, self._group_marks(row))
             else:
                 strip = self._job_strip(row, layout, styles, is_cursor, bool(key[3]), now)
             self._strips.set(key, strip)
@@ -699,9 +713,15 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
                 (_fit(_format_created(row.created, now.tzinfo), CREATED_W) + " ", styles.dim)
             )
         if layout.elapsed:
-            cells.append(
-                (_fit(format_elapsed(row.elapsed(now)), ELAPSED_W, right=True) + " ", plain)
-            )
+            ran = row.elapsed(now)
+            if ran is None and row.ended is None:
+                # Not started: its time in the queue so far, marked with its state's symbol and
+                # colour, so that it is not read as run time (which starts from 0s).
+                waited = format_elapsed(row.waited(now))
+                text = f"{STATE_SYMBOL[row.state]} {waited}" if waited else ""
+                cells.append((_fit(text, ELAPSED_W, right=True) + " ", styles.states[row.state]))
+            else:
+                cells.append((_fit(format_elapsed(ran), ELAPSED_W, right=True) + " ", plain))
         if layout.tier:
             cells.append((_fit(row.tier_label, TIER_W) + " ", plain))
         if layout.ml:
@@ -713,12 +733,21 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
             cells.append((" " * (layout.width - used), plain))
         return Strip([Segment(text, paint(fg)) for text, fg in cells], max(used, layout.width))
 
+    def _group_marks(self, group: GroupRow) -> int:
+        """How many of the group's jobs are marked."""
+        marked = self.marked
+        return sum(job_id in marked for job_id in group.job_ids) if marked else 0
+
     def _group_strip(
-        self, group: GroupRow, layout: _Layout, styles: _Styles, is_cursor: bool
+        self, group: GroupRow, layout: _Layout, styles: _Styles, is_cursor: bool, marks: int
     ) -> Strip:
-        back = styles.cursor if is_cursor else styles.base
+        back = styles.cursor if is_cursor else styles.marked if marks else styles.base
         noun = "job" if group.count == 1 else "jobs"
-        segments = [Segment(f"  {GROUP_GLYPH} {group.base} ({group.count} {noun}) ", back)]
+        # Every job marked: the mark; some: the mark and how many ("●2/3").
+        mark = MARK_GLYPH if marks else " "
+        if marks and marks < group.count:
+            noun += f", {marks} marked"
+        segments = [Segment(f"{mark} {GROUP_GLYPH} {group.base} ({group.count} {noun}) ", back)]
         if not is_cursor:
             segments[0] = Segment(segments[0].text, back + styles.group)
         for state, n in group.counts:

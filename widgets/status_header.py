@@ -43,16 +43,18 @@ class StatusHeader(Widget):
     def render(self) -> Text:
         """The fullest line that fits; narrower, the less useful parts shorten first.
 
-        In order: the clock goes, then the endpoint (the profile keeps its name), the other
-        states' counts lose their words (``▶1 ✓5``), the project goes, then the title. The failed
-        count keeps its word (``✗3 failed``) to the last: it is what triage looks for.
+        In order: the other states' counts lose their words (``▶1 ✓5``: the symbols and
+        colours say as much), the clock goes, then the endpoint (the profile keeps its name),
+        the project, then the title. The failed count keeps its word (``✗3 failed``) to the
+        last: it is what triage looks for. The endpoint says which service this is, so it
+        outlasts words the symbols already carry.
         """
         width = max(self.size.width, 1)
         text = Text()
         for clock, short_label, short_counts, project, title in (
             (True, False, False, True, True),
-            (False, False, False, True, True),
-            (False, True, False, True, True),
+            (True, False, True, True, True),
+            (False, False, True, True, True),
             (False, True, True, True, True),
             (False, True, True, False, True),
             (False, True, True, False, False),

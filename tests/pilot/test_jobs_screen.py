@@ -194,7 +194,22 @@ async def test_resubmit_creates_new_id_and_selects_it(
         await wait_for(pilot, lambda: keys(app) == [old])
         # A filter the new (queued) job does not match: it is cleared to show it, and said.
         await pilot.press("slash", *"state:SUCCEEDED", "enter")
+        # R asks first (issue 29: two presses started two jobs), naming the new id and the
+        # cluster it starts; the default is No, and a second R lands on the question.
         await pilot.press("R")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        question = app.screen
+        assert isinstance(question, ConfirmScreen)
+        assert question.question.startswith(f"Resubmit {old} as mnist_2026")
+        assert question.items[0] == "BASIC: 1 replica (master 1 × standard)"
+        await pilot.press("R", "enter")  # enter on the focused No
+        await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen))
+        # No: the only action worker (the one that asked) is done, and nothing was created.
+        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "actions"])
+        assert [j["jobId"] for j in service.client(project).list_jobs()] == [old]
+        await pilot.press("R")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
         await wait_for(pilot, lambda: len(keys(app)) == 2)
         new = keys(app)[0]
         assert new != old and new.startswith("mnist_2026") and len(new) == len(old)

@@ -153,7 +153,10 @@ def test_basic_job() -> None:
     assert overview["Created"] == "2026-11-22 08:30:00 UTC"
     assert overview["Started"] == "2026-11-22 08:31:00 UTC"  # nanoseconds parsed, shown to the s
     assert overview["Ended"] == "2026-11-22 09:01:30 UTC"
-    assert overview["Elapsed"] == "30m 29s"
+    # The wait and the run apart (issue 29), in the one duration format of every view.
+    assert overview["Queued"] == "1m00s"
+    assert overview["Run time"] == "30m29s"
+    assert "Elapsed" not in overview
     assert overview["Labels"] == "owner=ann, team=vision"
     assert "Queue position" not in overview
 
@@ -183,9 +186,7 @@ def test_custom_cluster_with_accelerators_and_evaluators() -> None:
         "evaluator: 1 \u00d7 n1-standard-4 (4 vCPU, 15 GB)",
     ]
     assert ti["Packages"].split("\n") == [PKG, "gs://my-bucket/extra-1.0.tar.gz"]
-    assert ti["Scheduling"] == (
-        "max running time 2h 00m 00s, max wait time 1h 00m 00s, priority 500"
-    )
+    assert ti["Scheduling"] == "max running time 2h00m, max wait time 1h00m, priority 500"
     assert ti["Service account"] == "trainer@my-project.iam.gserviceaccount.com"
     # The cluster's price is the sum of its groups, accelerators included.
     n1_standard_8, t4 = 1.1322, 2.8308
@@ -251,7 +252,7 @@ def test_a_one_line_error_is_shown_once() -> None:
     assert error == {"Cause": "The job has no master replica."}
 
 
-def test_queued_job_shows_its_position_and_no_elapsed_time() -> None:
+def test_queued_job_shows_its_position_and_its_wait_so_far() -> None:
     job = {
         "jobId": "mnist_20261122_095900",
         "state": "QUEUED",
@@ -261,7 +262,8 @@ def test_queued_job_shows_its_position_and_no_elapsed_time() -> None:
     overview = section(summarize(job, NOW), "Job Overview")
     assert overview["Queue position"] == "3"
     assert overview["State"].endswith("QUEUED")
-    assert "Elapsed" not in overview and "Started" not in overview
+    assert overview["Queued"] == "1m00s"  # so far: NOW is 10:00
+    assert "Run time" not in overview and "Started" not in overview
     # Once scheduled, the position is 0 and means nothing to show.
     scheduled = section(
         summarize({**job, "state": "RUNNING", "jobPosition": "0"}, NOW), "Job Overview"
@@ -273,7 +275,7 @@ def test_running_job_counts_elapsed_time_to_now() -> None:
     job = basic_job(state="RUNNING", startTime="2026-11-22T07:59:58Z")
     del job["endTime"]
     overview = section(summarize(job, NOW), "Job Overview")
-    assert overview["Elapsed"] == "2h 00m 02s"
+    assert overview["Run time"] == "2h00m"
     assert "Ended" not in overview
 
 
@@ -386,6 +388,18 @@ def test_job_yaml_keeps_unicode_and_multiline_text() -> None:
     text = job_yaml(job)
     assert "zoë" in text
     assert yaml.safe_load(text)["errorMessage"] == TRACEBACK
+    # Issue 29: the traceback as it was written, a block scalar, not a quoted escaped string.
+    first, *rest = TRACEBACK.splitlines()
+    assert f"errorMessage: |-\n  {first}\n" in text
+    assert all(f"\n  {line}\n" in text + "\n" for line in rest)
+    assert "\\n" not in text
+
+
+def test_job_yaml_falls_back_to_quotes_only_where_a_block_cannot_hold_the_text() -> None:
+    job = basic_job(errorMessage="trailing space \nthen\x07bell", labels={"note": "a\nb"})
+    text = job_yaml(job)
+    assert yaml.safe_load(text) == job
+    assert "note: |-\n    a\n    b\n" in text
 
 
 @pytest.mark.parametrize(
@@ -393,9 +407,9 @@ def test_job_yaml_keeps_unicode_and_multiline_text() -> None:
     [
         (0, "0s"),
         (45, "45s"),
-        (185, "3m 05s"),
-        (3723, "1h 02m 03s"),
-        (183900, "2d 03h 05m"),
+        (185, "3m05s"),
+        (3723, "1h02m"),
+        (183900, "2d03h"),
         (-5, "0s"),
     ],
 )

@@ -144,11 +144,14 @@ def test_queue_position_and_lowercase_state() -> None:
 
 def test_elapsed_and_sort_time() -> None:
     running = row("a_20261122_110000", "RUNNING", createTime="2026-11-22T10:59:00Z")
-    assert running.elapsed(NOW) == timedelta(hours=1, minutes=1)  # queued time counts
+    # No startTime (yet): it has waited, not run; the two are shown apart (issue 29).
+    assert running.elapsed(NOW) is None
+    assert running.waited(NOW) == timedelta(hours=1, minutes=1)
     started = row(
         "b", "RUNNING", createTime="2026-11-22T10:00:00Z", startTime="2026-11-22T11:00:00Z"
     )
     assert started.elapsed(NOW) == timedelta(hours=1)
+    assert started.waited(NOW) == timedelta(hours=1)  # until it started, not until now
     done = row(
         "c", createTime="2026-11-22T10:00:00Z", startTime="2026-11-22T10:00:00Z",
         endTime="2026-11-22T10:04:05Z",
@@ -159,6 +162,8 @@ def test_elapsed_and_sort_time() -> None:
         "f", "CANCELLED", createTime="2026-11-22T10:00:00Z", endTime="2026-11-22T10:30:00Z"
     )  # cancelled while QUEUED: no run to time
     assert never_ran.elapsed(NOW) is None
+    assert never_ran.waited(NOW) == timedelta(minutes=30)
+    assert row("d").waited(NOW) is None
     assert running.sort_time == datetime(2026, 11, 22, 11, 0, tzinfo=UTC)  # the id's stamp wins
     assert started.sort_time == datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
     assert row("e").sort_time == EPOCH
@@ -166,7 +171,7 @@ def test_elapsed_and_sort_time() -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(0, "0s"), (7, "7s"), (245, "4m05s"), (3723, "1:02:03"), (86399, "23:59:59"),
+    [(0, "0s"), (7, "7s"), (245, "4m05s"), (3723, "1h02m"), (86399, "23h59m"),
      (3 * 86400 + 4 * 3600 + 59, "3d04h"), (-5, "0s")],
 )  # fmt: skip
 def test_format_elapsed(seconds: int, text: str) -> None:

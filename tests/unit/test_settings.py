@@ -32,6 +32,8 @@ def test_defaults_and_profiles(tmp_path: Path) -> None:
     )
     assert parsed.active_profile().endpoint == "https://ml.example.com"
     assert parsed.refresh_seconds == 5.0 and parsed.keymap == {"jobs.cancel": "k"}
+    assert parsed.confirm_resubmit  # R asks unless told not to
+    assert not parse_settings("confirm_resubmit: false").confirm_resubmit
     args = argparse.Namespace(profile=None, project=None, state_dir=None)
     profile, project, state_dir = resolve(args, parsed)
     assert (profile.name, project, state_dir) == ("staging", "p2", None)
@@ -57,6 +59,7 @@ def test_defaults_and_profiles(tmp_path: Path) -> None:
         ("profiles: {x: {kind: url}}", "profiles.x.endpoint is required"),
         ("profiles: {x: {kind: local, colour: red}}", "unknown keys colour"),
         ("keymap: [a]", "keymap must map binding ids"),
+        ("confirm_resubmit: sometimes", "confirm_resubmit must be true or false"),
     ],
 )
 def test_bad_settings_say_why(text: str, words: str) -> None:
@@ -108,3 +111,19 @@ def test_vertex_profile(tmp_path: Path) -> None:
     assert profile.endpoint is None and profile.logging_endpoint is None
     args = argparse.Namespace(profile=None, project=None, state_dir=None)
     assert resolve(args, parsed)[1] == "my-project"
+
+
+def test_profiles_are_named_before_any_connection() -> None:
+    """The header and the banner name the backend even when it cannot be reached (issue 29:
+    a Vertex profile without credentials said "Disconnected from connecting…")."""
+    parsed = parse_settings(
+        """
+        profiles:
+          cloud: {kind: vertex, project: p, region: us-central1}
+          shared: {kind: url, endpoint: "https://ml.example.com"}
+        """
+    )
+    assert parsed.profiles["cloud"].label() == "cloud (Vertex AI us-central1)"
+    assert parsed.profiles["shared"].label() == "shared (https://ml.example.com)"
+    assert parsed.profiles["local"].label() == "local"
+    assert parsed.profiles["local"].label("127.0.0.1:8470") == "local (127.0.0.1:8470)"

@@ -162,7 +162,7 @@ def connect(profile: Profile, state_dir: Path | None = None, start: bool = True)
         root = root or default_state_dir()
         url, token = local_service(root, start=start)
         host = url.split("://", 1)[-1]
-        return Connection(url, make_credentials(token), f"{profile.name} ({host})", local=True)
+        return Connection(url, make_credentials(token), profile.label(host), local=True)
     if profile.kind == "vertex":
         from tui_app.api.vertex_client import vertex_endpoint
 
@@ -171,7 +171,7 @@ def connect(profile: Profile, state_dir: Path | None = None, start: bool = True)
         return Connection(
             endpoint,
             _credentials(profile, adc=True),
-            f"{profile.name} (Vertex AI {profile.region})",
+            profile.label(),
             backend="vertex",
             logging_endpoint=profile.logging_endpoint or VERTEX_LOGGING_ENDPOINT,
             region=profile.region,
@@ -181,7 +181,7 @@ def connect(profile: Profile, state_dir: Path | None = None, start: bool = True)
     return Connection(
         profile.endpoint,
         _credentials(profile, adc=profile.adc),
-        f"{profile.name} ({profile.endpoint})",
+        profile.label(),
         logging_endpoint=profile.logging_endpoint,
     )
 

@@ -54,6 +54,19 @@ class Profile:
     """Where log entries are read; default ``https://logging.googleapis.com`` for ``vertex``
     and the jobs endpoint itself otherwise."""
 
+    def label(self, local_host: str | None = None) -> str:
+        """How the header and the banners name the profile: ``local (127.0.0.1:8470)``,
+        ``cloud (Vertex AI us-central1)``, ``shared (https://ml.example.com)``.
+
+        Known before any connection (a local service's address only once it answers: the
+        name alone until then), so a backend that cannot be reached is still named.
+        """
+        if self.kind == "local":
+            return f"{self.name} ({local_host})" if local_host else self.name
+        if self.kind == "vertex":
+            return f"{self.name} (Vertex AI {self.region})"
+        return f"{self.name} ({self.endpoint})"
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -63,6 +76,8 @@ class Settings:
     refresh_seconds: float = DEFAULT_REFRESH_SECONDS
     keymap: dict[str, str] = field(default_factory=dict)
     profiles: dict[str, Profile] = field(default_factory=lambda: {"local": Profile("local")})
+    confirm_resubmit: bool = True
+    """``R`` asks before it starts the copy (a cloud profile's is a paid cluster)."""
 
     def active_profile(self) -> Profile:
         """The profile in use.
@@ -158,7 +173,11 @@ def parse_settings(text: str) -> Settings:
     keymap = data.get("keymap") or {}
     if not isinstance(keymap, dict) or not all(isinstance(v, str) for v in keymap.values()):
         raise SettingsError("keymap must map binding ids to keys, e.g. {jobs.cancel: x}.")
+    confirm = data.get("confirm_resubmit", base.confirm_resubmit)
+    if not isinstance(confirm, bool):
+        raise SettingsError("confirm_resubmit must be true or false.")
     return Settings(
+        confirm_resubmit=confirm,
         profile=str(data.get("profile", base.profile)),
         project=str(data.get("project", base.project)),
         theme=str(data.get("theme", base.theme)),

@@ -12,7 +12,7 @@ import contextlib
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 import yaml
@@ -21,6 +21,7 @@ from tui_app.model import states
 from tui_app.model.cluster import ml_units_per_hour, replica_groups
 from tui_app.model.failure_cause import split_failure
 from tui_app.model.job_spec import DEFAULT_METRIC_TAG, duration_seconds
+from tui_app.model.job_view import format_elapsed
 from tui_app.model.log_records import TRACEBACK_START
 from tui_app.model.queue_wait import wait_rows
 from tui_app.model.tiers import (
@@ -155,6 +156,22 @@ def render_text(sections: Iterable[Section]) -> str:
     return "\n\n".join(blocks) + "\n" if blocks else ""
 
 
+class _ReadableDumper(yaml.SafeDumper):
+    """safe_dump, with multi-line strings (errorMessage's traceback) as ``|`` block scalars:
+    as they were written, not quoted, escaped and re-wrapped."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        # PyYAML falls back to a quoted scalar by itself where a block cannot hold the text
+        # exactly (trailing spaces on a line, control characters).
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_str(value)
+
+
+_ReadableDumper.add_representer(str, _represent_str)
+
+
 def job_yaml(job: Mapping[str, Any]) -> str:
     """The raw Job as YAML with sorted keys, as ``gcloud ai-platform jobs describe`` prints it.
 
@@ -162,9 +179,16 @@ def job_yaml(job: Mapping[str, Any]) -> str:
         job: A Job resource.
 
     Returns:
-        The YAML text.
+        The YAML text; it reads back as the same data.
     """
-    return yaml.safe_dump(_plain(job), sort_keys=True, allow_unicode=True, default_flow_style=False)
+    return yaml.dump(
+        _plain(job),
+        Dumper=_ReadableDumper,
+        sort_keys=True,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=10_000,  # a line as long as it was: the pane wraps, the YAML must not fold it
+    )
 
 
 def format_time(value: object, tz: tzinfo = UTC) -> str | None:
@@ -185,7 +209,8 @@ def format_time(value: object, tz: tzinfo = UTC) -> str | None:
 
 
 def format_duration(seconds: float) -> str:
-    """A duration a person reads at a glance: ``45s``, ``3m 05s``, ``1h 02m 03s``, ``2d 04h 05m``.
+    """A duration in the one format of every view (``job_view.format_elapsed``): ``45s``,
+    ``3m05s``, ``1h02m``, ``2d03h``.
 
     Args:
         seconds: The duration; negative values (clock skew) count as zero.
@@ -193,17 +218,7 @@ def format_duration(seconds: float) -> str:
     Returns:
         The duration, most significant unit first.
     """
-    total = max(0, int(seconds))
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours:02d}h {minutes:02d}m"
-    if hours:
-        return f"{hours}h {minutes:02d}m {secs:02d}s"
-    if minutes:
-        return f"{minutes}m {secs:02d}s"
-    return f"{secs}s"
+    return format_elapsed(timedelta(seconds=max(0.0, seconds)))
 
 
 def _overview(job: Mapping[str, Any], now: datetime, tz: tzinfo) -> list[tuple[str, str]]:
@@ -216,13 +231,19 @@ def _overview(job: Mapping[str, Any], now: datetime, tz: tzinfo) -> list[tuple[s
         _add(rows, "State", f"{symbol} {state}" if symbol else state)
     for key, field in (("Created", "createTime"), ("Started", "startTime"), ("Ended", "endTime")):
         _add(rows, key, format_time(job.get(field), tz))
+    created = parse_time(job.get("createTime"))
     started = parse_time(job.get("startTime"))
-    if started is not None:
-        ended = parse_time(job.get("endTime"))
-        if ended is None and state not in states.TERMINAL_STATES:
-            ended = now if now.tzinfo else now.replace(tzinfo=UTC)
-        if ended is not None:
-            _add(rows, "Elapsed", format_duration((ended - started).total_seconds()))
+    ended = parse_time(job.get("endTime"))
+    until = ended
+    if until is None and state not in states.TERMINAL_STATES:
+        until = now if now.tzinfo else now.replace(tzinfo=UTC)
+    # The wait and the run apart: one figure counting from creation, then from the start,
+    # jumped back to 0s when the job started.
+    left_queue = started or until
+    if created is not None and left_queue is not None:
+        _add(rows, "Queued", format_duration((left_queue - created).total_seconds()))
+    if started is not None and until is not None:
+        _add(rows, "Run time", format_duration((until - started).total_seconds()))
     if state == states.JobState.QUEUED:
         position = as_int(job.get("jobPosition"))
         if position:

@@ -16,7 +16,7 @@ Invariants:
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -76,7 +76,11 @@ def _replica_count(training_input: object) -> int:
 
 
 def format_elapsed(delta: timedelta | None) -> str:
-    """Elapsed time as the list shows it: ``7s``, ``4m05s``, ``1:02:03``, ``3d04h``; "" for None."""
+    """A duration as every view shows it: ``7s``, ``4m05s``, ``1h02m``, ``3d04h``; "" for None.
+
+    The one format of the list, the detail, the trials table and ``tui-app jobs``: two units at
+    most, the larger first, so it fits the list's ELAPSED column at any length.
+    """
     if delta is None:
         return ""
     total = max(0, int(delta.total_seconds()))
@@ -85,7 +89,7 @@ def format_elapsed(delta: timedelta | None) -> str:
     if total < 3600:
         return f"{total // 60}m{total % 60:02d}s"
     if total < 86400:
-        return f"{total // 3600}:{total % 3600 // 60:02d}:{total % 60:02d}"
+        return f"{total // 3600}h{total % 3600 // 60:02d}m"
     return f"{total // 86400}d{total % 86400 // 3600:02d}h"
 
 
@@ -186,16 +190,22 @@ class JobRow:
         return self.stamp or self.created or EPOCH
 
     def elapsed(self, now: datetime) -> timedelta | None:
-        """How long the job has run (or has been waiting): ``(end or now) - (start or created)``.
+        """How long the job has run: ``(end or now) - start``; None before it started.
 
         A job that ended without ever starting (cancelled while QUEUED, refused while PREPARING)
-        never ran: None, not its time in the queue passed off as a run."""
-        if self.ended is not None and self.started is None:
+        never ran: None, not its time in the queue passed off as a run. The wait is
+        :meth:`waited`, shown apart: counting it here made ``QUEUED 5m23s`` turn into
+        ``RUNNING 2s`` when the job started."""
+        if self.started is None:
             return None
-        begin = self.started or self.created
-        if begin is None:
+        return (self.ended or now) - self.started
+
+    def waited(self, now: datetime) -> timedelta | None:
+        """How long the job waited to start (so far, while it still waits): from creation to
+        its start, or to its end when it never started; None without a createTime."""
+        if self.created is None:
             return None
-        return (self.ended or now) - begin
+        return (self.started or self.ended or now) - self.created
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +218,8 @@ class GroupRow:
     """Non-zero counts per state, in ``STATE_ORDER`` (``STATE_UNSPECIFIED`` last)."""
     newest: datetime | None
     """The newest ``createTime`` in the group."""
+    job_ids: tuple[str, ...] = ()
+    """The jobs the line stands for (marks on them show on the group's line)."""
 
     @property
     def key(self) -> str:
@@ -224,6 +236,7 @@ class GroupRow:
             count=len(rows),
             counts=tuple((s, n) for s, n in by_state.items() if n),
             newest=max(created) if created else None,
+            job_ids=tuple(r.job_id for r in rows),
         )
 
 
@@ -294,10 +307,19 @@ _SORT_WORDS: dict[SortColumn, tuple[str, str, str]] = {
 }
 
 
-def next_sort(column: SortColumn) -> SortColumn:
-    """The order ``o`` moves to after ``column`` (after the last, the default again)."""
+def next_sort(column: SortColumn, shown: Collection[SortColumn] = SORT_CYCLE) -> SortColumn:
+    """The order ``o`` moves to after ``column`` (after the last, the default again).
+
+    Only the columns ``shown`` at the list's width count: an order by a column the width hides
+    would sort the rows by something nobody can see, with no arrow anywhere to say so. The
+    default order is always there (it lives in JOB ID's title).
+    """
     i = SORT_CYCLE.index(column)
-    return SORT_CYCLE[(i + 1) % len(SORT_CYCLE)]
+    for step in range(1, len(SORT_CYCLE) + 1):
+        candidate = SORT_CYCLE[(i + step) % len(SORT_CYCLE)]
+        if candidate is SortColumn.DEFAULT or candidate in shown:
+            return candidate
+    return SortColumn.DEFAULT
 
 
 def sort_arrow(column: SortColumn, reverse: bool) -> str:
@@ -311,15 +333,18 @@ def sort_description(column: SortColumn, reverse: bool) -> str:
     return f"{what}, {opposite if reverse else natural}"
 
 
-def sort_header(column: SortColumn, reverse: bool) -> str:
+def sort_header(column: SortColumn, reverse: bool, width: int = 80) -> str:
     """The JOB ID column's title for the orders it carries.
 
     The default order (base name, then newest) and a plain id sort both live in this column;
     each gets its own title, so the header never claims ``JOB ID▲`` for two different orders.
+    ``width`` is the column's: the title is never cut mid-word.
     """
     arrow = sort_arrow(column, reverse)
     if column is SortColumn.DEFAULT:
-        return f"JOB ID · name{arrow} {'oldest' if reverse else 'newest'} first"
+        full = f"JOB ID · name{arrow} {'oldest' if reverse else 'newest'} first"
+        # Narrower than that, the title keeps what tells this order from a plain id sort.
+        return full if len(full) <= width else f"JOB ID · name{arrow}"
     if column is SortColumn.ID:
         return "JOB ID" + arrow
     return "JOB ID"
@@ -392,7 +417,8 @@ def display_rows(
     """The lines of the list: runs of rows whose base name is in ``folded`` become one GroupRow.
 
     Folding only means something in the default order, where a family's rows are adjacent: in
-    any other ``column`` it is ignored and the rows come back unchanged (in a new list).
+    any other ``column`` it is ignored and the rows come back unchanged (in a new list). A run
+    of one job is never folded: a group line would only hide that job's state.
 
     Args:
         rows_sorted: Rows in display order.
@@ -415,6 +441,9 @@ def display_rows(
         j = i + 1
         while j < n and rows_sorted[j].base == row.base:
             j += 1
-        out.append(GroupRow.of(row.base, rows_sorted[i:j]))
+        if j - i == 1:
+            out.append(row)
+        else:
+            out.append(GroupRow.of(row.base, rows_sorted[i:j]))
         i = j
     return out

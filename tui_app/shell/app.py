@@ -113,7 +113,9 @@ class JobsApp(JobActions):
     ) -> None:
         super().__init__()
         self.settings = settings
-        self.source = source or JobsSource(connect, project)
+        profile = settings.profiles.get(profile_name)
+        label = profile.label() if profile else profile_name
+        self.source = source or JobsSource(connect, project, label)
         self.project = project
         self.profile_name = profile_name
         self.settings_file = settings_file

@@ -10,7 +10,7 @@ import contextlib
 import os
 import shlex
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +19,12 @@ from textual import work
 from textual.app import App, SuspendNotSupported
 
 from tui_app.api.errors import ApiCallError
+from tui_app.config.settings import Settings
+from tui_app.model.cluster import ml_units_per_hour, replica_groups
 from tui_app.model.states import CANCELLABLE_STATES, JobState
+from tui_app.model.tier_summary import ROLE_LABELS
+from tui_app.model.tiers import DEFAULT_SCALE_TIER
+from tui_app.model.wire import as_mapping
 from tui_app.shell.messages import JobsSubmitted
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.message_screen import MessageScreen
@@ -28,10 +33,29 @@ if TYPE_CHECKING:
     from tui_app.shell.jobs_source import JobsSource
 
 
+def resubmit_details(body: Mapping[str, Any], where: str) -> list[str]:
+    """What the resubmit question lists: the cluster the copy starts, and where."""
+    ti = as_mapping(body.get("trainingInput"))
+    try:
+        groups = replica_groups(ti)
+        units = ml_units_per_hour(ti)
+    except Exception:  # an odd old job: the question still names the ids
+        groups, units = (), 0.0
+    replicas = sum(g.count for g in groups)
+    tier = str(ti.get("scaleTier") or DEFAULT_SCALE_TIER)
+    cluster = ", ".join(f"{ROLE_LABELS[g.role]} {g.count} × {g.machine_type}" for g in groups)
+    lines = [f"{tier}: {replicas} replica{'s' if replicas != 1 else ''} ({cluster})"]
+    if units:
+        lines.append(f"{units:.2f} ML units per hour while it runs")
+    lines.append(f"on {where}")
+    return lines
+
+
 class JobActions(App[None]):
     """The App's job actions, apart from its shell, so every screen shares one implementation."""
 
     source: JobsSource
+    settings: Settings
 
     def refresh_now(self) -> None:
         """Poll the job list now (the App implements it)."""
@@ -90,14 +114,47 @@ class JobActions(App[None]):
 
     @work(thread=True, group="actions", exit_on_error=False, description="Resubmitting")
     def resubmit(self, job_id: str) -> None:
-        """Submit the job's trainingInput and labels again under a fresh timestamped id."""
-        from tui_app.api.resubmit import resubmit  # pydantic: not before first paint
+        """Run the job again (its trainingInput and labels) under a fresh timestamped id,
+        after asking, naming the new id and the cluster it starts (default No).
+
+        One key must not start a job twice by being pressed twice, nor, on a cloud profile,
+        a paid cluster unasked: ``confirm_resubmit: false`` in settings skips the question.
+        """
+        from tui_app.model.job_config import resubmission  # pydantic: not before first paint
 
         try:
-            created = resubmit(
-                job_id,
-                lambda j: self.source.call(methodcaller("get", j)),
-                lambda body: self.source.call(methodcaller("create", body)),
+            job = self.source.call(methodcaller("get", job_id))
+        except ApiCallError as exc:
+            self.call_from_thread(self.notify, f"Resubmit failed: {exc}", severity="error")
+            return
+        body = resubmission(job)
+        if not self.settings.confirm_resubmit:
+            self._create_copy(job_id, body)
+            return
+        question = f"Resubmit {job_id} as {body['jobId']}?"
+        where = self.source.label
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._create_copy_worker(job_id, body)
+
+        self.call_from_thread(
+            self.push_screen,
+            ConfirmScreen(question, resubmit_details(body, where), yes_label="Yes, resubmit"),
+            answered,
+        )
+
+    @work(thread=True, group="actions", exit_on_error=False, description="Resubmitting")
+    def _create_copy_worker(self, job_id: str, body: dict[str, Any]) -> None:
+        self._create_copy(job_id, body)
+
+    def _create_copy(self, job_id: str, body: dict[str, Any]) -> None:
+        """jobs.create of the copy (a worker thread); a taken id is retried with a later one."""
+        from tui_app.api.resubmit import create_with_fresh_id
+
+        try:
+            created = create_with_fresh_id(
+                lambda b: self.source.call(methodcaller("create", b)), body
             )
         except ApiCallError as exc:
             self.call_from_thread(self.notify, f"Resubmit failed: {exc}", severity="error")

@@ -20,14 +20,17 @@ if TYPE_CHECKING:  # googleapiclient loads in the poll thread, not before the fi
 class JobsSource:
     """Thread-safe, lazily connected access to one project's jobs."""
 
-    def __init__(self, connect: Callable[..., Connection], project: str) -> None:
+    def __init__(
+        self, connect: Callable[..., Connection], project: str, label: str = "connecting…"
+    ) -> None:
         self._connect = connect
         self._connected_once = False
         self._connection: Connection | None = None
         self.project = project
         self._lock = threading.Lock()
         self._client: JobsApi | None = None
-        self.label = "connecting…"
+        self.label = label
+        """How the header names the backend; the connection's own label once connected."""
         self.endpoint: str | None = None
 
     def client(self) -> JobsApi:

@@ -162,6 +162,8 @@ class DescribeScreen(Screen[None], ScreenToasts):
 
     def watch_show_yaml(self) -> None:
         self._show()
+        # Each view opens at its top: the other's scroll position means nothing in it.
+        self.query_one("#describe-body").scroll_home(animate=False)
 
     def _show(self) -> None:
         if self.job is None or not self.is_mounted:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from typing import ClassVar
@@ -81,6 +82,9 @@ class JobsScreen(Screen[None]):
         """The sorted rows (faults only, when on), indexed for fast filtering."""
         self._filtered: Sequence[JobRow] = ()
         self._filter: ListFilter = parse_list_filter("")
+        """The filter the list shows: the last one typed that could be used as typed."""
+        self._filter_error: str | None = None
+        """Why the text in the box is not that filter (shown whole above the box), or None."""
         self._folded: set[str] = set()
         self._select_after: str | None = None
         self._loaded = False
@@ -94,6 +98,7 @@ class JobsScreen(Screen[None]):
         yield StatusHeader(id="status")
         yield Static("", id="banner")
         yield JobTable(id="jobs")
+        yield Static("", id="filter-error")
         with Horizontal(id="filter-bar"):
             yield Input(
                 placeholder="/ filter: regex, !invert, state:FAILED, label:k=v", id="filter"
@@ -166,9 +171,11 @@ class JobsScreen(Screen[None]):
             return False
         undone: list[str] = []
         box = self.query_one("#filter", Input)
-        if not self._filter.is_empty and not self._filter.matches(row):
+        if box.value and (self._filter_error or not self._filter.matches(row)):
             box.value = ""  # its Changed event reparses "" again: harmless
             self._filter = parse_list_filter("")
+            self._filter_error = None
+            self._show_filter_error()
             undone.append("filter cleared")
         if self.faults_only and row.state not in FAULT_STATES:
             self.set_reactive(JobsScreen.faults_only, False)
@@ -186,11 +193,12 @@ class JobsScreen(Screen[None]):
         rows = self.rows
         if self.sort_column is not SortColumn.DEFAULT or self.sort_reverse:
             rows = sort_rows(rows, self.sort_column, self.sort_reverse, self.shell.clock())
+        # Once per list, not per keystroke, and of the whole list: the columns stay put while a
+        # filter is typed or z hides rows (a TIER column coming and going was seen as a bug).
+        self._longest_id = longest_id_of(rows)
         if self.faults_only:
             rows = [r for r in rows if r.state in FAULT_STATES]
         self._index = FilterIndex(rows)
-        # Once per list, not per keystroke; the columns also stay put while a filter is typed.
-        self._longest_id = longest_id_of(rows)
         self._refilter()
 
     def _refilter(self, previous: ListFilter | None = None) -> None:
@@ -228,9 +236,14 @@ class JobsScreen(Screen[None]):
             parts.append("faults only")
         if self.table.marked:
             parts.append(f"{len(self.table.marked)} marked")
-        if self._filter.error:
-            parts.append(self._filter.error)
+        if self._filter_error:
+            parts.append("filter not applied ↑")
+        if self.sort_column not in self.table.shown_sorts:  # a resize hid its column
+            parts.append("sorted by " + sort_description(self.sort_column, self.sort_reverse))
         info.update(" · ".join(parts))
+
+    def on_resize(self) -> None:
+        self._show_info()
 
     def on_job_table_marks_changed(self, message: JobTable.MarksChanged) -> None:
         self._show_info()
@@ -266,8 +279,23 @@ class JobsScreen(Screen[None]):
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        previous, self._filter = self._filter, parse_list_filter(event.value)
+        """Filter as the user types; a filter that cannot be used as typed (``mnist(``,
+        ``state:BOGUS``) keeps the last good result on screen and says why, whole, above the
+        box, rather than emptying the list under a message cut to the bar's width."""
+        parsed = parse_list_filter(event.value)
+        self._filter_error = parsed.error
+        self._show_filter_error()
+        if parsed.error:
+            self._show_info()
+            return
+        previous, self._filter = self._filter, parsed
         self._refilter(previous)
+
+    def _show_filter_error(self) -> None:
+        line = self.query_one("#filter-error", Static)
+        if self._filter_error:
+            line.update(f"Filter not applied: {self._filter_error}")
+        line.display = bool(self._filter_error)
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
@@ -293,7 +321,7 @@ class JobsScreen(Screen[None]):
     # -- sort and fold ---------------------------------------------------------------------------
 
     def action_cycle_sort(self) -> None:
-        self.sort_column = next_sort(self.sort_column)
+        self.sort_column = next_sort(self.sort_column, self.table.shown_sorts)
         self.sort_reverse = False
         self._sorted()
 
@@ -318,6 +346,9 @@ class JobsScreen(Screen[None]):
             return
         if base in self._folded:
             self._folded.discard(base)
+        elif sum(r.base == base for r in self._filtered) < 2:
+            self.notify(f"{base} has one job here: nothing to fold.", timeout=2)
+            return
         else:
             self._folded.add(base)
         self._show()
@@ -325,7 +356,8 @@ class JobsScreen(Screen[None]):
             self.table.move_to_key(f"group:{base}")
 
     def action_fold_all(self) -> None:
-        bases = {r.base for r in self._filtered}
+        # Families of one job stay rows: a group line would only hide the job's state.
+        bases = {base for base, n in Counter(r.base for r in self._filtered).items() if n > 1}
         self._folded = set() if self._folded >= bases and bases else bases
         self._show()
 
@@ -374,10 +406,8 @@ class JobsScreen(Screen[None]):
         self.table.set_marks(marked - members if members <= marked else marked | members)
 
     def action_describe(self, yaml: bool = False) -> None:
-        job_id = self._current()
+        job_id = self._one_job("YAML" if yaml else "Describe")
         if job_id is None:
-            if self.table.cursor_key:  # a folded group: enter unfolds it
-                self.action_fold()
             return
         # Loaded on first use: the detail's summary brings the model's pydantic rules, which
         # would add a sixth of a second before the list's first frame.
@@ -392,11 +422,15 @@ class JobsScreen(Screen[None]):
         self.app.push_screen(LogsScreen(job_id))
 
     def action_yaml(self) -> None:
-        if self._one_job("YAML"):
-            self.action_describe(yaml=True)
+        self.action_describe(yaml=True)
 
     def on_job_table_activated(self, message: JobTable.Activated) -> None:
-        self.action_describe()
+        """enter opens what is under the cursor: a job's detail, or a folded group's jobs.
+        (The keys that act on one job, d, y, l, R, E, say why not on a group instead.)"""
+        if message.key.startswith("group:"):
+            self.action_fold()
+        else:
+            self.action_describe()
 
     def action_cancel_jobs(self) -> None:
         ids = self._selected()
