@@ -51,6 +51,7 @@ def test_list_describe_cancel_resubmit(service: LiveService, package_uri: str) -
         "JOB_ID",
         "STATE",
         "CREATED",
+        "QUEUED",
         "ELAPSED",
         "TIER",
         "ML_UNITS",

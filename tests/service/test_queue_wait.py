@@ -3,6 +3,8 @@ job's log, and the demo's order on a two-slot machine (its tuning job's trials r
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -86,6 +88,15 @@ def test_queue_says_who_holds_the_slots_and_who_goes_first(
             return [e["jsonPayload"]["message"] for e in svc.entries(flt)]
 
         (line,) = _until(said, "the waiting line in the job's log", timeout=30)
+        # And in `tui-app jobs describe`, as the detail shows it.
+        described = subprocess.run(
+            [sys.executable, "-m", "tui_app", "jobs", "describe", small,
+             "--state-dir", str(svc.state_dir), "--project", PROJECT],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert described.returncode == 0, described.stderr
+        assert "Waiting for resources" in described.stdout
+        assert f"Ahead:   {big} (2 CPU slots)" in described.stdout, described.stdout
         assert f"held by {a} (1 CPU slot, " in line or f"held by {b} (1 CPU slot, " in line
         assert f"ahead in the queue: {big} (2 CPU slots)" in line
     finally:

@@ -16,6 +16,7 @@ import textwrap
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from tui_app.api.errors import ApiCallError
@@ -27,7 +28,7 @@ from tui_app.model.cluster import task_from_vertex
 from tui_app.model.describe import job_yaml, render_text, summarize
 from tui_app.model.gcloud_filter import ACCEPTED
 from tui_app.model.job_id import match_job_id
-from tui_app.model.job_view import JobRow, SortColumn, sort_rows
+from tui_app.model.job_view import JobRow, SortColumn, format_elapsed, sort_rows
 from tui_app.model.list_filter import filter_rows, parse_list_filter
 from tui_app.model.states import STATE_SYMBOL
 from tui_app.model.task_names import unknown_task_error
@@ -98,16 +99,18 @@ class JobFinder:
 
 
 def _table(rows: Sequence[JobRow], now: datetime) -> str:
-    head = ("JOB_ID", "STATE", "CREATED", "ELAPSED", "TIER", "ML_UNITS", "ERROR")
+    """The list as the TUI shows it: the wait (QUEUED) and the run (ELAPSED) apart, in the
+    TUI's one duration format."""
+    head = ("JOB_ID", "STATE", "CREATED", "QUEUED", "ELAPSED", "TIER", "ML_UNITS", "ERROR")
     lines = [head]
     for r in rows:
-        elapsed = r.elapsed(now)
         lines.append(
             (
                 r.job_id,
                 f"{STATE_SYMBOL[r.state]} {r.state.value}",
                 r.created.astimezone().strftime("%Y-%m-%d %H:%M:%S") if r.created else "",
-                str(elapsed).split(".")[0] if elapsed is not None else "",
+                format_elapsed(r.waited(now)),
+                format_elapsed(r.elapsed(now)),
                 r.tier_label,
                 f"{r.ml_units:.2f}" if r.ml_units is not None else "",
                 r.error[:60],
@@ -127,7 +130,7 @@ def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
         client = connection.jobs(project)
         if args.action == "logs":
             return _logs(args, connection, client)
-        return _run(args, client, lambda job_id: _environment(connection, project, job_id))
+        return _run(args, client, partial(_extensions, connection, project))
     except KeyboardInterrupt:
         return 130
     except SettingsError as exc:
@@ -156,15 +159,20 @@ def error_lines(exc: ApiCallError) -> list[str]:
     return lines
 
 
-def _environment(connection: Connection, project: str, job_id: str) -> dict[str, Any] | None:
-    """The local service's ``:environment`` answer for the job; None elsewhere or on error."""
+Extensions = tuple[dict[str, Any] | None, dict[str, Any] | None]
+
+
+def _extensions(connection: Connection, project: str, job_id: str, queued: bool) -> Extensions:
+    """The local service's ``:environment`` answer for the job and, while it is QUEUED, its
+    ``:queue`` answer (why it waits); None elsewhere or on error."""
     if connection.vertex:
-        return None
+        return None, None
     client = connection.metrics(project)
     try:
-        return client.environment(job_id)
+        environment = client.environment(job_id)
+        return environment, client.queue(job_id) if queued else None
     except ApiCallError:
-        return None  # the section is optional: describe shows the job regardless
+        return None, None  # the sections are optional: describe shows the job regardless
     finally:
         client.close()
 
@@ -172,7 +180,7 @@ def _environment(connection: Connection, project: str, job_id: str) -> dict[str,
 def _run(
     args: argparse.Namespace,
     client: JobsApi,
-    environment: Callable[[str], dict[str, Any] | None] = lambda _: None,
+    extensions: Callable[[str, bool], Extensions] = lambda _id, _queued: (None, None),
 ) -> int:
     now = datetime.now(UTC)
     if args.action == "list":
@@ -204,8 +212,8 @@ def _run(
             print(job_yaml(job), end="")
         else:
             tz = datetime.now().astimezone().tzinfo or UTC
-            env = environment(job["jobId"])
-            print(render_text(summarize(job, now, tz=tz, environment=env)))
+            env, queue = extensions(job["jobId"], job.get("state") == "QUEUED")
+            print(render_text(summarize(job, now, tz=tz, environment=env, queue=queue)))
         return 0
     if args.action == "cancel":
         # Every id is found before any job is cancelled: a typo among them cancels nothing,
