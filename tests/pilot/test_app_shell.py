@@ -72,6 +72,45 @@ async def test_help_lists_every_key_of_the_list(tmp_path: Path) -> None:
         assert not isinstance(app.screen, HelpScreen)
 
 
+async def test_help_scrolls_with_the_pager_keys_under_a_header_that_stays(
+    tmp_path: Path,
+) -> None:
+    """At 80x24 the key list is taller than the screen: ``g``/``G``, ``j``/``k``, page and
+    home/end keys scroll it, and the header (which screen, how to move, the column headings)
+    stays on screen above it."""
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        body = app.screen.query_one("#help-body")
+        await wait_until(pilot, lambda: body.max_scroll_y > 0, "a list taller than the screen")
+        header = [app.screen.query_one(f"#help-{part}") for part in ("title", "headings")]
+        where = [part.region for part in header]
+        assert "Keys on the job list" in text_of(app, "#help-title")
+        assert "Where" in text_of(app, "#help-headings")
+
+        bottom, page = body.max_scroll_y, body.scrollable_content_region.height
+        moves: list[tuple[str, int]] = [
+            ("G", bottom),
+            ("g", 0),
+            ("j", 1),
+            ("k", 0),
+            ("end", bottom),
+            ("home", 0),
+            ("pagedown", min(bottom, page)),
+        ]
+        for key, at in moves:
+            await pilot.press(key)
+
+            def scrolled(at: int = at) -> bool:
+                return body.scroll_y == at
+
+            await wait_until(pilot, scrolled, f"{key} to scroll")
+            assert [part.region for part in header] == where, key
+            assert all(r.bottom <= body.region.y and r.height for r in where), key
+
+
 async def test_palette_offers_the_screen_actions(tmp_path: Path) -> None:
     app = fixed_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -44,7 +44,7 @@ def keymap_scopes(app_bindings: Iterable[BindingType]) -> dict[str, Scope]:
         "the logs": (LogsScreen, LogView),
         "describe": (DescribeScreen, DetailScroll, TrialsTable),
         "the builder": (BuilderScreen, CodePreview, ParamsTable),
-        "help": (HelpScreen,),
+        "help": (HelpScreen, DetailScroll),
         "the command line": (CommandScreen,),
         "a confirmation": (ConfirmScreen,),
         "a message": (MessageScreen,),
