@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from textual.command import CommandList, CommandPalette
 from textual.widgets import Footer, Input, Static
 from textual.widgets._footer import FooterKey
 
@@ -118,6 +119,42 @@ async def test_palette_offers_the_screen_actions(tmp_path: Path) -> None:
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for title in ("Filter", "Cancel", "Resubmit", "Edit+submit", "Describe", "Theme"):
             assert any(t.startswith(title) for t in titles), (title, titles)
+
+
+async def test_the_palette_says_each_actions_key_as_remapped(tmp_path: Path) -> None:
+    """Every entry's second line starts with its key, the keymap's where it remaps one: ``E``
+    and ``z`` (whose tooltips used to take the key's place), ``v`` for logs remapped from
+    ``l``, ``q`` for Quit; Textual's own entries with no key say so."""
+    app = fixed_app(tmp_path, keymap={"jobs.logs": "v"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        helps = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert helps["Edit+submit"] == "Key: E · A copy in the builder"
+        assert helps["Faults"] == "Key: z · Only FAILED and CANCELLED"
+        assert helps["Logs"] == "Key: v · Live logs of every replica"
+        assert helps["Cancel"] == "Key: x / ^d"
+        assert helps["Quit"] == "Key: q"
+        assert helps["Builder"] == "Key: 3 · Config builder"
+        assert helps["Theme"] == "No key · Change the current theme"
+        assert all(h.startswith(("Key: ", "No key")) for h in helps.values()), helps
+
+        # As the palette shows it, and its entry runs the action.
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        await pilot.press(*"faults")
+        options = app.screen.query_one(CommandList)
+        await wait_until(
+            pilot,
+            lambda: any(
+                "Key: z · Only FAILED" in str(options.get_option_at_index(i).prompt)
+                for i in range(options.option_count)
+            ),
+            "the Faults entry with its key",
+        )
+        await pilot.press("enter")
+        jobs = app.screen
+        assert isinstance(jobs, JobsScreen)
+        await wait_until(pilot, lambda: jobs.faults_only, "Faults run from the palette")
 
 
 async def test_theme_change_is_remembered(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import events, work
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
+from textual.markup import escape
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
@@ -29,7 +30,7 @@ from tui_app.shell.job_actions import JobActions
 from tui_app.shell.jobs_source import JobsSource
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 from tui_app.shell.screens.command_screen import Command, CommandScreen
-from tui_app.shell.screens.help_screen import HelpScreen
+from tui_app.shell.screens.help_screen import HelpScreen, key_label
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.themes import DEFAULT_THEME, register_themes
@@ -84,6 +85,16 @@ class RowCache:
         if changed:
             self._order = sorted((row for _, row in fresh.values()), key=default_key)
         return self._order, changed
+
+
+def _palette_help(keys: str, what: str) -> str:
+    """A palette entry's second line: its key first, the same way on every entry.
+
+    Escaped: the palette reads it as markup, and ``[`` (the logs' previous replica) would be
+    taken for a tag.
+    """
+    head = f"Key: {keys}" if keys else "No key"
+    return escape(f"{head} · {what}" if what else head)
 
 
 class JobsApp(JobActions):
@@ -348,13 +359,31 @@ class JobsApp(JobActions):
             self.push_screen(HelpScreen(self.screen))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        """The palette offers every action of the current screen, then the system ones."""
-        for binding in screen.BINDINGS:
-            if isinstance(binding, Binding) and binding.description:
-                action = binding.action
+        """The palette offers every action of the current screen, then the App's, then Textual's.
+
+        Each says first the key that does the same, as the footer and ``?`` write it and as the
+        keymap remapped it (``key_label``), or that it has none: a newcomer learns the keys from
+        the palette, so an action shown without its key (or with one the keymap replaced)
+        teaches nothing, or the wrong thing.
+        """
+        offered: set[str] = set()
+        for target, bindings in ((screen, screen.BINDINGS), (self, self.BINDINGS)):
+            for binding in bindings:
+                if not isinstance(binding, Binding) or not binding.description:
+                    continue
+                offered.add(binding.description)
                 yield SystemCommand(
                     binding.description,
-                    binding.tooltip or f"Key: {binding.key}",
-                    lambda a=action, s=screen: self.call_later(s.run_action, a),
+                    _palette_help(key_label(self, binding), binding.tooltip),
+                    lambda a=binding.action, t=target: self.call_later(t.run_action, a),
                 )
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title in offered:
+                continue  # Quit: ours says its key
+            action = getattr(command.callback, "__name__", "").removeprefix("action_")
+            keys: list[str] = []
+            for _, binding in self._bindings:  # one entry per key, each a Binding of its own
+                label = key_label(self, binding)
+                if binding.action in (action, f"app.{action}") and label not in keys:
+                    keys.append(label)
+            yield command._replace(help=_palette_help(" / ".join(keys), command.help))
