@@ -382,7 +382,9 @@ async def test_presets_save_load_delete(
         await pilot.press("ctrl+t")
         await wait_for(pilot, lambda: isinstance(app.screen, PresetsScreen))
         name = app.screen.query_one("#preset-name", Input)
-        assert name.value == "bert" and name.has_focus  # no presets yet: the name box
+        assert name.value == "bert"
+        await pilot.press("shift+tab")  # from the list (the built-in presets) to the name box
+        await wait_for(pilot, lambda: name.has_focus)
         name.value = "gpu-box"
         await pilot.press("enter")
         await wait_for(pilot, preset_file.exists)
@@ -392,7 +394,7 @@ async def test_presets_save_load_delete(
         await type_into(pilot, app, "module", "other.module")
         await pilot.press("ctrl+t")
         await wait_for(pilot, lambda: isinstance(app.screen, PresetsScreen))
-        await pilot.press("enter")  # the list has focus, on gpu-box
+        await pilot.press("enter")  # the list has focus, on gpu-box: saved ones come first
         await wait_for(pilot, lambda: field(app, "module").value == "trainer.task")
         assert field(app, "scale_tier").value == "BASIC_GPU"
         base, stamp = split_job_id(field(app, "job_id").value)

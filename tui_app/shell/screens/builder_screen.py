@@ -56,6 +56,7 @@ from tui_app.model.job_config import (
 )
 from tui_app.model.job_id import base_name, new_job_id
 from tui_app.model.job_spec import FieldViolation, JobSpecError, parse_job
+from tui_app.model.starter_presets import STARTER_PRESETS, preset_choices
 from tui_app.model.tier_summary import summarize_cluster
 from tui_app.shell.app_protocol import ShellApp, shell_app
 from tui_app.shell.package_build import PackageBuildError, cached_sdist, package_folder_error
@@ -633,12 +634,13 @@ class BuilderScreen(Screen[None], ScreenToasts):
 
     def action_presets(self) -> None:
         try:
-            names = list_presets()
+            saved = list_presets()
         except PresetError as exc:
             self.notify(str(exc), severity="error")
             return
+        choices = [(n, s.summary if s else None) for n, s in preset_choices(saved)]
         base = base_name(self.form.values().get("job_id") or DEFAULT_BASE)
-        self.app.push_screen(PresetsScreen(names, suggested=base), self._preset_chosen)
+        self.app.push_screen(PresetsScreen(choices, suggested=base), self._preset_chosen)
 
     def _preset_chosen(self, choice: PresetAction | None) -> None:
         if choice is None:
@@ -648,6 +650,16 @@ class BuilderScreen(Screen[None], ScreenToasts):
             if preset_exists(name):
                 self.app.push_screen(
                     ConfirmScreen(f"Replace the preset {name!r}?", [name], "Replace"),
+                    lambda yes: self._save_preset(name) if yes else None,
+                )
+            elif name in STARTER_PRESETS:
+                self.app.push_screen(
+                    ConfirmScreen(
+                        f"Save your own {name!r}? It is listed instead of the built-in one, "
+                        "which comes back if you delete yours.",
+                        [name],
+                        "Save",
+                    ),
                     lambda yes: self._save_preset(name) if yes else None,
                 )
             else:
@@ -676,14 +688,26 @@ class BuilderScreen(Screen[None], ScreenToasts):
         self.notify(f"Saved the preset {name!r}.")
 
     def _load_preset(self, name: str) -> None:
+        """Fill the form from preset ``name``: the user's saved one, else the built-in one.
+
+        A preset without a base name or a region (every built-in) keeps the form's: they are
+        the user's job and place, not the preset's.
+        """
+        starter = STARTER_PRESETS.get(name)
         try:
-            data = load_preset(name)
+            if starter is not None and not preset_exists(name):
+                data: dict[str, Any] = copy.deepcopy(starter.data)
+            else:
+                starter = None
+                data = load_preset(name)
         except PresetError as exc:
             self.notify(str(exc), severity="error")
             return
+        current = self.form.values()
         saved = data.get("job")
         job: dict[str, Any] = dict(saved) if isinstance(saved, dict) else {}
-        job["jobId"] = new_job_id(str(data.get("base_name") or DEFAULT_BASE), self.shell.clock())
+        base = data.get("base_name") or base_name(current.get("job_id") or DEFAULT_BASE)
+        job["jobId"] = new_job_id(str(base), self.shell.clock())
         form, problems = job_to_form(job)
         if problems:
             self._cannot_load(
@@ -694,10 +718,16 @@ class BuilderScreen(Screen[None], ScreenToasts):
             return
         if data.get("package_path"):
             form.values["package_path"] = str(data["package_path"])
+        if not form.get("region"):
+            form.values["region"] = current.get("region")
         self.server_errors = []
         self.form.load(form)
-        self.note = f"Preset {name}"
-        self.notify(f"Loaded the preset {name!r}.")
+        if starter is not None:
+            self.note = f"Built-in preset {name}"
+            self.notify(f"Loaded the built-in preset {name!r}: {starter.summary}.")
+        else:
+            self.note = f"Preset {name}"
+            self.notify(f"Loaded the preset {name!r}.")
 
     def _delete_preset(self, name: str) -> None:
         try:

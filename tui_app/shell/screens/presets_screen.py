@@ -1,4 +1,9 @@
-"""The builder's presets: save the form under a name, load one, delete one."""
+"""The builder's presets: save the form under a name, load one, delete one.
+
+The list holds the user's saved presets and the built-in starters (``model.starter_presets``),
+each built-in marked as such with a line saying what it runs. Built-ins are read-only: ``d`` on
+one says so here instead of asking the builder to delete a file that does not exist.
+"""
 
 from __future__ import annotations
 
@@ -7,28 +12,36 @@ from typing import ClassVar, Literal
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
 
 from tui_app.config.presets import preset_name_error
 
 PresetAction = tuple[Literal["save", "load", "delete"], str]
+PresetChoice = tuple[str, str | None]
+"""A listed preset: its name, and what it runs when it is built in (None: the user's own)."""
+
+BUILT_IN = "built in"
+SAVED = "saved"
 
 
 class PresetsScreen(ModalScreen[PresetAction | None]):
     """Dismisses with ``("save"|"load"|"delete", name)``, or None on escape.
 
-    The name box saves (enter); the list loads (enter) or deletes (``d``/``delete``).
+    The name box saves (enter); the list loads (enter) or deletes a saved one (``d``/``delete``).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Close", id="presets.close"),
     ]
 
-    def __init__(self, names: list[str], suggested: str = "") -> None:
+    def __init__(self, choices: list[PresetChoice], suggested: str = "") -> None:
         super().__init__()
-        self.names = names
+        self.choices = choices
+        self.built_in = {name for name, summary in choices if summary is not None}
         self.suggested = suggested
 
     def compose(self) -> ComposeResult:
@@ -36,24 +49,31 @@ class PresetsScreen(ModalScreen[PresetAction | None]):
             yield Label("Presets", id="presets-title")
             yield Input(
                 self.suggested,
-                placeholder="name to save the form as",
+                placeholder="e.g. mnist-gpu: a name to save the form as",
                 id="preset-name",
                 select_on_focus=False,
                 compact=True,
             )
             yield Static("", id="preset-error")
-            if self.names:
-                yield PresetList(*self.names, id="preset-list")
+            if self.choices:
+                width = max(len(name) for name, _ in self.choices)
+                yield PresetList(
+                    *(
+                        Option(_prompt(name, summary, width), id=name)
+                        for name, summary in self.choices
+                    ),
+                    id="preset-list",
+                )
             else:
                 yield Static("No presets saved yet.", id="preset-empty")
             yield Static(
-                "[b]enter[/b] in the name: save · [b]enter[/b] on a preset: load · "
-                "[b]d[/b]: delete · [b]tab[/b] switch · [b]esc[/b] close",
+                "[b]enter[/b] load, or save the name typed · [b]d[/b] delete yours · "
+                "[b]esc[/b] close",
                 id="presets-hint",
             )
 
     def on_mount(self) -> None:
-        if self.names:
+        if self.choices:
             self.query_one(PresetList).focus()
         else:
             self.query_one(Input).focus()
@@ -68,14 +88,28 @@ class PresetsScreen(ModalScreen[PresetAction | None]):
         self.dismiss(("save", name))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(("load", self.names[event.option_index]))
+        if event.option_id is not None:
+            self.dismiss(("load", event.option_id))
 
     def on_preset_list_delete_requested(self, event: PresetList.DeleteRequested) -> None:
-        self.dismiss(("delete", self.names[event.index]))
+        name = self.choices[event.index][0]
+        if name in self.built_in:
+            self.query_one("#preset-error", Static).update(
+                f"{name} is built in and cannot be deleted; a preset you save under its name "
+                "is listed instead of it."
+            )
+            return
+        self.dismiss(("delete", name))
+
+
+def _prompt(name: str, summary: str | None, width: int) -> Content:
+    """``BASIC       built in · one machine: ...`` or ``mnist-gpu   saved``."""
+    mark = f"{BUILT_IN} · {summary}" if summary is not None else SAVED
+    return Content.assemble((name.ljust(width), "bold"), "  ", (mark, "dim"))
 
 
 class PresetList(OptionList):
-    """The saved presets; ``d`` or ``delete`` asks to delete the highlighted one."""
+    """The presets; ``d`` or ``delete`` asks to delete the highlighted one."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("d,delete", "delete", "Delete preset", id="presets.delete"),
