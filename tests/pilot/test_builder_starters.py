@@ -1,4 +1,5 @@
-"""What a newcomer meets first in the builder: the built-in presets (issue 29, item 13).
+"""What a newcomer meets first in the builder: the built-in presets, and hints that do not look
+like values (issue 29, item 13).
 
 Nothing here submits, so the app runs on fixed jobs and a frozen clock; submitting is tested
 against the real service in test_builder_screen.py.
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import Input, OptionList, Select, Static, TextArea
+from textual.widgets._select import SelectCurrent
 
 from tests.support.fixed_jobs import FixedSource
 from tests.support.settle import wait_until
@@ -20,6 +22,7 @@ from tui_app.config.presets import list_presets, save_preset
 from tui_app.config.settings import Settings
 from tui_app.model.job_id import split_job_id
 from tui_app.model.starter_presets import STARTER_PRESETS
+from tui_app.model.tiers import LEGACY_MACHINE_TYPES
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.builder_form_widget import BuilderForm
 from tui_app.shell.screens.builder_screen import BuilderScreen
@@ -140,3 +143,37 @@ async def test_a_saved_preset_of_a_built_in_name_is_listed_instead(tmp_path: Pat
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
         await pilot.press("y")
         await wait_until(pilot, lambda: "STANDARD_1" in list_presets(), "saved over it")
+
+
+def hint_style(widget: Input | TextArea) -> tuple[str, bool]:
+    if isinstance(widget, Input):
+        return str(widget.placeholder), bool(
+            widget.get_component_rich_style("input--placeholder").italic
+        )
+    return str(widget.placeholder), bool(
+        widget.get_component_rich_style("text-area--placeholder").italic
+    )
+
+
+async def test_every_empty_field_shows_a_hint_not_a_value(tmp_path: Path) -> None:
+    """Each box of the form, the CUSTOM roles' and tuning's included, has a hint phrased as
+    one (``e.g. trainer.task``, ``empty: 7d``) and drawn in italics; an empty choice too, and a
+    chosen one is drawn plain."""
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        builder = await open_builder(pilot, app)
+        form = builder.query_one(BuilderForm)
+        form.query_one("#f-scale_tier", Select).value = "CUSTOM"
+        boxes = list(form.query(Input)) + list(form.query(TextArea))
+        assert len(boxes) > 20
+        for box in boxes:
+            hint, italic = hint_style(box)
+            assert hint.startswith(("e.g. ", "empty: ", "one per line, e.g. ")), (box.id, hint)
+            assert italic, box.id
+
+        worker = form.query_one("#f-worker_type", Select)
+        await wait_until(pilot, lambda: worker.is_blank(), "no worker type yet")
+        label = worker.query_one(SelectCurrent).query_one("#label")
+        assert label.rich_style.italic
+        worker.value = LEGACY_MACHINE_TYPES[0]
+        await wait_until(pilot, lambda: not label.rich_style.italic, "a chosen type drawn plain")

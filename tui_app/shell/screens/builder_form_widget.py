@@ -31,7 +31,7 @@ from tui_app.model.builder_form import (
     FormValues,
     RoleFields,
 )
-from tui_app.model.job_spec import PYTHON_VERSIONS, RUNTIME_PYTHON
+from tui_app.model.job_spec import DEFAULT_METRIC_TAG, PYTHON_VERSIONS, RUNTIME_PYTHON
 from tui_app.model.tier_summary import short_accelerator
 from tui_app.model.tiers import (
     ACCELERATORS,
@@ -116,9 +116,14 @@ class BuilderForm(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("", id="form-problems")
         yield Label("Job", classes="section -first")
-        yield self._field("job_id", "Job id", Input(placeholder="mnist_20261122_093000"))
+        yield self._field("job_id", "Job id", Input(placeholder="e.g. mnist_20261122_093000"))
         yield self._field(
-            "region", "Region", Input(suggester=SuggestFromList(REGIONS, case_sensitive=False))
+            "region",
+            "Region",
+            Input(
+                placeholder="e.g. us-central1",
+                suggester=SuggestFromList(REGIONS, case_sensitive=False),
+            ),
         )
         yield self._field(
             "scale_tier",
@@ -134,24 +139,25 @@ class BuilderForm(VerticalScroll):
             "package_path",
             "Package dir",
             Input(
-                placeholder="a folder with setup.py, built into an sdist", suggester=PathSuggester()
+                placeholder="e.g. ./trainer: a folder with setup.py, built at submit",
+                suggester=PathSuggester(),
             ),
         )
         yield self._field(
             "package_uris",
             "Package URIs",
-            TextArea(placeholder="gs://bucket/trainer-0.1.tar.gz, one per line"),
+            TextArea(placeholder="e.g. gs://bucket/trainer-0.1.tar.gz (one per line)"),
         )
-        yield self._field("module", "Module", Input(placeholder="trainer.task"))
+        yield self._field("module", "Module", Input(placeholder="e.g. trainer.task"))
         yield self._field(
-            "args", "Arguments", TextArea(placeholder="one per line: --steps, then 200")
+            "args", "Arguments", TextArea(placeholder="one per line, e.g. --steps then 200")
         )
-        yield self._field("job_dir", "Job dir", Input(placeholder="gs://bucket/jobs/mnist"))
+        yield self._field("job_dir", "Job dir", Input(placeholder="e.g. gs://bucket/jobs/mnist"))
         yield self._field(
             "runtime_version",
             "Runtime",
             Input(
-                placeholder="service default; e.g. 2.11",
+                placeholder="empty: the service's default; e.g. 2.11",
                 suggester=SuggestFromList(list(RUNTIME_PYTHON)[::-1]),
             ),
         )
@@ -159,21 +165,32 @@ class BuilderForm(VerticalScroll):
             "python_version",
             "Python",
             Input(
-                placeholder="service default; e.g. 3.7", suggester=SuggestFromList(PYTHON_VERSIONS)
+                placeholder="empty: the service's default; e.g. 3.7",
+                suggester=SuggestFromList(PYTHON_VERSIONS),
             ),
         )
         yield Label("Scheduling", classes="section")
         yield self._field(
-            "max_running_time", "Max running", Input(placeholder="7d (default); 2h, 90m, 7200s")
+            "max_running_time",
+            "Max running",
+            Input(placeholder="empty: 7d; e.g. 2h, 90m, 7200s"),
         )
-        yield self._field("max_wait_time", "Max waiting", Input(placeholder="none; at least 30m"))
-        yield self._field("priority", "Priority", Input(placeholder="0-1000", type="integer"))
+        yield self._field(
+            "max_wait_time",
+            "Max waiting",
+            Input(placeholder="empty: no limit; e.g. 1h (at least 30m)"),
+        )
+        yield self._field(
+            "priority",
+            "Priority",
+            Input(placeholder="empty: 0; e.g. 500 (0-1000, higher first)", type="integer"),
+        )
         yield Label("Identity", classes="section")
-        yield self._field("labels", "Labels", Input(placeholder="owner=ann, team=ml"))
+        yield self._field("labels", "Labels", Input(placeholder="e.g. owner=ann, team=ml"))
         yield self._field(
             "service_account",
             "Service acct",
-            Input(placeholder="trainer@project.iam.gserviceaccount.com"),
+            Input(placeholder="e.g. trainer@project.iam.gserviceaccount.com"),
         )
         with Collapsible(title="Hyperparameter tuning", collapsed=True, id="hp"):
             yield self._field("tune", "Tune", Checkbox("tune this job's hyperparameters"))
@@ -183,11 +200,17 @@ class BuilderForm(VerticalScroll):
                 Select([(g, g) for g in GOALS], allow_blank=False, value="MAXIMIZE"),
             )
             yield self._field(
-                "hp_metric", "Metric tag", Input(placeholder="training/hptuning/metric")
+                "hp_metric", "Metric tag", Input(placeholder=f"empty: {DEFAULT_METRIC_TAG}")
             )
-            yield self._field("hp_max_trials", "Max trials", Input(placeholder="1", type="integer"))
             yield self._field(
-                "hp_max_parallel", "In parallel", Input(placeholder="1", type="integer")
+                "hp_max_trials",
+                "Max trials",
+                Input(placeholder="empty: 1; e.g. 10", type="integer"),
+            )
+            yield self._field(
+                "hp_max_parallel",
+                "In parallel",
+                Input(placeholder="empty: 1; e.g. 2", type="integer"),
             )
             yield self._field(
                 "hp_algorithm",
@@ -222,13 +245,17 @@ class BuilderForm(VerticalScroll):
         )
         first: list[Widget] = [Label(role.label, classes="field-label"), kind]
         if role.count_field:
-            count = Input(placeholder="0", type="integer", id=f"f-{k}_count", compact=True)
+            count = Input(placeholder="e.g. 2", type="integer", id=f"f-{k}_count", compact=True)
             first += [Label("×", classes="field-times"), count]
         acc = Select(
             _accelerator_options(), prompt="no accelerator", id=f"f-{k}_acc_type", compact=True
         )
-        acc_count = Input(placeholder="1", type="integer", id=f"f-{k}_acc_count", compact=True)
-        image = Input(placeholder="custom container image", id=f"f-{k}_image", compact=True)
+        acc_count = Input(placeholder="e.g. 1", type="integer", id=f"f-{k}_acc_count", compact=True)
+        image = Input(
+            placeholder="e.g. gcr.io/project/trainer:1 (a custom container)",
+            id=f"f-{k}_image",
+            compact=True,
+        )
         errors = [
             Static("", id=f"e-{key}", classes="field-error")
             for key in (f"{k}_type", f"{k}_count", f"{k}_acc_type", f"{k}_acc_count", f"{k}_image")
