@@ -29,7 +29,7 @@ d. load: 500 jobs submitted in a burst from 8 threads, each printing ~2,000 line
    page (the first 1,000 lines of the job running now, the TUI log pane's first fetch) every
    0.2 s. Goals: list and entries p99 <= 500 ms (the TUI refreshes every 2 s and tails logs every
    0.25 s: a p99 past half a second is a visibly stuck screen on a busy machine; the idle figures
-   in README are ~2 ms), 500/500 SUCCEEDED, and lines stored (rows of logs.sqlite, read-only after
+   in docs/performance.md are ~2 ms), 500/500 SUCCEEDED, and lines stored (rows of logs.sqlite, read-only after
    the service stops) equal to lines written (every replica's log files), flood lines equal to
    jobs x 2,000 (the trainers' own count).
 

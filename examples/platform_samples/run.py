@@ -9,7 +9,7 @@ SUCCEEDED with its outputs.
 
 These runs install real frameworks (TensorFlow, scikit-learn, XGBoost, PyTorch) into the
 service's runtime environments the first time: minutes, and network access to PyPI. They are
-not part of CI; README's "Platform samples" section records their figures.
+not part of CI; docs/platform-samples.md records their figures.
 
     python examples/platform_samples/run.py [--state-dir DIR] [--only NAME ...]
 """
