@@ -27,7 +27,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Input, Static
+from textual.widgets import ContentSwitcher, Input, Static
 
 from tui_app.api.errors import ApiCallError
 from tui_app.model.cluster import replicas
@@ -38,6 +38,7 @@ from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.screens.picker_screen import PickerScreen
 from tui_app.shell.screens.prompt_screen import ask_where_to_save
 from tui_app.shell.screens.screen_toasts import ScreenToasts
+from tui_app.widgets.key_footer import KeyFooter
 from tui_app.widgets.log_view import FilterMode, LogView, TimestampMode
 
 if TYPE_CHECKING:  # the clients load in the stream worker, not before the first frame
@@ -87,6 +88,24 @@ class StreamStatus(Message, bubble=False):
         self.stopped = stopped
 
 
+REPLICA_KEYS = Binding.Group("Replica")
+"""``[`` and ``]``: one item in the footer, ``[ ] Replica``."""
+FOOTER_FIRST = (
+    "logs.search",
+    "logs.first-error",
+    "logs.follow",
+    "logs.all",
+    "logs.prev",
+    "logs.fullscreen",
+    "logs.save",
+    "logs.severity",
+    "logs.wrap",
+    "logs.timestamps",
+)
+"""The footer's keys, most useful first: at 80 columns it has room for the first six (then
+``? Help``, which lists the rest). ``esc`` comes after them: it backs out of every screen."""
+
+
 def _view_id(task: str) -> str:
     return "view-" + "".join(c if c.isalnum() else "-" for c in task)
 
@@ -98,8 +117,20 @@ class LogsScreen(Screen[None], ScreenToasts):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "back", "Back", id="logs.back"),
-        Binding("left_square_bracket", "switch(-1)", "Prev replica", id="logs.prev"),
-        Binding("right_square_bracket", "switch(1)", "Next replica", id="logs.next"),
+        Binding(
+            "left_square_bracket",
+            "switch(-1)",
+            "Prev replica",
+            id="logs.prev",
+            group=REPLICA_KEYS,
+        ),
+        Binding(
+            "right_square_bracket",
+            "switch(1)",
+            "Next replica",
+            id="logs.next",
+            group=REPLICA_KEYS,
+        ),
         Binding("a", "show_all", "All", id="logs.all", tooltip="All replicas merged by time"),
         Binding("p", "pick", "Replicas", show=False, id="logs.pick"),
         Binding("s", "toggle_follow", "Follow", id="logs.follow"),
@@ -118,7 +149,7 @@ class LogsScreen(Screen[None], ScreenToasts):
         Binding("c", "copy_line", "Copy line", show=False, id="logs.copy"),
         Binding("v", "pager", "Pager", show=False, id="logs.pager"),
         Binding("m", "marker", "Mark time", show=False, id="logs.marker"),
-        Binding("f", "fullscreen", "Full", show=False, id="logs.fullscreen"),
+        Binding("f", "fullscreen", "Full", id="logs.fullscreen"),
     ]
 
     current: reactive[str] = reactive(ALL)
@@ -170,7 +201,7 @@ class LogsScreen(Screen[None], ScreenToasts):
         with Horizontal(id="logs-bar"):
             yield Input(placeholder="", id="logs-prompt")
             yield Static("", id="logs-info")
-        yield Footer()
+        yield KeyFooter(first=FOOTER_FIRST)
 
     def on_mount(self) -> None:
         self.view(ALL).show_tags = True

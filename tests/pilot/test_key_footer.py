@@ -1,0 +1,124 @@
+"""Every screen's footer at 80 and 100 columns: the most useful keys first, none cut, and
+``? Help`` last (issue 29, item 11).
+
+Textual's Footer listed keys in binding order and cut what did not fit: the logs footer ended at
+``w Wrap`` (no ``/``, ``e``, ``f``, nor ``?``), the detail's at ``E Edit+``. The footer is laid
+out for real here, so the widths ``KeyFooter`` counts are checked against Textual's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.screen import Screen
+from textual.widgets._footer import FooterKey
+
+from tests.pilot.conftest import FROZEN_NOW
+from tests.support.fixed_jobs import FixedSource
+from tests.support.settle import wait_until
+from tui_app.config.settings import Settings
+from tui_app.shell.app import JobsApp
+from tui_app.shell.screens.describe_screen import DescribeScreen
+from tui_app.shell.screens.logs_screen import LogsScreen
+from tui_app.widgets.key_footer import KeyFooter
+
+JOB = "mnist_20261122_083000"
+Opener = Callable[[Any], Awaitable[type[Screen[Any]]]]
+
+
+def fixed_app(tmp_path: Path) -> JobsApp:
+    return JobsApp(
+        Settings(), lambda: None, "demo-project", "local",  # type: ignore[arg-type,return-value]
+        settings_file=tmp_path / "settings.yaml", clock=lambda: FROZEN_NOW, source=FixedSource(),
+    )  # fmt: skip
+
+
+async def _jobs(pilot: Any) -> type[Screen[Any]]:
+    from tui_app.shell.screens.jobs_screen import JobsScreen
+
+    return JobsScreen
+
+
+async def _describe(pilot: Any) -> type[Screen[Any]]:
+    pilot.app.push_screen(DescribeScreen(JOB))
+    return DescribeScreen
+
+
+async def _logs(pilot: Any) -> type[Screen[Any]]:
+    pilot.app.push_screen(LogsScreen(JOB))
+    return LogsScreen
+
+
+async def _builder(pilot: Any) -> type[Screen[Any]]:
+    from tui_app.shell.screens.builder_screen import BuilderScreen
+
+    pilot.app.open_builder(new=True)
+    return BuilderScreen
+
+
+def shown(footer: KeyFooter) -> list[FooterKey]:
+    return [k for k in footer.query(FooterKey) if not k.has_class("-command-palette")]
+
+
+def label(key: FooterKey) -> str:
+    return f"{key.key_display} {key.description}".strip()
+
+
+@pytest.mark.parametrize("width", [80, 100])
+@pytest.mark.parametrize(
+    "open_screen", [_jobs, _describe, _logs, _builder], ids=lambda f: f.__name__[1:]
+)
+async def test_help_is_the_last_key_and_no_key_is_cut(
+    tmp_path: Path, width: int, open_screen: Opener
+) -> None:
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        kind = await open_screen(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, kind), kind.__name__)
+        await wait_until(pilot, lambda: len(shown(app.screen.query_one(KeyFooter))) > 1, "keys")
+        await pilot.pause()
+        footer = app.screen.query_one(KeyFooter)
+        keys = shown(footer)
+        # In a form `?` is a character: the footer names the help's other key there.
+        assert label(keys[-1]) in ("? Help", "f1 Help"), [label(k) for k in keys]
+        palette = footer.query_one(".-command-palette", FooterKey).region
+        right = palette.x if palette.width else footer.region.right
+        for key in keys:  # every key drawn whole, left of the palette's key
+            assert key.region.width and key.region.right <= right, (label(key), key.region, right)
+
+
+async def test_the_logs_footer_puts_the_most_useful_keys_first(tmp_path: Path) -> None:
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        app.push_screen(LogsScreen(JOB))
+        await wait_until(pilot, lambda: isinstance(app.screen, LogsScreen), "the logs")
+        await wait_until(pilot, lambda: len(shown(app.screen.query_one(KeyFooter))) > 1, "keys")
+        await pilot.pause()
+        footer = app.screen.query_one(KeyFooter)
+        assert [label(k) for k in shown(footer)] == [
+            "/ Search",
+            "e First error",
+            "s Follow",
+            "a All",
+            "[ ] Replica",
+            "f Full",
+            "? Help",
+        ]
+        await pilot.resize_terminal(160, 24)
+        await wait_until(pilot, lambda: "esc Back" in [label(k) for k in shown(footer)], "wide")
+        labels = [label(k) for k in shown(footer)]
+        assert labels[:7] == [
+            "/ Search",
+            "e First error",
+            "s Follow",
+            "a All",
+            "[ ] Replica",
+            "f Full",
+            "^s Save",
+        ]
+        assert labels[-1] == "? Help"
