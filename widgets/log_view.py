@@ -215,6 +215,20 @@ class LogView(LineCursorView[_Styles], can_focus=True):
             super().__init__(log_view)
             self.log_view = log_view
 
+    class MatchReached(ControlMessage["LogView"]):
+        """``n``/``N`` (or :meth:`next_match`/:meth:`previous_match`) put the cursor on a match.
+
+        ``wrapped``: the search ran past the last line (``forward``) or the first one and went
+        on from the other end, which a reader must be told (vim's "search hit BOTTOM,
+        continuing at TOP"): otherwise the match above looks like the next one down.
+        """
+
+        def __init__(self, log_view: LogView, *, wrapped: bool, forward: bool) -> None:
+            super().__init__(log_view)
+            self.log_view = log_view
+            self.wrapped = wrapped
+            self.forward = forward
+
     class PendingChanged(ControlMessage["LogView"]):
         """The count of lines that arrived while not following changed (0 after resuming)."""
 
@@ -513,23 +527,30 @@ class LogView(LineCursorView[_Styles], can_focus=True):
     def next_match(self) -> bool:
         """Move the cursor to the next line with a match (wrapping around) and show it.
 
+        Posts :class:`MatchReached`, which says whether it wrapped.
+
         Returns:
             False when nothing matches.
         """
-        return self._jump_to_match(self._buffer.next_match(self._cursor))
+        return self._jump_to_match(self._buffer.next_match(self._cursor), forward=True)
 
     def previous_match(self) -> bool:
         """Move the cursor to the previous line with a match (wrapping around) and show it.
 
+        Posts :class:`MatchReached`, which says whether it wrapped.
+
         Returns:
             False when nothing matches.
         """
-        return self._jump_to_match(self._buffer.previous_match(self._cursor))
+        return self._jump_to_match(self._buffer.previous_match(self._cursor), forward=False)
 
-    def _jump_to_match(self, serial: int | None) -> bool:
+    def _jump_to_match(self, serial: int | None, *, forward: bool) -> bool:
         if serial is None:
             return False
-        self.move_to(self._buffer.index_of(2 * serial + 1))
+        row = 2 * serial + 1  # a line's encoded row (the cursor's too, when on a line)
+        wrapped = row <= self._cursor if forward else row >= self._cursor
+        self.move_to(self._buffer.index_of(row))
+        self.post_message(self.MatchReached(self, wrapped=wrapped, forward=forward))
         return True
 
     # -----------------------------------------------------------------------------------------

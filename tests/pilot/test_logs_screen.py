@@ -503,3 +503,51 @@ async def test_keys_typed_right_after_switching_views_go_to_the_new_view(
         await wait_for(pilot, lambda: logs.current == ALL and app.focused is logs.view(ALL))
         await pilot.pause()
         assert logs.view(ALL).follow, "G went to the view that had focus before 'a'"
+
+
+def info_of(logs: LogsScreen) -> str:
+    return str(logs.query_one("#logs-info").render())
+
+
+async def test_search_says_which_match_and_when_n_wraps_and_fits_at_80_columns(
+    service: LiveService, tmp_path: Path
+) -> None:
+    """After a search the bar said "/loss: 10 matches" behind the prompt's leftover hint, cut
+    at 80 columns, and ``n``/``N`` wrapped without a word: it says ``match 3/10`` now, and
+    when a jump went past an end and on from the other (as less and vim do)."""
+    app = live_app(service, tmp_path, "search-status")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(LogsScreen("no_such_job_20261127_000003"))
+        logs = screen(app)
+        await wait_for(pilot, lambda: logs.stopped, timeout=30, describe=lambda: stream_state(logs))
+        ts = "2026-11-27T02:00:00.{:06d}000Z"
+        logs.post_message(
+            LinesArrived(
+                [
+                    LogLine(
+                        ts.format(i),
+                        f"{i:018d}",
+                        "master-replica-0",
+                        200,
+                        f"step {i} loss=0.{i:03d}" if i % 5 == 0 else f"line {i}",
+                    )
+                    for i in range(50)
+                ]
+            )
+        )
+        await wait_for(pilot, lambda: logs.view(ALL).line_count >= 50)
+        await pilot.press("slash", *"loss", "enter")
+        prompt = logs.query_one("#logs-prompt", Input)
+        assert prompt.value == "" and prompt.placeholder == ""  # no leftover hint in the bar
+        # Following, the cursor sat on the last line: the first match is past the bottom.
+        assert info_of(logs).startswith("/loss  match 1/10 · hit BOTTOM, continuing at TOP")
+        info = logs.query_one("#logs-info")
+        assert info.region.width >= len(info_of(logs)) + 2  # drawn whole, padding and all
+        await pilot.press("n")
+        assert info_of(logs).startswith("/loss  match 2/10 · paused")
+        await pilot.press("N", "N")
+        assert info_of(logs).startswith("/loss  match 10/10 · hit TOP, continuing at BOTTOM")
+        await pilot.press("N")
+        assert info_of(logs).startswith("/loss  match 9/10 · ")
+        assert "hit" not in info_of(logs)
+        assert info.region.width >= len(info_of(logs)) + 2

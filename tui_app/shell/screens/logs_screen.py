@@ -187,6 +187,9 @@ class LogsScreen(Screen[None], ScreenToasts):
         Once it did, the title says so: the views no longer hold every line in between."""
         self._info_text = ""
         """What the info bar shows (``_render_info``)."""
+        self._wrap_note = ""
+        """Set when ``n``/``N`` went past an end and on from the other (vim says so too); the
+        next match or search clears it."""
         self._following = True
         """The shown view follows, as of the last info bar: the stream worker reads it (it may
         not query widgets) to know whether it may jump over a backlog."""
@@ -479,21 +482,25 @@ class LogsScreen(Screen[None], ScreenToasts):
     def _render_info(self) -> None:
         view = self.active
         self._following = view.follow
-        parts = [f"{view.line_count:,} lines"]
+        # Most useful first: what fits no more is left off the end (the width is checked).
+        parts = []
+        if self._search:
+            parts.append(f"/{self._search}  {self._match_text(view)}")
+        if self._wrap_note:
+            parts.append(self._wrap_note)
         if not view.follow and view.pending:
             parts.append(f"{view.pending:,} new ↓ (G)")
-        if self._search:
-            parts.append(f"/{self._search}: {view.match_count} matches")
         if self._filter:
             mode, pattern = self._filter
             ctx = f" ±{self._ctx_lines}" if self._ctx_lines else ""
             parts.append(f"{'&' if mode == 'keep' else '!'}{pattern}{ctx}")
         if self._floor:
             parts.append(f"≥{severity_name(self._floor)}")
-        parts.append(f"time: {TIMESTAMP_MODES[self._ts_mode]}")
         if not view.follow:
             parts.append("paused")
-        text = " · ".join(p for p in parts if p)
+        parts.append(f"{view.line_count:,} lines")
+        parts.append(f"time: {TIMESTAMP_MODES[self._ts_mode]}")
+        text = _fit(parts, self._info_room())
         if text == self._info_text:
             return
         # The bar's width follows its text (width: auto). A layout pass re-arranges the whole
@@ -502,6 +509,40 @@ class LogsScreen(Screen[None], ScreenToasts):
         layout = cell_len(text) != cell_len(self._info_text)
         self._info_text = text
         self.query_one("#logs-info", Static).update(text, layout=layout)
+
+    @staticmethod
+    def _match_text(view: LogView) -> str:
+        """``match 3/40`` on a match, else how many there are (less and vim say both)."""
+        count = view.match_count
+        if not count:
+            return "no match"
+        index = view.current_match_index
+        if index is None:
+            return f"{count:,} match{'es' if count != 1 else ''}"
+        return f"match {index + 1:,}/{count:,}"
+
+    def _info_room(self) -> int | None:
+        """Cells the info bar's text may take (its max-width less its padding); None before
+        the first layout."""
+        bar = self.query_one("#logs-bar")
+        info = self.query_one("#logs-info", Static)
+        if not bar.size.width:
+            return None
+        cap = info.styles.max_width
+        room = bar.size.width if cap is None else int(cap.resolve(bar.size, self.app.size))
+        return room - info.styles.padding.width
+
+    def on_resize(self) -> None:
+        # What fits in the bar changed. A pane opened on one replica has no view for it until
+        # the job's cluster is known.
+        if self.query(f"#{_view_id(self.current)}"):
+            self._render_info()
+
+    def on_log_view_match_reached(self, message: LogView.MatchReached) -> None:
+        """Say where the cursor is among the matches, and when the search wrapped."""
+        ends = ("BOTTOM", "TOP") if message.forward else ("TOP", "BOTTOM")
+        self._wrap_note = "hit {}, continuing at {}".format(*ends) if message.wrapped else ""
+        self._render_info()
 
     def on_log_view_top_reached(self, message: LogView.TopReached) -> None:
         """The user scrolled to the top of a view: fetch the lines before its first one."""
@@ -599,6 +640,7 @@ class LogsScreen(Screen[None], ScreenToasts):
         text = event.value
         if self._prompt_mode == "search":
             self._search = text
+            self._wrap_note = ""
             for v in self._each_view():
                 v.search(text)
             if text:
@@ -609,6 +651,7 @@ class LogsScreen(Screen[None], ScreenToasts):
             for v in self._each_view():
                 v.set_filter(text or None, mode, self._ctx_lines)
         event.input.value = ""
+        event.input.placeholder = ""  # the bar says what was searched; the hint is done
         self.set_focus(self.active)  # at once: `n` typed right after enter is the view's
         self._render_info()
 
@@ -624,10 +667,12 @@ class LogsScreen(Screen[None], ScreenToasts):
         box = self.query_one("#logs-prompt", Input)
         if box.has_focus:
             box.value = ""
+            box.placeholder = ""
             self.set_focus(self.active)
             return
         if self._search or self._filter:
             self._search, self._filter = "", None
+            self._wrap_note = ""
             for v in self._each_view():
                 v.search("")
                 v.set_filter(None, "keep", 0)
@@ -735,6 +780,15 @@ class LogsScreen(Screen[None], ScreenToasts):
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(name)
+
+
+def _fit(parts: list[str], room: int | None) -> str:
+    """``parts`` joined by " · ", leaving parts off the end until the text fits in ``room``
+    cells (all of them while the width is unknown); the first part is always kept."""
+    shown = list(parts)
+    while len(shown) > 1 and room is not None and cell_len(" · ".join(shown)) > room:
+        shown.pop()
+    return " · ".join(shown)
 
 
 def _by_task(
