@@ -551,3 +551,75 @@ async def test_search_says_which_match_and_when_n_wraps_and_fits_at_80_columns(
         assert info_of(logs).startswith("/loss  match 9/10 · ")
         assert "hit" not in info_of(logs)
         assert info.region.width >= len(info_of(logs)) + 2
+
+
+TRIALS = {
+    "goal": "MINIMIZE",
+    "algorithm": "GRID_SEARCH",
+    "maxTrials": 2,
+    "maxParallelTrials": 1,
+    # Trial 1 trains 40 steps, trial 2 far longer: the job runs on after trial 1 ended.
+    "params": [{"parameterName": "steps", "type": "DISCRETE", "discreteValues": [40, 100000]}],
+}
+
+
+async def test_a_trials_logs_show_its_own_state_and_end_with_it(
+    service: LiveService, package_uri: str, tmp_path: Path
+) -> None:
+    """Opened from the trials table, the pane showed the job's state and followed until the job
+    ended: trial 1's pane said RUNNING long after trial 1 finished, then SUCCEEDED with the
+    job. It shows the trial's own state now, ends when the trial ends while the job runs on,
+    and a running trial's pane keeps following."""
+    project = "trial-logs"
+    job_id = unique_id("trial_logs")
+    client = service.client(project)
+    client.create(
+        basic_job(
+            job_id, package_uri, "--sleep", "0.05", "--log-every", "1", hyperparameters=TRIALS
+        )
+    )
+    app = live_app(service, tmp_path, project)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            app.push_screen(LogsScreen(job_id, trial="1"))
+            first = screen(app)
+
+            def title(logs: LogsScreen) -> str:
+                titles = logs.query("#logs-title")  # none until the screen has composed
+                return str(titles.first().render()) if titles else ""
+
+            await wait_for(
+                pilot,
+                lambda: "stream ended" in first.status,
+                timeout=120,
+                describe=lambda: f"{title(first)} {stream_state(first)}",
+            )
+            assert "trial 1 SUCCEEDED" in title(first), title(first)
+            assert first.status == "stream ended (trial finished)"
+            assert client.get(job_id)["state"] == "RUNNING"  # trial 2 runs on
+            lines = log_lines(first.view(ALL))
+            assert {line.trial_id for line in lines} == {"1"}
+            assert any("Trial 1: completed" in line.text for line in lines)
+
+            await pilot.press("escape")
+            app.push_screen(LogsScreen(job_id, trial="2"))
+            second = screen(app)
+            await wait_for(
+                pilot,
+                lambda: (
+                    "trial 2 RUNNING" in title(second)
+                    and len(STEP.findall(second.view(ALL).visible_text())) >= 3
+                ),
+                timeout=60,
+                describe=lambda: f"{title(second)} {stream_state(second)}",
+            )
+            seen = second.view(ALL).line_count
+            await wait_for(
+                pilot,
+                lambda: second.view(ALL).line_count > seen + 5,
+                timeout=30,
+                describe=lambda: stream_state(second),
+            )
+            assert "stream ended" not in second.status
+    finally:
+        client.cancel(job_id)

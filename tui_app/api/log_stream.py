@@ -50,6 +50,7 @@ from tui_app.model.cluster import task_from_vertex, task_to_vertex
 from tui_app.model.follow_rule import should_skip_ahead
 from tui_app.model.log_line import LogLine
 from tui_app.model.severity import parse_severity, severity_name
+from tui_app.model.trials import trial_of
 from tui_app.model.vertex_resources import VERTEX_FIELD
 from tui_app.model.wire import as_mapping
 
@@ -316,7 +317,8 @@ class LogStream:
 
     @property
     def finished(self) -> bool:
-        """True once a poll found nothing new after the job had ended (gcloud's rule).
+        """True once a poll found nothing new after the job (a trial's lines: the trial) had
+        ended (gcloud's rule).
 
         "After" means the poll started ``end_grace_seconds`` after ``note_job`` first saw the
         endTime and, with settling, read past the endTime.
@@ -324,8 +326,16 @@ class LogStream:
         return self._finished
 
     def note_job(self, job: dict[str, Any]) -> None:
-        """Learn the job's ``endTime`` from its Job resource (jobs.get)."""
+        """Learn when the lines end from the Job resource (jobs.get): the job's ``endTime``, or
+        for one trial's lines the trial's own (``trainingOutput.trials``).
+
+        A trial that ended writes no more lines while its job runs on with the other trials,
+        so waiting for the job's end kept the trial's pane following for nothing. The job's end
+        still counts for a trial not (yet) marked ended: nothing writes after the job ends.
+        """
         end = job.get("endTime")
+        if self.trial_id:
+            end = as_mapping(trial_of(job, self.trial_id)).get("endTime") or end
         if end and self._end_time is None:
             try:
                 self._end_time = _epoch_seconds(str(end))
@@ -335,6 +345,7 @@ class LogStream:
 
     @property
     def job_ended(self) -> bool:
+        """An ``endTime`` was seen: the job's, or for a trial's lines the trial's."""
         return self._end_time is not None
 
     # -- requests ----------------------------------------------------------------------------

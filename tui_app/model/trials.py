@@ -122,6 +122,17 @@ def completed_trials(job: Mapping[str, Any]) -> int | None:
     return as_int(as_mapping(job.get("trainingOutput")).get("completedTrialCount"))
 
 
+def trial_of(job: Mapping[str, Any], trial_id: str) -> Mapping[str, Any] | None:
+    """The trial ``trial_id`` of ``trainingOutput.trials``; None before it starts (or on a
+    backend that does not list it). A trial's logs follow its own ``state`` and ``endTime``,
+    not the job's: the other trials keep the job running long after this one ended."""
+    for entry in as_list(as_mapping(job.get("trainingOutput")).get("trials")):
+        trial = as_mapping(entry)
+        if str(trial.get("trialId", "")) == trial_id:
+            return trial
+    return None
+
+
 def trial_rows(job: Mapping[str, Any], now: datetime) -> list[TrialRow]:
     """The job's trials, best first (see the module docstring); the best one has ``best``."""
     goal = goal_of(job)

@@ -34,6 +34,8 @@ from tui_app.model.cluster import replicas
 from tui_app.model.log_line import LogLine, task_tag
 from tui_app.model.log_text import CleanLine
 from tui_app.model.severity import SEVERITIES, severity_name
+from tui_app.model.trials import trial_of
+from tui_app.model.wire import as_mapping
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.screens.picker_screen import PickerScreen
 from tui_app.shell.screens.prompt_screen import ask_where_to_save
@@ -247,10 +249,8 @@ class LogsScreen(Screen[None], ScreenToasts):
         return [*names, "service"]
 
     def _render_title(self) -> None:
-        state = (self.job or {}).get("state", "…")
-        parts = [f" Logs of {self.job_id}", state]
-        if self.trial:
-            parts.append(f"trial {self.trial}")
+        state = self._shown_state(self.job)
+        parts = [f" Logs of {self.job_id}", f"trial {self.trial} {state}" if self.trial else state]
         if self.error:
             verb = "stopped" if self.stopped else "reconnecting"
             parts.append(f"{verb}: {self.error}")
@@ -288,11 +288,23 @@ class LogsScreen(Screen[None], ScreenToasts):
         opened on a QUEUED job said QUEUED while its lines poured in, until the job ended.
         """
         fresh: dict[str, Any] = self.shell.source.call(lambda c: c.get(self.job_id))
-        moved = self.job is not None and self.job.get("state") != fresh.get("state")
+        moved = self.job is not None and self._shown_state(self.job) != self._shown_state(fresh)
         self.job = fresh
         if moved:
             self.app.call_from_thread(self._state_moved)
         return fresh
+
+    def _shown_state(self, job: dict[str, Any] | None) -> str:
+        """The title's state: the job's, or for one trial the trial's own (the job runs on
+        with the other trials long after this one ended)."""
+        if job is None:
+            return "…"
+        if self.trial:
+            return str(as_mapping(trial_of(job, self.trial)).get("state") or "…")
+        return str(job.get("state") or "…")
+
+    def _trial_ended(self) -> bool:
+        return bool(self.trial and as_mapping(trial_of(self.job or {}, self.trial)).get("endTime"))
 
     def _state_moved(self) -> None:
         if self.is_attached:
@@ -473,8 +485,8 @@ class LogsScreen(Screen[None], ScreenToasts):
     def on_stream_status(self, message: StreamStatus) -> None:
         self.error = message.error
         self.stopped = message.stopped
-        if message.ended:
-            self.status = "stream ended (job finished)"
+        if message.ended:  # the stream's rule: the trial's end for a trial, else the job's
+            self.status = f"stream ended ({'trial' if self._trial_ended() else 'job'} finished)"
         self._render_title()
 
     # -- info bar ----------------------------------------------------------------------------------
