@@ -553,6 +553,46 @@ async def test_search_says_which_match_and_when_n_wraps_and_fits_at_80_columns(
         assert info.region.width >= len(info_of(logs)) + 2
 
 
+async def test_ctrl_s_proposes_the_saved_logs_folder_and_names_the_full_path(
+    service: LiveService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ctrl+s proposed a bare file name, so the view landed in the folder the TUI started from
+    (a git checkout, once): it proposes the full path in the saved logs folder now, makes the
+    folder, and the toast names where the file went."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))  # no user-dirs.dirs there
+    monkeypatch.chdir(tmp_path)
+    folder = home / "Downloads" / "tui-app-logs"
+    app = live_app(service, tmp_path, "save-logs")
+    async with app.run_test(size=(100, 30)) as pilot:
+        job_id = "no_such_job_20261127_000004"
+        app.push_screen(LogsScreen(job_id))
+        logs = screen(app)
+        await wait_for(pilot, lambda: logs.stopped, timeout=30, describe=lambda: stream_state(logs))
+        ts = "2026-11-27T02:00:00.{:06d}000Z"
+        logs.post_message(
+            LinesArrived(
+                [
+                    LogLine(ts.format(i), f"{i:018d}", "master-replica-0", 200, f"n {i}")
+                    for i in range(7)
+                ]
+            )
+        )
+        await wait_for(pilot, lambda: logs.view(ALL).line_count >= 7)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        proposed = Path(app.screen.query_one(Input).value)
+        assert proposed.parent == folder and proposed.name.startswith(f"{job_id}-all-")
+        hint = str(app.screen.query_one("#prompt-hint").render())
+        assert str(folder) in hint, hint
+        await pilot.press("enter")
+        await wait_for(pilot, proposed.exists)
+        assert proposed.read_text().count("\n") == 7
+        assert list(tmp_path.glob("*.log")) == []  # nothing in the folder the TUI started from
+        await wait_for(pilot, lambda: any(str(proposed) in n.message for n in app._notifications))
+
+
 TRIALS = {
     "goal": "MINIMIZE",
     "algorithm": "GRID_SEARCH",

@@ -14,6 +14,7 @@ import platformdirs
 APP_NAME = "tui-app"
 ENV_STATE_DIR = "TUI_APP_STATE_DIR"
 ENV_CONFIG_DIR = "TUI_APP_CONFIG_DIR"
+SAVED_LOGS_FOLDER = "tui-app-logs"
 SERVICE_FILE = "service.json"
 TOKEN_FILE = "token"
 
@@ -32,3 +33,14 @@ def config_dir() -> Path:
     if env:
         return Path(env).expanduser()
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def saved_logs_dir() -> Path:
+    """Where the logs screen proposes to save a view: ``tui-app-logs`` in the user's downloads
+    folder (``~/Downloads``, or ``XDG_DOWNLOAD_DIR``). The save creates it.
+
+    A saved view is a file for the user to open, attach or send on: the downloads folder is
+    where one looks for such a file, while the data dir is the service's state (its jobs and
+    their files) and the folder the TUI started from may be a git checkout.
+    """
+    return Path(platformdirs.user_downloads_dir()) / SAVED_LOGS_FOLDER

@@ -30,6 +30,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static
 
 from tui_app.api.errors import ApiCallError
+from tui_app.config.locations import saved_logs_dir
 from tui_app.model.cluster import replicas
 from tui_app.model.log_line import LogLine, task_tag
 from tui_app.model.log_text import CleanLine
@@ -759,10 +760,19 @@ class LogsScreen(Screen[None], ScreenToasts):
         return f"{self.job_id}-{view}-{stamp}.log"
 
     def action_save(self) -> None:
-        """Ask where (the builder's prompt, pre-filled with a name for this job and view), then
-        write exactly what the view shows, filters and all."""
+        """Ask where (the builder's prompt, pre-filled with a full path in the saved logs folder,
+        never the folder the TUI started from, which may be a checkout), then write exactly what
+        the view shows, filters and all."""
         name = self._export_name()
-        ask_where_to_save(self.app, "Save the view as", name, name, self._write_view)
+        folder = saved_logs_dir()
+        ask_where_to_save(
+            self.app,
+            "Save the view as",
+            str(folder / name),
+            name,
+            self._write_view,
+            hint=f"In {folder}{os.sep} (made if missing).\nA relative path starts at {Path.cwd()}.",
+        )
 
     def _write_view(self, path: Path) -> None:
         text = self.active.visible_text()

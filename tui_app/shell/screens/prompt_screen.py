@@ -73,6 +73,9 @@ class PromptScreen(ModalScreen[str | None]):
         box = self.query_one(Input)
         box.focus()
         box.cursor_position = len(box.value)
+        # Textual scrolls an Input to its cursor only once it has a width: a long pre-filled
+        # path showed its start and hid the file name at its end.
+        self.call_after_refresh(lambda: box.scroll_to(x=box.max_scroll_x, animate=False))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -82,13 +85,20 @@ class PromptScreen(ModalScreen[str | None]):
 
 
 def ask_where_to_save(
-    app: App[Any], title: str, default: str, file_name: str, write: Callable[[Path], None]
+    app: App[Any],
+    title: str,
+    default: str,
+    file_name: str,
+    write: Callable[[Path], None],
+    *,
+    hint: str = "",
 ) -> None:
     """Ask for a path (pre-filled with ``default``, completed from disk), then ``write`` it.
 
     A folder means ``file_name`` in it; an existing file is overwritten only after a yes. Every
     save in the app goes through here (the builder's config.yaml, the logs' view), so none of
-    them writes somewhere the user did not see, or over a file without asking.
+    them writes somewhere the user did not see, or over a file without asking. ``hint`` is
+    the line under the box (default: where a relative path starts).
     """
 
     def chosen(text: str | None) -> None:
@@ -106,5 +116,5 @@ def ask_where_to_save(
         )
 
     app.push_screen(
-        PromptScreen(title, default, hint=f"Relative to {Path.cwd()}", paths=True), chosen
+        PromptScreen(title, default, hint=hint or f"Relative to {Path.cwd()}", paths=True), chosen
     )
