@@ -377,6 +377,8 @@ async def test_logs_save_asks_where_and_its_toast_leaves_with_it(
     its screen. Now it asks (pre-filled), will not overwrite without a yes, and says where it
     wrote how many lines; the toast goes when the logs are closed."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the proposed folder is under it
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
     app = fixed_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.last_rows, "the list")
@@ -384,10 +386,10 @@ async def test_logs_save_asks_where_and_its_toast_leaves_with_it(
         await wait_until(pilot, lambda: isinstance(app.screen, LogsScreen), "the logs")
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the prompt")
-        name = app.screen.query_one(Input).value
+        saved = Path(app.screen.query_one(Input).value)
+        name = saved.name
         assert name.startswith("adhoc-all-") and name.endswith(".log")
         await pilot.press("enter")
-        saved = tmp_path / name
         await wait_until(pilot, lambda: saved.exists(), "the file")
         await wait_until(
             pilot, lambda: any(f"to {saved}" in t for t in toasts(app)), "where it went"
@@ -397,7 +399,7 @@ async def test_logs_save_asks_where_and_its_toast_leaves_with_it(
         saved.write_text("keep me")
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the prompt")
-        app.screen.query_one(Input).value = name
+        app.screen.query_one(Input).value = str(saved)
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "overwrite?")
         await pilot.press("n")

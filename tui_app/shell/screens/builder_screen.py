@@ -26,7 +26,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from tui_app.api.errors import ApiCallError
 from tui_app.config.presets import (
@@ -67,6 +67,7 @@ from tui_app.shell.screens.presets_screen import PresetAction, PresetsScreen
 from tui_app.shell.screens.prompt_screen import PromptScreen, ask_where_to_save
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.code_preview import CodePreview
+from tui_app.widgets.key_footer import KeyFooter
 from tui_app.widgets.status_header import StatusHeader
 from tui_app.widgets.tier_panel import TierPanel
 
@@ -301,7 +302,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
                     id="yaml-preview",
                 )
                 yield CodePreview("bash", "gcloud", what="the gcloud command", id="gcloud-preview")
-        yield Footer(compact=True)
+        yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
         header = self.query_one(StatusHeader)

@@ -28,7 +28,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import Worker, get_current_worker
 
 from tui_app.api.errors import ApiCallError
@@ -48,6 +48,7 @@ from tui_app.shell.messages import JobsRefreshed
 from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.detail_scroll import DetailScroll
+from tui_app.widgets.key_footer import KeyFooter
 from tui_app.widgets.replica_usage import ReplicaUsage
 from tui_app.widgets.status_header import StatusHeader
 from tui_app.widgets.trials_table import TrialsSection, TrialsTable
@@ -109,7 +110,7 @@ class DescribeScreen(Screen[None], ScreenToasts):
             usage = ReplicaUsage(id="describe-usage")
             usage.display = False
             yield usage
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         header = self.query_one(StatusHeader)

@@ -17,9 +17,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from tui_app.widgets.detail_scroll import DetailScroll
+from tui_app.widgets.key_footer import KeyFooter
 
 SCREEN_NAMES: dict[str, str] = {
     "JobsScreen": "the job list",
@@ -112,7 +113,7 @@ class HelpScreen(Screen[None]):
             yield Static(self._table([], headings=True), id="help-headings")
         with DetailScroll(id="help-body"):
             yield Static(self._table(rows, headings=False), id="help-content")
-        yield Footer()
+        yield KeyFooter()
 
     def _collect(self) -> list[Row]:
         origin = self.origin
