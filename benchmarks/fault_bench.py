@@ -28,10 +28,10 @@ d. load: 500 jobs submitted in a burst from 8 threads, each printing ~2,000 line
    while a thread polls ``jobs.list`` (pageSize 100, the TUI's page) and an ``entries:list``
    page (the first 1,000 lines of the job running now, the TUI log pane's first fetch) every
    0.2 s. Goals: list and entries p99 <= 500 ms (the TUI refreshes every 2 s and tails logs every
-   0.25 s: a p99 past half a second is a visibly stuck screen on a busy machine; the idle figures
-   in docs/performance.md are ~2 ms), 500/500 SUCCEEDED, and lines stored (rows of logs.sqlite, read-only after
-   the service stops) equal to lines written (every replica's log files), flood lines equal to
-   jobs x 2,000 (the trainers' own count).
+   0.25 s: a p99 past half a second is a visibly stuck screen on a busy machine; the idle
+   figures in docs/performance.md are ~2 ms), 500/500 SUCCEEDED, and lines stored (rows of
+   logs.sqlite, read-only after the service stops) equal to lines written (every replica's log
+   files), flood lines equal to jobs x 2,000 (the trainers' own count).
 
 Durations on this project's 2-core machine: ``--quick`` (5 jobs for a and b, 30 examples per
 fuzz family, 50 x 2,000 lines for d) about 35 s; the full run (20 jobs, 500 examples per family,
