@@ -9,6 +9,7 @@ out for real here, so the widths ``KeyFooter`` counts are checked against Textua
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from textual.widgets._footer import FooterKey
 
 from tests.pilot.conftest import FROZEN_NOW
 from tests.support.fixed_jobs import FixedSource
-from tests.support.settle import wait_until
+from tests.support.settle import settled, wait_until
 from tui_app.config.settings import Settings
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.describe_screen import DescribeScreen
@@ -59,6 +60,10 @@ async def _builder(pilot: Any) -> type[Screen[Any]]:
     return BuilderScreen
 
 
+def _laid_out(footer: KeyFooter, width: int) -> bool:
+    return footer.region.width == width and len(shown(footer)) > 1
+
+
 def shown(footer: KeyFooter) -> list[FooterKey]:
     return [k for k in footer.query(FooterKey) if not k.has_class("-command-palette")]
 
@@ -67,28 +72,30 @@ def label(key: FooterKey) -> str:
     return f"{key.key_display} {key.description}".strip()
 
 
-@pytest.mark.parametrize("width", [80, 100])
 @pytest.mark.parametrize(
     "open_screen", [_jobs, _describe, _logs, _builder], ids=lambda f: f.__name__[1:]
 )
-async def test_help_is_the_last_key_and_no_key_is_cut(
-    tmp_path: Path, width: int, open_screen: Opener
-) -> None:
+async def test_help_is_the_last_key_and_no_key_is_cut(tmp_path: Path, open_screen: Opener) -> None:
     app = fixed_app(tmp_path)
-    async with app.run_test(size=(width, 30)) as pilot:
+    async with app.run_test(size=(80, 30)) as pilot:
         await wait_until(pilot, lambda: app.last_rows, "the list")
         kind = await open_screen(pilot)
         await wait_until(pilot, lambda: isinstance(app.screen, kind), kind.__name__)
-        await wait_until(pilot, lambda: len(shown(app.screen.query_one(KeyFooter))) > 1, "keys")
-        await pilot.pause()
-        footer = app.screen.query_one(KeyFooter)
-        keys = shown(footer)
-        # In a form `?` is a character: the footer names the help's other key there.
-        assert label(keys[-1]) in ("? Help", "f1 Help"), [label(k) for k in keys]
-        palette = footer.query_one(".-command-palette", FooterKey).region
-        right = palette.x if palette.width else footer.region.right
-        for key in keys:  # every key drawn whole, left of the palette's key
-            assert key.region.width and key.region.right <= right, (label(key), key.region, right)
+        for width in (80, 100):  # one app, resized: the footer lays itself out again
+            await pilot.resize_terminal(width, 30)
+            footer = app.screen.query_one(KeyFooter)
+            laid_out = partial(_laid_out, footer, width)
+            await wait_until(pilot, laid_out, f"the footer at {width} columns")
+            await settled(pilot)  # the keys chosen again for this width, and laid out
+            keys = shown(footer)
+            # In a form `?` is a character: the footer names the help's other key there.
+            assert label(keys[-1]) in ("? Help", "f1 Help"), [label(k) for k in keys]
+            palette = footer.query_one(".-command-palette", FooterKey).region
+            right = palette.x if palette.width else footer.region.right
+            for key in keys:  # every key drawn whole, left of the palette's key
+                assert key.region.width and key.region.right <= right, (
+                    width, label(key), key.region, right,
+                )  # fmt: skip
 
 
 async def test_the_logs_footer_puts_the_most_useful_keys_first(tmp_path: Path) -> None:
