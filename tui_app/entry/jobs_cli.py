@@ -189,10 +189,9 @@ def _run(
         if args.filter:
             flt = parse_list_filter(args.filter)
             if flt.error:
-                # The TUI matches a half-typed filter as best it can and says why; a script
-                # must be able to tell that its filter was wrong, so here it is an error.
-                why = flt.error.removesuffix("; matching it literally")
-                print(f"error: --filter: {why}", file=sys.stderr)
+                # The TUI keeps its last good result and says why; a script must be able to
+                # tell that its filter was wrong, so here it is an error.
+                print(f"error: --filter: {flt.error}", file=sys.stderr)
                 hint = textwrap.fill(f"a filter is {ACCEPTED}.", 79, subsequent_indent="  ")
                 print(f"  {hint}", file=sys.stderr)
                 return USAGE

@@ -10,8 +10,9 @@ Syntax (all parts optional, whitespace-separated):
   text (:attr:`JobRow.haystack`). Smart case: case-insensitive unless the pattern has an uppercase
   letter (outside a backslash escape such as ``\\S``).
 
-Tokens and the regex are ANDed. The parser never raises: an invalid regex is matched literally, an
-unknown state matches nothing, and :attr:`ListFilter.error` says which. A lone ``!`` (or a bare
+Tokens and the regex are ANDed. The parser never raises: an invalid regex would match literally,
+an unknown state nothing, and :attr:`ListFilter.error` says which (the list then keeps its last
+good result, and ``tui-app jobs list`` refuses the filter). A lone ``!`` (or a bare
 ``label:``/``state:`` still being typed) filters nothing. "Faults only" (FAILED and CANCELLED) is
 the caller's toggle, not part of this language.
 
@@ -194,7 +195,7 @@ def _parse(text: str) -> ListFilter:
         except (re.error, RecursionError, OverflowError, ValueError) as exc:
             literal = True
             why = getattr(exc, "msg", None) or type(exc).__name__
-            errors.append(f"Invalid regex ({why}); matching it literally")
+            errors.append(f"Invalid regex ({why})")
             # Smart case for a literal reads the raw text: every uppercase letter counts.
             case_sensitive = any(c.isupper() for c in pattern)
     return ListFilter(
