@@ -182,6 +182,12 @@ async def test_folded_rows_one_rule_marks_shown_and_single_jobs_never_folded(
         await wait_until(pilot, lambda: any("nothing to fold" in t for t in toasts(app)), "why")
         assert "adhoc" in keys(app)
 
+        # Filtered to families of one job, F says why nothing folds rather than nothing.
+        app.screen.query_one("#filter", Input).value = "adhoc"
+        await wait_until(pilot, lambda: keys(app) == ["adhoc"], "adhoc alone")
+        await pilot.press("F")  # the list has the focus: F is not typed into the box
+        await wait_until(pilot, lambda: any("one job: nothing" in t for t in toasts(app)), "why")
+
 
 async def test_elapsed_shows_the_wait_apart_from_the_run(tmp_path: Path) -> None:
     """Item 13: ELAPSED counted from creation while QUEUED, then restarted at the start

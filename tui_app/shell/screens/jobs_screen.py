@@ -358,6 +358,9 @@ class JobsScreen(Screen[None]):
     def action_fold_all(self) -> None:
         # Families of one job stay rows: a group line would only hide the job's state.
         bases = {base for base, n in Counter(r.base for r in self._filtered).items() if n > 1}
+        if not bases:
+            self.notify("Every name here has one job: nothing to fold.", timeout=2)
+            return
         self._folded = set() if self._folded >= bases and bases else bases
         self._show()
 
