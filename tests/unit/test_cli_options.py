@@ -7,6 +7,9 @@ would ignore are refused instead.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from tui_app.entry.cli import build_parser, main
@@ -71,3 +74,26 @@ def test_options_a_command_would_ignore_are_refused(
         main(argv)
     assert exited.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_stop_command_is_named_as_the_user_can_type_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After `.venv/bin/tui-app --demo` in a venv that is not activated, `tui-app` is not a
+    command the shell knows: the exit note names the path that was run (issue 29)."""
+    from tui_app.entry.launch import _command_name
+
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    program = bin_dir / "tui-app"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.setattr(sys, "argv", [".venv/bin/tui-app", "--demo"])
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".venv").symlink_to(tmp_path / "venv")
+    monkeypatch.setenv("PATH", "/usr/bin")
+    assert _command_name() == ".venv/bin/tui-app"
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin")
+    assert _command_name() == "tui-app"
+    monkeypatch.setattr(sys, "argv", ["/somewhere/python3 -m tui_app"])
+    assert _command_name() == "tui-app"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import shutil
 import sys
 import time
 from functools import partial
@@ -75,6 +76,18 @@ def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None
     return 0
 
 
+def _command_name() -> str:
+    """How the user can type this program again: ``tui-app`` when that is on PATH, else the
+    path they ran (``.venv/bin/tui-app`` from a venv that is not activated)."""
+    typed = sys.argv[0]
+    if Path(typed).name != "tui-app":
+        return "tui-app"
+    found = shutil.which("tui-app")
+    if found and Path(found).resolve() == Path(typed).resolve():
+        return "tui-app"
+    return shlex.quote(typed)
+
+
 def service_left_running(state_dir: Path | None, since: float, demo: bool) -> str | None:
     """What to say on leaving the TUI when its local service goes on running: the service
     it started (or the demo's, whose jobs it runs) keeps running jobs after ``q``, and a
@@ -94,7 +107,7 @@ def service_left_running(state_dir: Path | None, since: float, demo: bool) -> st
         return None
     if started < since - 1 and not demo:
         return None
-    stop = "tui-app service stop"
+    stop = f"{_command_name()} service stop"
     if state_dir is not None:
         stop += f" --state-dir {shlex.quote(str(state_dir))}"
     return (
