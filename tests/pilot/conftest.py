@@ -52,3 +52,19 @@ async def wait_for(
 
 
 FROZEN_NOW = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)
+
+
+def fixed_app(tmp_path: Path, **settings: Any) -> JobsApp:
+    """The real app on the fixed jobs (tests/support/fixed_jobs.py), its clock at FROZEN_NOW:
+    what a screen shows, the same every run."""
+    from tests.support.fixed_jobs import FixedSource
+
+    return JobsApp(
+        Settings(**settings),
+        lambda: None,  # type: ignore[arg-type,return-value]
+        "demo-project",
+        "local",
+        settings_file=tmp_path / "settings.yaml",
+        clock=lambda: FROZEN_NOW,
+        source=FixedSource(),
+    )

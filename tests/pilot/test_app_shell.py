@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import threading
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import Footer, Input, Static
 from textual.widgets._footer import FooterKey
 
+from tests.pilot.conftest import FROZEN_NOW, fixed_app
 from tests.support.fixed_jobs import FixedSource
 from tests.support.settle import settled, wait_until
 from tui_app.config.settings import Settings, load_settings
@@ -27,7 +27,7 @@ from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.shell.screens.prompt_screen import PromptScreen
 from tui_app.widgets.job_table import JobTable
 
-NOW = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)
+NOW = FROZEN_NOW
 
 
 def text_of(app: JobsApp, selector: str) -> str:
@@ -35,18 +35,6 @@ def text_of(app: JobsApp, selector: str) -> str:
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(app.screen.query_one(selector, Static).content)
     return console.export_text()
-
-
-def fixed_app(tmp_path: Path, **settings: object) -> JobsApp:
-    return JobsApp(
-        Settings(**settings),  # type: ignore[arg-type]
-        lambda: None,  # type: ignore[arg-type,return-value]
-        "demo-project",
-        "local",
-        settings_file=tmp_path / "settings.yaml",
-        clock=lambda: NOW,
-        source=FixedSource(),
-    )
 
 
 async def test_help_lists_every_key_of_the_list(tmp_path: Path) -> None:

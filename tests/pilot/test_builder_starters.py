@@ -7,7 +7,6 @@ against the real service in test_builder_screen.py.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,11 +14,10 @@ from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Select, Static, TextArea
 from textual.widgets._select import SelectCurrent
 
-from tests.support.fixed_jobs import FixedSource
+from tests.pilot.conftest import FROZEN_NOW, fixed_app
 from tests.support.settle import wait_until
 from tui_app.config.locations import ENV_CONFIG_DIR
 from tui_app.config.presets import list_presets, save_preset
-from tui_app.config.settings import Settings
 from tui_app.model.job_id import split_job_id
 from tui_app.model.starter_presets import STARTER_PRESETS
 from tui_app.model.tiers import LEGACY_MACHINE_TYPES
@@ -29,24 +27,12 @@ from tui_app.shell.screens.builder_screen import BuilderScreen
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.presets_screen import PresetsScreen
 
-NOW = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)
+NOW = FROZEN_NOW
 
 
 @pytest.fixture(autouse=True)
 def _config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_CONFIG_DIR, str(tmp_path / "cfg"))
-
-
-def fixed_app(tmp_path: Path) -> JobsApp:
-    return JobsApp(
-        Settings(),
-        lambda: None,  # type: ignore[arg-type,return-value]
-        "demo-project",
-        "local",
-        settings_file=tmp_path / "settings.yaml",
-        clock=lambda: NOW,
-        source=FixedSource(),
-    )
 
 
 async def open_builder(pilot: Pilot[None], app: JobsApp) -> BuilderScreen:

@@ -17,24 +17,14 @@ import pytest
 from textual.screen import Screen
 from textual.widgets._footer import FooterKey
 
-from tests.pilot.conftest import FROZEN_NOW
-from tests.support.fixed_jobs import FixedSource
+from tests.pilot.conftest import fixed_app
 from tests.support.settle import settled, wait_until
-from tui_app.config.settings import Settings
-from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.widgets.key_footer import KeyFooter
 
 JOB = "mnist_20261122_083000"
 Opener = Callable[[Any], Awaitable[type[Screen[Any]]]]
-
-
-def fixed_app(tmp_path: Path) -> JobsApp:
-    return JobsApp(
-        Settings(), lambda: None, "demo-project", "local",  # type: ignore[arg-type,return-value]
-        settings_file=tmp_path / "settings.yaml", clock=lambda: FROZEN_NOW, source=FixedSource(),
-    )  # fmt: skip
 
 
 async def _jobs(pilot: Any) -> type[Screen[Any]]:

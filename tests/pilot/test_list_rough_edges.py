@@ -7,36 +7,23 @@ two bert_large, one adhoc) with a frozen clock, at the widths where each was see
 from __future__ import annotations
 
 import io
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from textual.widgets import Input, Static
 
-from tests.support.fixed_jobs import FixedSource
+from tests.pilot.conftest import FROZEN_NOW, fixed_app
 from tests.support.settle import wait_until
 from tui_app.api.errors import ApiCallError
-from tui_app.config.settings import Settings, parse_settings
+from tui_app.config.settings import parse_settings
 from tui_app.model.job_view import GroupRow, JobRow
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.widgets.job_table import MARK_GLYPH, JobTable
 from tui_app.widgets.status_header import StatusHeader
 
-NOW = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)
-
-
-def fixed_app(tmp_path: Path) -> JobsApp:
-    return JobsApp(
-        Settings(),
-        lambda: None,  # type: ignore[arg-type,return-value]
-        "demo-project",
-        "local",
-        settings_file=tmp_path / "settings.yaml",
-        clock=lambda: NOW,
-        source=FixedSource(),
-    )
+NOW = FROZEN_NOW
 
 
 def table(app: JobsApp) -> JobTable:
