@@ -31,10 +31,10 @@ from textual.widgets import ContentSwitcher, Input, Static
 
 from tui_app.api.errors import ApiCallError
 from tui_app.config.locations import saved_logs_dir
-from tui_app.model.cluster import replicas
 from tui_app.model.log_line import LogLine, task_tag
 from tui_app.model.log_text import CleanLine
 from tui_app.model.severity import SEVERITIES, severity_name
+from tui_app.model.task_names import SERVICE_TASK, job_task_names
 from tui_app.model.trials import trial_of
 from tui_app.model.wire import as_mapping
 from tui_app.shell.app_protocol import shell_app
@@ -242,12 +242,10 @@ class LogsScreen(Screen[None], ScreenToasts):
         self._render_tabs()
 
     def _expected_tasks(self) -> list[str]:
+        """The replicas' views in the platform's order, then ``service`` (the rule ``tui-app
+        jobs logs --task-name`` checks names against); before the job is read, a BASIC one's."""
         ti = (self.job or {}).get("trainingInput") or {}
-        try:
-            names = [r.task_name for r in replicas(ti)]
-        except (KeyError, ValueError, TypeError):
-            names = []
-        return [*names, "service"]
+        return list(job_task_names({"trainingInput": ti}) or (SERVICE_TASK,))
 
     def _render_title(self) -> None:
         state = self._shown_state(self.job)
