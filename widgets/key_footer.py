@@ -8,8 +8,10 @@ nothing on screen said how to find the rest. This footer
 - puts the actions a screen names in ``first`` before the others, in that order;
 - shows as many keys as fit in the width, most useful first, and always ``? Help`` last (the
   help screen and the palette list every key, so the one key that leads to them must show);
-- below ``NARROW_WIDTH`` columns, is compact and leaves out the actions the screen names as
-  ``secondary`` even when they would fit, to keep a narrow row calm;
+- puts the actions a screen names as ``secondary`` after all others, so they are the first
+  to give way to the width (they are still shown where there is room: at 120 columns the list
+  has room for a dozen keys, and leaving them out left most of the row empty);
+- below ``NARROW_WIDTH`` columns, is compact;
 - shows the keys of one ``Binding.Group`` (``[`` and ``]``) as one item, ``[ ] Replica``.
 
 What fits is counted from the keys' text and ``FooterKey``'s padding and margins (``_cells``);
@@ -31,7 +33,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 NARROW_WIDTH = 140
-"""The job list's full footer needs ~135 columns: narrower, it leaves its secondary keys out."""
+"""The job list's full footer needs ~135 columns: narrower, the keys go compact."""
 HELP_ACTIONS = frozenset({"help"})
 """The App's ``?``: shown last on every screen, whatever the width."""
 
@@ -65,7 +67,7 @@ class KeyFooter(Footer):
         """Args:
         first: Action names or binding ids, most useful first: shown before the rest, and
             kept when the row is too narrow for every key.
-        secondary: Action names or binding ids left out below ``NARROW_WIDTH`` columns.
+        secondary: Action names or binding ids shown after all others (the first to go).
         compact: Compact at every width (below ``NARROW_WIDTH`` it always is).
         """
         super().__init__(id=id, compact=compact)
@@ -81,8 +83,6 @@ class KeyFooter(Footer):
             return
         active = self.screen.active_bindings
         items = self._ordered(list(self._items(active)))
-        if self._narrow:
-            items = [i for i in items if i.names.isdisjoint(self.secondary) or _is_help(i)]
         palette = None
         if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
             palette = active.get(self.app.COMMAND_PALETTE_BINDING)
@@ -143,13 +143,16 @@ class KeyFooter(Footer):
             yield item
 
     def _ordered(self, items: list[_Item]) -> list[_Item]:
-        """``first`` in its order, then the rest in binding order, help last."""
+        """``first`` in its order, then the rest in binding order, then ``secondary``, help
+        last: what does not fit goes from the end, so the secondary keys go first."""
 
         def rank(item: _Item) -> tuple[int, int]:
             if _is_help(item):
-                return (2, 0)
+                return (3, 0)
             ranks = [i for i, name in enumerate(self.first) if name in item.names]
-            return (0, min(ranks)) if ranks else (1, 0)
+            if ranks:
+                return (0, min(ranks))
+            return (2, 0) if not item.names.isdisjoint(self.secondary) else (1, 0)
 
         return sorted(items, key=rank)  # stable: the unranked keep their binding order
 

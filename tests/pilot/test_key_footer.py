@@ -119,3 +119,21 @@ async def test_the_logs_footer_puts_the_most_useful_keys_first(tmp_path: Path) -
             "^s Save",
         ]
         assert labels[-1] == "? Help"
+
+
+async def test_the_lists_secondary_keys_fill_the_room_there_is(tmp_path: Path) -> None:
+    """At 120 columns the list's footer showed six keys and left half the row empty: the
+    secondary keys (mark, open, YAML, resubmit...) are the first to go, not always gone."""
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        footer = app.screen.query_one(KeyFooter)
+        await wait_until(pilot, partial(_laid_out, footer, 120), "the footer")
+        await settled(pilot)
+        labels = [label(k) for k in shown(footer)]
+        assert labels[:5] == ["/ Filter", "z Faults", "d Describe", "l Logs", "x Cancel"]
+        assert "R Resubmit" in labels and labels[-1] == "? Help"
+        await pilot.resize_terminal(80, 30)
+        await wait_until(pilot, partial(_laid_out, footer, 80), "the footer at 80")
+        await settled(pilot)
+        assert "R Resubmit" not in [label(k) for k in shown(footer)]
