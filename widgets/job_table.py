@@ -674,13 +674,14 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
             assert isinstance(row, JobRow)
             live = row.ended is None and (row.started or row.created) is not None
             tick = int(now.timestamp()) if live else None
-            key = (row, layout, is_cursor, row.job_id in self.marked, tick, now.tzinfo)
+            marks = int(row.job_id in self.marked)
+            key = (row, layout, is_cursor, marks, tick, now.tzinfo)
         strip = self._strips.get(key)
         if strip is None:
             if isinstance(row, GroupRow):
-                strip = self._group_strip(row, layout, styles, is_cursor, self._group_marks(row))
+                strip = self._group_strip(row, layout, styles, is_cursor, marks)
             else:
-                strip = self._job_strip(row, layout, styles, is_cursor, bool(key[3]), now)
+                strip = self._job_strip(row, layout, styles, is_cursor, bool(marks), now)
             self._strips.set(key, strip)
         return strip
 

@@ -53,7 +53,7 @@ def sample_jobs(package: str, slots: int = 2) -> list[dict[str, Any]]:
 
     Admission is strictly in order, so the tuning job goes before the cluster: its first trial
     starts as soon as the failing job has freed a slot (a few seconds), and the cluster starts
-    once the tuning job is done, holding every slot for about ten minutes while the last job
+    once the tuning job is done, holding every slot for about five minutes while the last job
     waits and says for what.
     """
 

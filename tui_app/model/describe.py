@@ -241,9 +241,9 @@ def _overview(job: Mapping[str, Any], now: datetime, tz: tzinfo) -> list[tuple[s
     # jumped back to 0s when the job started.
     left_queue = started or until
     if created is not None and left_queue is not None:
-        _add(rows, "Queued", format_duration((left_queue - created).total_seconds()))
+        _add(rows, "Queued", format_elapsed(left_queue - created))
     if started is not None and until is not None:
-        _add(rows, "Run time", format_duration((until - started).total_seconds()))
+        _add(rows, "Run time", format_elapsed(until - started))
     if state == states.JobState.QUEUED:
         position = as_int(job.get("jobPosition"))
         if position:
