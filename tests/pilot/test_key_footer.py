@@ -54,6 +54,16 @@ def _laid_out(footer: KeyFooter, width: int) -> bool:
     return footer.region.width == width and len(shown(footer)) > 1
 
 
+async def footer_at(pilot: Any, width: int, height: int = 30) -> KeyFooter:
+    """The screen's footer once the terminal is ``width`` wide and its keys were chosen again
+    for that width and laid out."""
+    await pilot.resize_terminal(width, height)
+    footer: KeyFooter = pilot.app.screen.query_one(KeyFooter)
+    await wait_until(pilot, partial(_laid_out, footer, width), f"the footer at {width} columns")
+    await settled(pilot)
+    return footer
+
+
 def shown(footer: KeyFooter) -> list[FooterKey]:
     return [k for k in footer.query(FooterKey) if not k.has_class("-command-palette")]
 
@@ -72,11 +82,7 @@ async def test_help_is_the_last_key_and_no_key_is_cut(tmp_path: Path, open_scree
         kind = await open_screen(pilot)
         await wait_until(pilot, lambda: isinstance(app.screen, kind), kind.__name__)
         for width in (80, 100):  # one app, resized: the footer lays itself out again
-            await pilot.resize_terminal(width, 30)
-            footer = app.screen.query_one(KeyFooter)
-            laid_out = partial(_laid_out, footer, width)
-            await wait_until(pilot, laid_out, f"the footer at {width} columns")
-            await settled(pilot)  # the keys chosen again for this width, and laid out
+            footer = await footer_at(pilot, width)
             keys = shown(footer)
             # In a form `?` is a character: the footer names the help's other key there.
             assert label(keys[-1]) in ("? Help", "f1 Help"), [label(k) for k in keys]
@@ -127,13 +133,7 @@ async def test_the_lists_secondary_keys_fill_the_room_there_is(tmp_path: Path) -
     app = fixed_app(tmp_path)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_until(pilot, lambda: app.last_rows, "the list")
-        footer = app.screen.query_one(KeyFooter)
-        await wait_until(pilot, partial(_laid_out, footer, 120), "the footer")
-        await settled(pilot)
-        labels = [label(k) for k in shown(footer)]
+        labels = [label(k) for k in shown(await footer_at(pilot, 120))]
         assert labels[:5] == ["/ Filter", "z Faults", "d Describe", "l Logs", "x Cancel"]
         assert "R Resubmit" in labels and labels[-1] == "? Help"
-        await pilot.resize_terminal(80, 30)
-        await wait_until(pilot, partial(_laid_out, footer, 80), "the footer at 80")
-        await settled(pilot)
-        assert "R Resubmit" not in [label(k) for k in shown(footer)]
+        assert "R Resubmit" not in [label(k) for k in shown(await footer_at(pilot, 80))]
