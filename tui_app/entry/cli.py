@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from tui_app import __version__
 from tui_app.local.paths import StateDir, default_state_dir
+from tui_app.model.engine_label import engine_label
 
 if TYPE_CHECKING:
     from tui_app.local.service_cli import ServiceOptions
@@ -248,6 +249,8 @@ def _service(args: argparse.Namespace) -> int:
             if isinstance(capacity, dict):
                 slots, gpus = capacity.get("slots"), capacity.get("gpus")
                 print(f"capacity: {slots} CPU slots, {gpus} GPUs (one slot per replica)")
+            if "containerEngine" in health:
+                print(f"containers: {engine_label(health.get('containerEngine'))}")
             if health.get("logWriterError"):
                 print(f"warning: {health['logWriterError']}")
             return 0

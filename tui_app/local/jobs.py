@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from tui_app.local import interpreters, packages, runtime_envs
+from tui_app.local import containers, interpreters, packages, runtime_envs
 from tui_app.local.errors import ApiError, invalid, invalid_field, not_found_job
 from tui_app.local.job_filter import compile_job_filter
 from tui_app.local.log_ingest import LogSource
@@ -43,14 +43,17 @@ from tui_app.local.store import DuplicateJobError, JobStore, LogStore, StoreErro
 from tui_app.local.timefmt import job_time, parse_job_time
 from tui_app.local.trials import make_runner
 from tui_app.model import runtimes
+from tui_app.model.capacity import job_demand
 from tui_app.model.cost import consumed_ml_units
 from tui_app.model.filter_expr import FilterSyntaxError
+from tui_app.model.job_images import job_images
 from tui_app.model.job_spec import (
     FieldViolation,
     JobSpecError,
     label_violations,
     parse_job,
 )
+from tui_app.model.roles import ROLE_FIELDS
 from tui_app.model.severity import SEVERITIES
 from tui_app.model.states import CANCELLABLE_STATES, LIVE_STATES, JobState
 
@@ -121,8 +124,16 @@ class JobService:
         max_wait_scale: float = 1.0,
         pythons: tuple[str, ...] = (),
         replica_nice: int = DEFAULT_REPLICA_NICE,
+        engine: containers.EngineStatus | None = None,
     ) -> None:
         state.ensure()
+        self.engine_status = engine if engine is not None else containers.find_engine()
+        """The container engine found (or named) at start, or why there is none."""
+        self.container_engine = self.engine_status.engine
+        self.container_problem = self.engine_status.problem
+        self.image_puller = (
+            containers.ImagePuller(self.container_engine) if self.container_engine else None
+        )
         self.replica_nice = replica_nice
         """Nice steps each replica runs below the service (``replica_priority``)."""
         self.pythons = pythons
@@ -137,7 +148,7 @@ class JobService:
         self.scheduler = Scheduler(
             machine_capacity(slots, gpus), self._positions_changed, max_wait_scale
         )
-        self.metrics = MetricsSampler(self.jobs, state.jobs_db)
+        self.metrics = MetricsSampler(self.jobs, state.jobs_db, engine=self.container_engine)
         self.replica_credentials = ReplicaCredentials(state.root / "replica-credentials.json")
         self.url: str | None = None
         """Where replicas reach the service (``http://127.0.0.1:PORT``), set once it listens."""
@@ -173,6 +184,16 @@ class JobService:
         await asyncio.to_thread(self.writer.join, 10)
         self.jobs.close()
 
+    def _remove_orphans(self, keep: set[str]) -> None:
+        """Remove this service's containers that no adopted replica owns: what a crash left
+        between a container's start and its record, or of jobs that cannot be taken over."""
+        assert self.container_engine is not None
+        found = containers.ours(self.container_engine, containers.service_key(self.state.root))
+        orphans = sorted(name for name in found if name not in keep)
+        if orphans:
+            log.warning("removing %d orphaned container(s): %s", len(orphans), ", ".join(orphans))
+            containers.remove(self.container_engine, orphans)
+
     async def _recover(self) -> None:
         """Take over the jobs a service that died (kill -9, a crash) left live.
 
@@ -198,6 +219,15 @@ class JobService:
                 self.finish(project, job["jobId"], JobState.FAILED, message)
                 continue
             recovered.append(runner)
+        if self.container_engine is not None:
+            keep = {
+                h.container
+                for r in recovered
+                if r.mode == "adopt"
+                for h in r.handles
+                if h.container and h.proc is not None and h.proc.returncode is None
+            }
+            await asyncio.to_thread(self._remove_orphans, keep)
         # Adopted jobs first: their capacity is already held; queued ones then ask in order.
         for runner in sorted(recovered, key=lambda r: r.mode != "adopt"):
             runner.start()
@@ -524,18 +554,41 @@ class JobService:
 
     # -- API ---------------------------------------------------------------------------------
 
+    def _check_container_job(self, ti: dict[str, Any]) -> None:
+        """A container job can run here: an engine answers, each image is an image reference,
+        and GPUs it asks for exist (a container cannot be handed a GPU the host lacks)."""
+        if self.container_engine is None:
+            raise invalid_field(
+                "trainingInput.masterConfig.imageUri",
+                "Custom containers need a container engine on the machine running the local "
+                f"jobs service. {self.container_problem}",
+            )
+        gpu_field = "trainingInput.scaleTier"
+        for rf in ROLE_FIELDS:
+            config = ti.get(rf.config_field) or {}
+            image = config.get("imageUri")
+            if image is not None:
+                problem = containers.image_problem(str(image))
+                if problem:
+                    raise invalid_field(f"trainingInput.{rf.config_field}.imageUri", problem)
+            if config.get("acceleratorConfig") and gpu_field == "trainingInput.scaleTier":
+                gpu_field = f"trainingInput.{rf.config_field}.acceleratorConfig"
+        if job_demand(ti).total_gpus and not self.scheduler.capacity.gpu_ids:
+            raise invalid_field(
+                gpu_field,
+                "This machine has no GPU to give a container (nvidia-smi lists none and none "
+                "were named with --gpus): ask for no accelerators to run on CPUs, or use a "
+                "Vertex AI profile.",
+            )
+
     def create(self, project: str, body: object) -> dict[str, Any]:
         try:
             job = parse_job(body)
         except JobSpecError as exc:
             raise invalid(exc.violations) from None
         ti = job["trainingInput"]
-        if (ti.get("masterConfig") or {}).get("imageUri"):
-            raise invalid_field(
-                "trainingInput.masterConfig.imageUri",
-                "Custom containers cannot run on the local jobs service (it has no container "
-                "runtime); use packageUris and pythonModule, or a cloud backend.",
-            )
+        if job_images(ti):
+            self._check_container_job(ti)
         try:
             packages.resolve_all(self.state, ti.get("packageUris") or [])
         except packages.PackageError as exc:

@@ -67,6 +67,8 @@ from typing import Any
 
 import psutil
 
+from tui_app.local.containers import Engine
+from tui_app.local.containers import stats as container_stats
 from tui_app.local.errors import invalid_field, not_found_job
 from tui_app.local.store import SAMPLES_SCHEMA, JobStore, connect
 from tui_app.local.timefmt import log_time
@@ -408,8 +410,17 @@ class ProcessSampler:
 class MetricsSampler:
     """Samples every live replica every ``interval`` seconds; answers ``:metrics`` reads."""
 
-    def __init__(self, jobs: JobStore, db_path: Path, interval: float | None = None) -> None:
+    def __init__(
+        self,
+        jobs: JobStore,
+        db_path: Path,
+        interval: float | None = None,
+        engine: Engine | None = None,
+    ) -> None:
         self.interval = interval if interval is not None else interval_from_env()
+        self._engine = engine
+        """Container replicas are measured by the engine's stats (docker's containers are not
+        in the supervisor's process tree at all)."""
         self.store = SampleStore(db_path)
         self._jobs = jobs
         self._procs = ProcessSampler()
@@ -449,10 +460,14 @@ class MetricsSampler:
     def sample_once(self, now: float | None = None) -> int:
         """Take one sample of every live replica; returns how many were stored (blocking)."""
         targets: list[tuple[Key, int]] = []
+        boxed: list[tuple[Key, str]] = []
         for project, job, runtime in self._jobs.in_states(_SAMPLED_STATES):
             for rep in runtime.get("replicas") or []:
                 pid, name = rep.get("supervisor"), rep.get("task_name")
-                if isinstance(pid, int) and isinstance(name, str):
+                box = rep.get("container")
+                if isinstance(box, str) and isinstance(name, str) and self._engine is not None:
+                    boxed.append(((project, str(job["jobId"]), name), box))
+                elif isinstance(pid, int) and isinstance(name, str):
                     targets.append(((project, str(job["jobId"]), name), pid))
         t = time.time() if now is None else now
         usage = self._procs.sample((pid for _, pid in targets), t)
@@ -463,9 +478,18 @@ class MetricsSampler:
             if pid in usage
             for cpu, rss in (usage[pid],)
         ]
+        if boxed and self._engine is not None:
+            measured = container_stats(self._engine, [box for _, box in boxed])
+            rows += [
+                (key, Sample(t_ms, cpu, cpu, mem))
+                for key, box in boxed
+                if box in measured
+                for cpu, mem in (measured[box],)
+            ]
+        live_keys = [key for key, _ in targets] + [key for key, _ in boxed]
         if rows:
             self.store.add(rows)
-        live = {key for key, _ in targets}
+        live = set(live_keys)
         self._compacted = {k: v for k, v in self._compacted.items() if k in live}
         for key, _ in rows:
             last = self._compacted.setdefault(key, t)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import psutil
 
-from tui_app.local import packages
+from tui_app.local import containers, packages
 from tui_app.local.cluster_env import (
     REPLICA_MARKER,
     cluster_addresses,
@@ -37,12 +37,14 @@ from tui_app.local.scheduler import Grant
 from tui_app.local.timefmt import parse_job_time
 from tui_app.model.capacity import Demand, fit, job_demand, shortfall_notes
 from tui_app.model.cluster import Replica, replicas
+from tui_app.model.job_images import job_images, replica_image
 from tui_app.model.limits import TimeLimit, running_limit, wait_limit
 from tui_app.model.queue_wait import wait_summary
+from tui_app.model.roles import role_fields
 from tui_app.model.runtimes import RuntimeRefused, missing_module_hint
 from tui_app.model.severity import SEVERITIES
 from tui_app.model.states import JobState
-from tui_app.model.tiers import Role
+from tui_app.model.tiers import MACHINE_TYPES, Role
 from tui_app.model.tracebacks import error_summary
 
 if TYPE_CHECKING:
@@ -145,6 +147,8 @@ class ReplicaHandle:
     proc: SupervisorProcess | None = None
     sources: list[LogSource] = field(default_factory=list)
     status: dict[str, Any] | None = None
+    container: str | None = None
+    """The container's name, for a replica of a custom-container job."""
 
     @property
     def status_path(self) -> Path:
@@ -161,20 +165,58 @@ class ReplicaHandle:
             return {"exit_code": None, "signal": None, "lost": True}
 
 
+ENGINE_ERROR_CODES = {
+    125: "the container engine failed",
+    126: "its command cannot be run",
+    127: "its command was not found",
+}
+"""The exit statuses ``podman run`` and ``docker run`` keep for themselves (the container's own
+ones pass through unchanged)."""
+
+
 def _describe_exit(handle: ReplicaHandle, runtime: str | None = None) -> str:
     """``The replica worker 1 exited with a non-zero status of 1.`` plus its traceback."""
     st = handle.status or {}
     r = handle.replica
     code = st.get("exit_code")
+    tail = _traceback_tail(handle.stderr_path)
     if code is None:
         head = f"The replica {r.role.value} {r.index} ended without recording an exit status."
+    elif "container" in st:
+        return _describe_container_exit(r, st, tail)
     else:
         head = f"The replica {r.role.value} {r.index} exited with a non-zero status of {code}."
         if st.get("signal"):
             head = head[:-1] + f" ({signal.Signals(st['signal']).name})."
-    tail = _traceback_tail(handle.stderr_path)
     hint = missing_module_hint(tail, runtime)
     return head + ("\n" + tail if tail else "") + ("\n" + hint if hint else "")
+
+
+def _describe_container_exit(r: Replica, st: dict[str, Any], tail: str) -> str:
+    """The platform's words for a container replica's end, from what the engine recorded."""
+    code = st.get("container_exit_code", st.get("exit_code"))
+    limit = st.get("memory_limit") or 0
+    where = f"The replica {r.role.value} {r.index}"
+    if st.get("oom_killed") or (code == 137 and limit and not st.get("stopped")):
+        # podman on cgroup v1 does not always record an OOM kill; nothing else but the kernel
+        # SIGKILLs a container that nobody stopped, so a 137 under a memory limit is one.
+        head = (
+            f"{where} ran out-of-memory and exited with a non-zero status of {code} (SIGKILL): "
+            f"its container's memory limit is {_mib(limit)}."
+        )
+    elif code in ENGINE_ERROR_CODES and not st.get("container_exit_code"):
+        head = f"{where} could not start its container: {ENGINE_ERROR_CODES[code]} (status {code})."
+    else:
+        head = f"{where} exited with a non-zero status of {code}."
+        if isinstance(code, int) and code > 128 and code - 128 in signal.valid_signals():
+            head = head[:-1] + f" ({signal.Signals(code - 128).name})."
+    hint = containers.engine_hint(tail)
+    return head + ("\n" + tail if tail else "") + ("\n" + hint if hint else "")
+
+
+def _mib(size: int) -> str:
+    mib = size / (1024 * 1024)
+    return f"{mib / 1024:.1f} GiB" if mib >= 1024 else f"{mib:.0f} MiB"
 
 
 def _traceback_tail(path: Path) -> str:
@@ -266,6 +308,8 @@ class JobRunner:
             if replica is None:
                 continue
             handle = ReplicaHandle(replica, Path(rep["dir"]))
+            box = rep.get("container")
+            handle.container = box if isinstance(box, str) else None
             handle.proc = AdoptedSupervisor(find_supervisor(rep))
             if handle.proc.returncode is not None:
                 self._ended_while_down.append(replica.task_name)
@@ -457,19 +501,33 @@ class JobRunner:
         return cast(Grant, grant)
 
     async def _prepare(self, ti: dict[str, Any]) -> tuple[Path | None, Path | None] | str:
-        """Packages installed and the job dir mapped, or the reason the job fails."""
+        """Packages installed (or images pulled) and the job dir mapped, or the reason the job
+        fails."""
         state = self.host.state
+        target: Path | None = None
+        images = job_images(ti)
         try:
-            files = packages.resolve_all(state, ti.get("packageUris") or [])
-            runtime = await self.host.runtime_environment(
-                self.project, self.job_id, ti, self.gpu_variant, self.note
-            )
-            target: Path | None
-            if runtime is not None:
-                target = await packages.install_layer(state, runtime, files, self.note)
+            if images:
+                puller = self.host.image_puller
+                if puller is None:
+                    return self.host.container_problem
+                for image in images:
+                    await puller.ensure(image, self.note)
             else:
-                target = await packages.install(state, files, self.note) if files else None
-        except (packages.PackageError, RuntimeEnvError, RuntimeRefused) as exc:
+                files = packages.resolve_all(state, ti.get("packageUris") or [])
+                runtime = await self.host.runtime_environment(
+                    self.project, self.job_id, ti, self.gpu_variant, self.note
+                )
+                if runtime is not None:
+                    target = await packages.install_layer(state, runtime, files, self.note)
+                else:
+                    target = await packages.install(state, files, self.note) if files else None
+        except (
+            packages.PackageError,
+            RuntimeEnvError,
+            RuntimeRefused,
+            containers.ContainerError,
+        ) as exc:
             return str(exc)
         job_dir: Path | None = None
         # A gs:// jobDir stays a URI (replicas write through the storage API, whose uploads
@@ -492,13 +550,15 @@ class JobRunner:
             reps, free_ports(sum(r.role is not Role.EVALUATOR for r in reps))
         )
         base = self.replica_root()
-        python = packages.interpreter(pythonpath)  # a runtime environment's, or ours
-        argv = [python, "-m", ti["pythonModule"], *(ti.get("args") or [])]
-        argv += self.extra_args
+        tail = list(self.extra_args)
         if ti.get("jobDir"):
             # As the platform passed it: a gs:// URI unchanged, a local folder as its path.
             given = ti["jobDir"]
-            argv += ["--job-dir", given if given.startswith("gs://") else str(job_dir)]
+            tail += ["--job-dir", given if given.startswith("gs://") else str(job_dir)]
+        argv: list[str] = []
+        if not job_images(ti):
+            python = packages.interpreter(pythonpath)  # a runtime environment's, or ours
+            argv = [python, "-m", ti["pythonModule"], *(ti.get("args") or []), *tail]
         runtime: dict[str, Any] = {"replicas": [], "slots": grant.demand.slots, "complete": False}
         for rep, gpus in zip(reps, grant.gpus, strict=True):
             workdir = base / rep.task_name
@@ -520,8 +580,15 @@ class JobRunner:
             env["CLOUD_ML_HP_METRIC_FILE"] = str(workdir / "hypertune" / "output.metrics")
             env["PYTHONPATH"] = str(pythonpath) if pythonpath and python == sys.executable else ""
             env.update(packages.runtime_variables(pythonpath))
+            image = replica_image(ti, rep.role)
+            container: dict[str, Any] | None = None
+            replica_argv = argv
+            if image is not None:
+                replica_argv, container = await self._container_spec(
+                    ti, rep, image, gpus, env, storage, workdir, job_dir, tail
+                )
             spec = {
-                "argv": argv,
+                "argv": replica_argv,
                 "cwd": str(workdir),
                 "env": env,
                 "stdout_path": str(workdir / "stdout.log"),
@@ -531,6 +598,9 @@ class JobRunner:
                 "grace_seconds": self.host.grace_seconds,
                 "nice": self.host.replica_nice,
             }
+            if container is not None:
+                spec["container"] = container
+                handle.container = container["name"]
             (workdir / "spec.json").write_text(json.dumps(spec))
             self._follow_logs(handle)
             # The supervisor gets its own copy of the log fd; ours closes right after the spawn.
@@ -557,14 +627,87 @@ class JobRunner:
                     "supervisor": handle.proc.pid,
                     "supervisor_started": created,
                     "gpus": list(gpus),
+                    **({"container": container["name"]} if container else {}),
                 }
             )
             # Recorded as each starts, so a restarted service finds every supervisor.
             self.record_runtime(runtime)
             on_gpus = f", GPU {','.join(gpus)}" if gpus else ""
-            self.note(f"Started {rep.task_name} ({rep.machine_type}{on_gpus}).")
+            as_container = f", container {container['name']} of {image}" if container else ""
+            self.note(f"Started {rep.task_name} ({rep.machine_type}{on_gpus}{as_container}).")
         runtime["complete"] = True
         self.record_runtime(runtime)
+
+    async def _container_spec(
+        self,
+        ti: dict[str, Any],
+        rep: Replica,
+        image: str,
+        gpus: tuple[str, ...],
+        env: dict[str, str],
+        storage: dict[str, str],
+        workdir: Path,
+        job_dir: Path | None,
+        tail: list[str],
+    ) -> tuple[list[str], dict[str, Any]]:
+        """The engine command that runs ``rep`` as a container, and what its supervisor needs to
+        stop, read and remove that container. ``env`` becomes the engine's own environment; the
+        container gets only the platform's variables from it, by name."""
+        engine = self.host.container_engine
+        assert engine is not None  # _prepare failed the job otherwise
+        name = containers.container_name(
+            containers.service_key(self.host.state.root), self.job_id, self.trial, rep.task_name
+        )
+        inside = {
+            key
+            for key in env
+            if key.startswith(("TF_", "CLUSTER_SPEC", "CLOUD_ML_", "MASTER_", "WORLD_SIZE", "RANK"))
+        }
+        inside |= set(storage) | {"PYTHONUNBUFFERED"}
+        inside.discard("CUDA_VISIBLE_DEVICES")  # the engine maps the granted GPUs from 0
+        inside.discard("CUDA_DEVICE_ORDER")
+        (workdir / "hypertune").mkdir(exist_ok=True)
+        env["CLOUD_ML_HP_METRIC_FILE"] = f"{containers.HYPERTUNE_DIR}/output.metrics"
+        mounts = [containers.Mount(str(workdir / "hypertune"), containers.HYPERTUNE_DIR)]
+        if job_dir is not None:
+            mounts.append(containers.Mount(str(job_dir), str(job_dir)))
+        ca_bundle = storage.get("CURL_CA_BUNDLE")
+        if ca_bundle:
+            mounts.append(containers.Mount(ca_bundle, ca_bundle, read_only=True))
+        config = ti.get(role_fields(rep.role).config_field) or {}
+        command = [str(c) for c in config.get("containerCommand") or []]
+        given = [str(a) for a in config.get("containerArgs") or []]
+        args = given if command or given else [str(a) for a in ti.get("args") or []]
+        machine = MACHINE_TYPES.get(rep.machine_type)
+        memory = int(machine.memory_gb * 1024**3) if machine and machine.memory_gb else None
+        argv = containers.run_command(
+            engine,
+            name=name,
+            image=image,
+            env_names=sorted(inside),
+            labels={
+                containers.LABEL_SERVICE: containers.service_key(self.host.state.root),
+                containers.LABEL_JOB: f"{self.project}/{self.job_id}",
+                containers.LABEL_TASK: rep.task_name
+                + (f"/trial-{self.trial}" if self.trial is not None else ""),
+            },
+            mounts=mounts,
+            gpus=gpus,
+            memory_bytes=memory,
+            entrypoint=command[0] if command else None,
+            args=[*command[1:], *args, *tail],
+        )
+        fmt = "{{.State.ExitCode}} {{.State.OOMKilled}} {{.HostConfig.Memory}}"
+        grace = str(max(1, round(self.host.grace_seconds)))
+        container = {
+            "name": name,
+            "stop": engine.command("stop", "-t", grace, name),
+            "inspect": engine.command("inspect", "--format", fmt, name),
+            "remove": engine.command("rm", "-f", name),
+        }
+        # A name left by a start that a restart cut short would make ``run`` fail.
+        await asyncio.to_thread(containers.remove, engine, [name])
+        return argv, container
 
     def _follow_logs(self, handle: ReplicaHandle) -> None:
         """Store the replica's stdout and stderr as its log, whether the replica was started
@@ -657,6 +800,15 @@ class JobRunner:
                 "their replica's supervisor.",
                 "WARNING",
             )
+        # A supervisor that ended normally removed its container and said so in its status.
+        left = [
+            h.container
+            for h in self.handles
+            if h.container and "container" not in (h.status or h.read_status())
+        ]
+        engine = self.host.container_engine
+        if left and engine is not None:
+            await asyncio.to_thread(containers.remove, engine, left)
 
     async def _drain(self) -> None:
         sources = [s for h in self.handles for s in h.sources]

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import concurrent.futures
     from collections.abc import Callable, Iterable
 
+    from tui_app.local.containers import Engine, ImagePuller
     from tui_app.local.log_ingest import LogSource
     from tui_app.local.paths import StateDir
     from tui_app.local.runtime_envs import Environment
@@ -43,6 +44,18 @@ class RunnerHost(Protocol):
     @property
     def replica_nice(self) -> int:
         """Nice steps each replica runs below the service (``replica_priority``)."""
+
+    @property
+    def container_engine(self) -> Engine | None:
+        """The engine container replicas run on, None when the machine has none."""
+
+    @property
+    def image_puller(self) -> ImagePuller | None:
+        """Pulls a container job's images while it is PREPARING (None without an engine)."""
+
+    @property
+    def container_problem(self) -> str:
+        """Why there is no engine, with what to install ('' when there is one)."""
 
     # -- the job record ---------------------------------------------------------------------
 

@@ -297,6 +297,8 @@ async def healthz(request: web.Request) -> web.Response:
                 "slots": svc.scheduler.capacity.slots,
                 "gpus": len(svc.scheduler.capacity.gpu_ids),
             },
+            # What custom-container jobs run on here, or why they cannot (with the fix).
+            "containerEngine": svc.engine_status.as_json(),
         }
     )
 

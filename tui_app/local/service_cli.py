@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.config.settings import DEFAULT_PROJECT
+from tui_app.local.containers import ENGINE_ENV, RUN_ARGS_ENV, engine_from_env, find_engine
 from tui_app.local.paths import StateDir, StateDirError
 from tui_app.local.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
 
@@ -137,6 +138,10 @@ class ServiceOptions:
     """Interpreters for runtime environments, besides those found (``--python``)."""
     replica_nice: int = DEFAULT_REPLICA_NICE
     """How much lower than the service's each replica's CPU priority is (``replica_priority``)."""
+    container_engine: str | None = None
+    """The engine command for custom containers (``podman --runtime runc``); None: look on PATH."""
+    container_run_args: tuple[str, ...] = ()
+    """Extra ``run`` options for every replica container."""
 
     @classmethod
     def from_args(
@@ -147,6 +152,14 @@ class ServiceOptions:
         env = dict(os.environ) if env is None else env
         slots = args.slots if args.slots is not None else _env_count(env, SLOTS_ENV, minimum=1)
         gpus = args.gpus if args.gpus is not None else _env_count(env, GPUS_ENV, minimum=0)
+        try:
+            engine, run_args = engine_from_env(
+                getattr(args, "container_engine", None),
+                getattr(args, "container_run_args", None),
+                env,
+            )
+        except ValueError as exc:
+            raise ServiceError(f"The container run options cannot be read: {exc}.") from None
         return cls(
             args.host,
             args.port,
@@ -157,6 +170,8 @@ class ServiceOptions:
             args.max_wait_scale,
             tuple(getattr(args, "python", None) or ()),
             _replica_nice(getattr(args, "replica_nice", None), env),
+            engine,
+            run_args,
         )
 
     def argv(self) -> list[str]:
@@ -172,6 +187,10 @@ class ServiceOptions:
             args += ["--python", python]
         if self.replica_nice != DEFAULT_REPLICA_NICE:
             args += ["--replica-nice", str(self.replica_nice)]
+        if self.container_engine:
+            args += ["--container-engine", self.container_engine]
+        if self.container_run_args:
+            args.append("--container-run-args=" + shlex.join(self.container_run_args))
         if self.no_auth:
             args.append("--no-auth")
         return args
@@ -288,6 +307,21 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         "demos use e.g. 0.001; default 1)",
     )
     p.add_argument(
+        "--container-engine",
+        default=None,
+        metavar="CMD",
+        help="the engine for custom-container jobs, with its global options, e.g. "
+        f"'podman --runtime runc' (default: ${ENGINE_ENV}, else podman or docker on PATH, "
+        "whichever answers)",
+    )
+    p.add_argument(
+        "--container-run-args",
+        default=None,
+        metavar="ARGS",
+        help="extra `run` options for every replica container, e.g. "
+        f"'--security-opt label=disable' (default: ${RUN_ARGS_ENV})",
+    )
+    p.add_argument(
         "--python",
         action="append",
         default=None,
@@ -339,6 +373,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
     from tui_app.local.store import StoreError
 
     host, port = opts.host, opts.port
+    engine = await asyncio.to_thread(find_engine, opts.container_engine, opts.container_run_args)
     try:
         service = JobService(
             state,
@@ -348,6 +383,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
             max_wait_scale=opts.max_wait_scale,
             pythons=opts.pythons,
             replica_nice=opts.replica_nice,
+            engine=engine,
         )
     except (StoreError, StateDirError) as exc:
         raise ServiceError(str(exc)) from None

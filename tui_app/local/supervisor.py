@@ -6,6 +6,12 @@ replicas and their exit statuses survive a service restart. It makes itself a ch
 anything the replica spawns, even a process that called setsid or was orphaned, stays its
 descendant and is stopped with the replica: cancel and job end leave no process behind.
 
+A container replica (``spec["container"]``) is the engine's ``run`` command in the foreground:
+its output and exit status are the container's. A stop goes to the engine (``stop`` with the
+grace period, which then kills), not to the processes, so the engine records how the container
+ended; afterwards the supervisor reads that record (exit code, OOM kill, memory limit) and removes
+the container, so nothing is left behind.
+
 Stdlib plus psutil only: it starts once per replica and should start fast.
 """
 
@@ -74,6 +80,36 @@ def _reap() -> list[tuple[int, int]]:
         done.append((pid, status))
 
 
+def _container_command(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _container_end(container: dict[str, Any]) -> dict[str, Any]:
+    """How the engine says the container ended, then the container removed."""
+    found: dict[str, Any] = {"container": container["name"]}
+    done = _container_command(list(container["inspect"]), 30.0)
+    if done is not None and done.returncode == 0:
+        parts = done.stdout.split()
+        if len(parts) >= 3:
+            with contextlib.suppress(ValueError):
+                found["container_exit_code"] = int(parts[0])
+            found["oom_killed"] = parts[1].lower() == "true"
+            with contextlib.suppress(ValueError):
+                found["memory_limit"] = int(parts[2])
+    _container_command(list(container["remove"]), 60.0)
+    return found
+
+
 def run(spec: dict[str, Any]) -> int:
     """Run the replica the spec describes; returns the supervisor's own exit code (0)."""
     _set_subreaper()
@@ -123,6 +159,8 @@ def run(spec: dict[str, Any]) -> int:
     pgid = child.pid
     _write_json(Path(spec["pid_path"]), {"supervisor": os.getpid(), "replica": child.pid})
 
+    container: dict[str, Any] | None = spec.get("container")
+    stopper: subprocess.Popen[bytes] | None = None
     status: int | None = None
     term_sent = kill_sent = False
     while status is None:
@@ -131,7 +169,22 @@ def run(spec: dict[str, Any]) -> int:
                 status = raw
         if status is not None:
             break
-        if stop_requested:
+        if stop_requested and container is not None:
+            # The engine stops it: SIGTERM, then SIGKILL after the grace period. Only when the
+            # engine itself hangs do the processes get signalled, well after that.
+            elapsed = time.monotonic() - stop_requested[0]
+            if stopper is None:
+                with contextlib.suppress(OSError):
+                    stopper = subprocess.Popen(
+                        list(container["stop"]),
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
+            elif elapsed >= 2 * grace + 10 and not kill_sent:
+                _signal_tree(pgid, signal.SIGKILL)
+                kill_sent = True
+        elif stop_requested:
             elapsed = time.monotonic() - stop_requested[0]
             if not term_sent:
                 _signal_tree(pgid, signal.SIGTERM)
@@ -141,6 +194,7 @@ def run(spec: dict[str, Any]) -> int:
                 kill_sent = True
         time.sleep(0.05)
     child.returncode = 0  # reaped above; keeps Popen from waiting on a pid that is gone
+    ended = _container_end(container) if container is not None else {}
 
     # The replica is gone; whatever it left behind goes too.
     deadline = time.monotonic() + (0.0 if kill_sent else ORPHAN_GRACE_SECONDS)
@@ -163,6 +217,7 @@ def run(spec: dict[str, Any]) -> int:
     else:
         result = {"exit_code": os.WEXITSTATUS(status), "signal": None}
     result.update({"started": started, "ended": time.time(), "stopped": bool(stop_requested)})
+    result.update(ended)
     _write_json(status_path, result)
     return 0
 

@@ -1,0 +1,43 @@
+"""Which image each replica of a custom-container job runs.
+
+On the platform ``masterConfig.imageUri`` made a job a container job; every other role ran the
+master's image unless its own ``*Config.imageUri`` named another (validation refuses a role image
+without a master image, as the platform did). So a job is either all containers or all Python
+packages, and ``replica_image`` is the one rule the service, the describe view and the builder
+read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tui_app.model.cluster import replicas
+from tui_app.model.roles import role_fields
+from tui_app.model.tiers import Role
+
+__all__ = ["job_images", "replica_image"]
+
+
+def _config(ti: Mapping[str, Any], role: Role) -> Mapping[str, Any]:
+    config = ti.get(role_fields(role).config_field)
+    return config if isinstance(config, Mapping) else {}
+
+
+def replica_image(ti: Mapping[str, Any], role: Role) -> str | None:
+    """The image a replica of ``role`` runs, or None for a Python-package job."""
+    master = _config(ti, Role.MASTER).get("imageUri")
+    if not master:
+        return None
+    own = _config(ti, role).get("imageUri")
+    return str(own or master)
+
+
+def job_images(ti: Mapping[str, Any]) -> list[str]:
+    """The distinct images the job's replicas run, in cluster order; empty for a package job."""
+    seen: list[str] = []
+    for rep in replicas(ti):
+        image = replica_image(ti, rep.role)
+        if image is not None and image not in seen:
+            seen.append(image)
+    return seen
