@@ -37,10 +37,9 @@ from tui_app.local.scheduler import Grant
 from tui_app.local.timefmt import parse_job_time
 from tui_app.model.capacity import Demand, fit, job_demand, shortfall_notes
 from tui_app.model.cluster import Replica, replicas
-from tui_app.model.job_images import job_images, replica_image
+from tui_app.model.job_images import container_entry, job_images, replica_image
 from tui_app.model.limits import TimeLimit, running_limit, wait_limit
 from tui_app.model.queue_wait import wait_summary
-from tui_app.model.roles import role_fields
 from tui_app.model.runtimes import RuntimeRefused, missing_module_hint
 from tui_app.model.severity import SEVERITIES
 from tui_app.model.states import JobState
@@ -674,10 +673,8 @@ class JobRunner:
         ca_bundle = storage.get("CURL_CA_BUNDLE")
         if ca_bundle:
             mounts.append(containers.Mount(ca_bundle, ca_bundle, read_only=True))
-        config = ti.get(role_fields(rep.role).config_field) or {}
-        command = [str(c) for c in config.get("containerCommand") or []]
-        given = [str(a) for a in config.get("containerArgs") or []]
-        args = given if command or given else [str(a) for a in ti.get("args") or []]
+        command, given = container_entry(ti, rep.role)
+        args = given if given is not None else [str(a) for a in ti.get("args") or []]
         machine = MACHINE_TYPES.get(rep.machine_type)
         memory = int(machine.memory_gb * 1024**3) if machine and machine.memory_gb else None
         argv = containers.run_command(

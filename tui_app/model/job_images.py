@@ -16,7 +16,7 @@ from tui_app.model.cluster import replicas
 from tui_app.model.roles import role_fields
 from tui_app.model.tiers import Role
 
-__all__ = ["job_images", "replica_image"]
+__all__ = ["container_entry", "job_images", "replica_image"]
 
 
 def _config(ti: Mapping[str, Any], role: Role) -> Mapping[str, Any]:
@@ -41,3 +41,19 @@ def job_images(ti: Mapping[str, Any]) -> list[str]:
         if image is not None and image not in seen:
             seen.append(image)
     return seen
+
+
+def container_entry(ti: Mapping[str, Any], role: Role) -> tuple[list[str], list[str] | None]:
+    """(containerCommand, containerArgs) of a replica of ``role``: its own, else the master's when
+    it runs the master's image (the same image started the same way), else none. Args are None
+    when neither is set: the job's ``args`` go after the image's entrypoint instead."""
+    own = _config(ti, role)
+    source = own
+    entry = own.get("containerCommand") or own.get("containerArgs")
+    if role is not Role.MASTER and not own.get("imageUri") and not entry:
+        source = _config(ti, Role.MASTER)
+    command = [str(c) for c in source.get("containerCommand") or []]
+    given = source.get("containerArgs")
+    if command or given:
+        return command, [str(a) for a in given or []]
+    return [], None
