@@ -161,19 +161,27 @@ def run(spec: dict[str, Any]) -> int:
 
     container: dict[str, Any] | None = spec.get("container")
     stopper: subprocess.Popen[bytes] | None = None
+    next_stop = 0.0
     status: int | None = None
     term_sent = kill_sent = False
     while status is None:
         for pid, raw in _reap():
             if pid == child.pid:
                 status = raw
+            elif stopper is not None and pid == stopper.pid:
+                # The engine's stop returned while its run goes on: the stop came before the
+                # container existed ("no such container"). Ask again until it takes.
+                stopper.returncode = 0
+                stopper = None
         if status is not None:
             break
         if stop_requested and container is not None:
             # The engine stops it: SIGTERM, then SIGKILL after the grace period. Only when the
             # engine itself hangs do the processes get signalled, well after that.
-            elapsed = time.monotonic() - stop_requested[0]
-            if stopper is None:
+            now = time.monotonic()
+            elapsed = now - stop_requested[0]
+            if stopper is None and now >= next_stop and not kill_sent:
+                next_stop = now + 0.5
                 with contextlib.suppress(OSError):
                     stopper = subprocess.Popen(
                         list(container["stop"]),
@@ -181,7 +189,7 @@ def run(spec: dict[str, Any]) -> int:
                         stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL,
                     )
-            elif elapsed >= 2 * grace + 10 and not kill_sent:
+            if elapsed >= 2 * grace + 10 and not kill_sent:
                 _signal_tree(pgid, signal.SIGKILL)
                 kill_sent = True
         elif stop_requested:
