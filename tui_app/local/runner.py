@@ -337,9 +337,15 @@ class JobRunner:
         ended = ""
         if self._ended_while_down:
             ended = f"; ended meanwhile: {', '.join(self._ended_while_down)}"
+        boxes = [
+            h.container
+            for h in self.handles
+            if h.container and h.replica.task_name not in self._ended_while_down
+        ]
+        adopted = f" (containers {', '.join(boxes)})" if boxes else ""
         self.note(
             "The local jobs service restarted: resumed the job with "
-            f"{running} running replica{'s' if running != 1 else ''}{ended}.",
+            f"{running} running replica{'s' if running != 1 else ''}{adopted}{ended}.",
             "NOTICE",
         )
         if job["state"] == JobState.PREPARING.value:
