@@ -172,14 +172,20 @@ def find_engine(named: str | None = None, run_args: Sequence[str] = ()) -> Engin
         except ValueError as exc:
             return EngineStatus(None, f"The container engine {named!r} cannot be read: {exc}.")
         program = shutil.which(argv[0])
+        # Both reasons end with INSTALL_HINT, as the PATH search's does: the 400 a container
+        # job gets repeats this text, and it must say what to install (issue 30).
         if program is None:
             return EngineStatus(
-                None, f"The container engine {argv[0]!r} (--container-engine) is not on PATH."
+                None,
+                f"The container engine {argv[0]!r} (--container-engine) is not on PATH. "
+                f"{INSTALL_HINT}",
             )
         kind = _kind_of(program)
         version, why = _probe([program, *argv[1:]], kind)
         if version is None:
-            return EngineStatus(None, f"The container engine does not answer: {why}.")
+            return EngineStatus(
+                None, f"The container engine does not answer: {why}. {INSTALL_HINT}"
+            )
         return EngineStatus(Engine((program, *argv[1:]), kind, version, tuple(run_args)))
     reasons: list[str] = []
     for name in KNOWN_ENGINES:
