@@ -402,7 +402,11 @@ def remove(engine: Engine, names: Iterable[str]) -> None:
     """Force-remove containers (blocking); a name already gone is no error."""
     names = list(names)
     if names:
-        run_sync(engine.command("rm", "-f", *names))
+        # podman's `rm -f` first stops a running container with its stop timeout (10 s by
+        # default, all of it for a PID 1 that ignores SIGTERM), and a restart removes orphans
+        # before the service listens: kill at once, as docker's `rm -f` does.
+        now = ["-t", "0"] if engine.kind == "podman" else []
+        run_sync(engine.command("rm", "-f", *now, *names))
 
 
 _SIZE_RE = re.compile(r"([0-9.]+)\s*([KMGTP]?i?B|B)?", re.IGNORECASE)
