@@ -1,4 +1,5 @@
-"""Shared fixtures: a real local service on a free port, the sample trainer as an sdist.
+"""Shared fixtures: a real local service on a free port, the sample trainer as an sdist, and the
+container tests' engine and images (``tests/support/container_images.py``).
 
 Tests never touch the developer's state: every service gets its own state dir under tmp_path,
 and XDG dirs point into the test's tmp dir too.
@@ -13,12 +14,15 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.support import container_images
 from tests.support.live_service import LiveService, free_port
 from tui_app.entry.demo import build_trainer_sdist
+from tui_app.local.containers import Engine
 
 REPO = Path(__file__).resolve().parent.parent
 TRAINER_SRC = REPO / "examples" / "trainer"
@@ -46,6 +50,43 @@ def _isolated_home(
 def trainer_sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """examples/trainer built once into an sdist, as gcloud's --package-path would."""
     return build_trainer_sdist(tmp_path_factory.mktemp("trainer-build"))
+
+
+def _unavailable(exc: container_images.ImagesUnavailable) -> NoReturn:
+    """Skip a container test that cannot run here, naming the fix; fail it where CI says
+    containers are required (``TUI_APP_REQUIRE_CONTAINERS=1``)."""
+    reason = f"container tests cannot run: {exc}"
+    if container_images.required():
+        pytest.fail(f"{reason} ({container_images.REQUIRE_ENV}=1)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def container_engine() -> Engine:
+    """The engine the container tests' services will find (podman or docker)."""
+    try:
+        return container_images.find_test_engine()
+    except container_images.ImagesUnavailable as exc:
+        _unavailable(exc)
+
+
+@pytest.fixture(scope="session")
+def tiny_image(container_engine: Engine) -> str:
+    """A busybox image (a static shell) in the engine's store, for plumbing tests."""
+    try:
+        return container_images.tiny_image(container_engine)
+    except container_images.ImagesUnavailable as exc:
+        _unavailable(exc)
+
+
+@pytest.fixture(scope="session")
+def trainer_image(container_engine: Engine) -> str:
+    """examples/trainer on a Debian python3 root, in the engine's store (built once per
+    machine, the trainer layer once per change of examples/trainer)."""
+    try:
+        return container_images.trainer_image(container_engine)
+    except container_images.ImagesUnavailable as exc:
+        _unavailable(exc)
 
 
 def _start(
