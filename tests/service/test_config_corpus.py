@@ -21,11 +21,15 @@ from tests.conftest import unique_id
 from tests.support.config_corpus import INVALID, VALID, expected_field
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.entry.demo import DEMO_BUCKET
+from tui_app.model.capacity import job_demand
+from tui_app.model.engine_label import engine_found
 
 JOBS = f"/v1/projects/{PROJECT}/jobs"
-NO_CONTAINER_RUNTIME = "Custom containers cannot run on the local jobs service"
-"""What the local service refuses that the platform (and the model) accept: containers, and
-Python 2.7 jobs (runtimes are built as Python 3 virtual environments)."""
+NO_CONTAINER_ENGINE = "Custom containers need a container engine"
+NO_GPU_FOR_CONTAINERS = "This machine has no GPU to give a container"
+"""What the local service refuses that the platform (and the model) accept: containers where no
+engine answers (or GPUs for them where there are none), and Python 2.7 jobs (runtimes are built
+as Python 3 virtual environments)."""
 NO_PYTHON_27 = "Python 2.7 jobs cannot run on the local jobs service"
 
 
@@ -73,12 +77,20 @@ def test_valid_configs_are_created(blocked: LiveService, path: Path) -> None:
     data = yaml.safe_load(path.read_text())
     job_id = unique_id(path.stem)
     status, body = post(blocked, {**data, "jobId": job_id})
-    if (data["trainingInput"].get("masterConfig") or {}).get("imageUri"):
-        # The Job rules accept it; only the missing container runtime stops it here.
-        assert status == 400, body
-        assert list(violations(body)) == ["trainingInput.masterConfig.imageUri"], body
-        assert NO_CONTAINER_RUNTIME in body["error"]["message"]
-        return
+    ti = data["trainingInput"]
+    if (ti.get("masterConfig") or {}).get("imageUri"):
+        # The Job rules accept it; here it needs a container engine, and GPUs if it asks.
+        health = blocked.request("GET", "/healthz")[1]
+        if not engine_found(health["containerEngine"]):
+            assert status == 400, body
+            assert list(violations(body)) == ["trainingInput.masterConfig.imageUri"], body
+            assert NO_CONTAINER_ENGINE in body["error"]["message"]
+            return
+        if job_demand(ti).total_gpus and not health["capacity"]["gpus"]:
+            assert status == 400, body
+            assert list(violations(body)) == ["trainingInput.masterConfig.acceleratorConfig"]
+            assert NO_GPU_FOR_CONTAINERS in body["error"]["message"]
+            return
     if data["trainingInput"].get("pythonVersion") == "2.7":
         assert status == 400, body
         assert list(violations(body)) == ["trainingInput.pythonVersion"], body
