@@ -8,10 +8,13 @@ never imports the service.
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
+import threading
 import urllib.request
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +54,9 @@ class Connection:
     """Vertex AI only: the region jobs run in."""
     executor_image: str | None = None
     """Vertex AI only: the profile's training image for Python-package jobs."""
+    _health: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
+    """``{"answer": ...}``: the local service's ``/healthz`` answer, once read."""
+    _health_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     @property
     def vertex(self) -> bool:
@@ -86,6 +92,26 @@ class Connection:
 
         return MetricsClient(self.endpoint, project, self.credentials)
 
+    def container_engine(self) -> dict[str, Any] | None:
+        """The local service's ``containerEngine`` (``/healthz``): ``{"name", "version",
+        "command", "runArgs"}`` or ``{"problem"}``; ``{}`` when the service does not say (an
+        older one); None elsewhere (not the local service, or it does not answer).
+
+        The engine is the service's for its whole life, so the answer is read once per
+        connection (a reconnect is a new one) and kept; a failed read is tried again next time.
+        Blocking (a request of up to a second): call it from a worker.
+        """
+        if not self.local:
+            return None
+        with self._health_lock:
+            if "answer" not in self._health:
+                health = service_health(self.endpoint)
+                if health is None:
+                    return None
+                self._health["answer"] = health
+            engine = self._health["answer"].get("containerEngine")
+        return dict(engine) if isinstance(engine, dict) else {}
+
 
 def _answers(url: str) -> bool:
     return service_health(url) is not None
@@ -104,8 +130,25 @@ def service_health(url: str) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else {}
 
 
-def local_service(state_dir: Path, start: bool = True) -> tuple[str, str | None]:
+def service_options(profile: Profile) -> list[str]:
+    """The ``tui-app service start`` options a local profile asks for: its container engine
+    and run options (a service already running keeps its own)."""
+    options: list[str] = []
+    if profile.container_engine:
+        options += ["--container-engine", profile.container_engine]
+    if profile.container_run_args:
+        # One word with "=": a value starting with "--" would be read as an option of its own.
+        options.append("--container-run-args=" + shlex.join(profile.container_run_args))
+    return options
+
+
+def local_service(
+    state_dir: Path, start: bool = True, options: Sequence[str] = ()
+) -> tuple[str, str | None]:
     """URL and token of the local service of ``state_dir``, starting it when none answers.
+
+    ``options`` go on the start command line (``service_options``); a service that already
+    answers is used as it is.
 
     Raises:
         ApiCallError: the service is not running and could not be started (the message says why).
@@ -134,6 +177,7 @@ def local_service(state_dir: Path, start: bool = True) -> tuple[str, str | None]
                 str(state_dir),
                 "--port",
                 "0",
+                *options,
             ],
             capture_output=True,
             text=True,
@@ -160,7 +204,7 @@ def connect(profile: Profile, state_dir: Path | None = None, start: bool = True)
     if profile.kind == "local":
         root = state_dir or (Path(profile.state_dir).expanduser() if profile.state_dir else None)
         root = root or default_state_dir()
-        url, token = local_service(root, start=start)
+        url, token = local_service(root, start=start, options=service_options(profile))
         host = url.split("://", 1)[-1]
         return Connection(url, make_credentials(token), profile.label(host), local=True)
     if profile.kind == "vertex":

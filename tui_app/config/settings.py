@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,13 @@ class Profile:
     logging_endpoint: str | None = None
     """Where log entries are read; default ``https://logging.googleapis.com`` for ``vertex``
     and the jobs endpoint itself otherwise."""
+    container_engine: str | None = None
+    """For ``local`` profiles: the command the service runs custom containers with, global
+    options included (``podman --runtime runc``); None: the service looks for podman, then
+    docker. Passed as ``--container-engine`` when the app starts the service."""
+    container_run_args: tuple[str, ...] = ()
+    """For ``local`` profiles: extra ``run`` options for every replica container
+    (``--security-opt label=disable``), passed as ``--container-run-args``."""
 
     def label(self, local_host: str | None = None) -> str:
         """How the header and the banners name the profile: ``local (127.0.0.1:8470)``,
@@ -129,10 +137,12 @@ def _profile(name: str, data: Any) -> Profile:
         "region",
         "executor_image",
         "logging_endpoint",
+        *_CONTAINER_KEYS,
     }
     unknown = set(data) - allowed
     if unknown:
         raise SettingsError(f"profiles.{name}: unknown keys {', '.join(sorted(unknown))}.")
+    engine, run_args = _container_settings(name, kind, data)
     return Profile(
         name=name,
         kind=kind,
@@ -145,7 +155,61 @@ def _profile(name: str, data: Any) -> Profile:
         region=str(data["region"]) if data.get("region") else None,
         executor_image=data.get("executor_image"),
         logging_endpoint=data.get("logging_endpoint"),
+        container_engine=engine,
+        container_run_args=run_args,
     )
+
+
+_CONTAINER_KEYS = ("container_engine", "container_run_args")
+
+
+def _container_settings(
+    name: str, kind: str, data: dict[str, Any]
+) -> tuple[str | None, tuple[str, ...]]:
+    """A local profile's ``container_engine`` (a command, as one string) and
+    ``container_run_args`` (one string of shell words, or a list of words).
+
+    Raises:
+        SettingsError: naming the key, when it is on a profile that runs no service or is not
+            text a shell could read.
+    """
+    for key in _CONTAINER_KEYS:
+        if data.get(key) is not None and kind != "local":
+            raise SettingsError(
+                f"profiles.{name}.{key} applies only to a local profile (its service runs the "
+                f"containers), not a {kind} one."
+            )
+    engine = data.get("container_engine")
+    if engine is not None:
+        words = _shell_words(engine) if isinstance(engine, str) else None
+        if not words:
+            raise SettingsError(
+                f"profiles.{name}.container_engine must be a command such as "
+                f"'podman --runtime runc', not {engine!r}."
+            )
+    run_args = data.get("container_run_args")
+    if run_args is None:
+        args: list[str] | None = []
+    elif isinstance(run_args, str):
+        args = _shell_words(run_args)
+    elif isinstance(run_args, list) and all(isinstance(a, str) for a in run_args):
+        args = list(run_args)
+    else:
+        args = None
+    if args is None:
+        raise SettingsError(
+            f"profiles.{name}.container_run_args must be options as one string "
+            f"('--security-opt label=disable') or a list of strings, not {run_args!r}."
+        )
+    return (engine.strip() if engine is not None else None), tuple(args)
+
+
+def _shell_words(text: str) -> list[str] | None:
+    """``text`` split as a shell would, or None when it cannot be (an unclosed quote)."""
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return None
 
 
 def parse_settings(text: str) -> Settings:

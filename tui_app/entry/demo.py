@@ -6,6 +6,7 @@ URI of the service and submits sample jobs; then the TUI opens on them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,8 +111,11 @@ def sample_jobs(package: str, slots: int = 2) -> list[dict[str, Any]]:
     ]
 
 
-def submit_demo_jobs(state_dir: Path | None, project: str) -> list[str]:
-    """Start the local service if needed, stage the sample trainer, submit the sample jobs.
+def submit_demo_jobs(
+    state_dir: Path | None, project: str, options: Sequence[str] = ()
+) -> list[str]:
+    """Start the local service if needed (with ``options``: the profile's, ``service_options``),
+    stage the sample trainer, submit the sample jobs.
 
     Raises:
         ApiCallError: the service refused a job or cannot be reached.
@@ -120,7 +124,7 @@ def submit_demo_jobs(state_dir: Path | None, project: str) -> list[str]:
     from tui_app.local.paths import StateDir
 
     root = state_dir or default_state_dir()
-    url, token = local_service(root)
+    url, token = local_service(root, options=options)
     state = StateDir(root)
     sdist = build_trainer_sdist(state.gcs_path(f"gs://{DEMO_BUCKET}/packages"))
     package = f"gs://{DEMO_BUCKET}/packages/{sdist.name}"

@@ -50,13 +50,14 @@ def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.demo:
+        from tui_app.api.connection import service_options
         from tui_app.entry.demo import submit_demo_jobs
 
         if profile.kind != "local":
             print("error: --demo runs on the local service (--profile local).", file=sys.stderr)
             return 2
         try:
-            ids = submit_demo_jobs(state_dir, project)
+            ids = submit_demo_jobs(state_dir, project, service_options(profile))
         except Exception as exc:
             print(f"error: the demo could not start: {exc}", file=sys.stderr)
             return 1
