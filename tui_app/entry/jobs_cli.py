@@ -14,7 +14,7 @@ import os
 import sys
 import textwrap
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -28,10 +28,12 @@ from tui_app.model.cluster import task_from_vertex
 from tui_app.model.describe import job_yaml, render_text, summarize
 from tui_app.model.gcloud_filter import ACCEPTED
 from tui_app.model.job_id import match_job_id
+from tui_app.model.job_images import replica_image
 from tui_app.model.job_view import JobRow, SortColumn, format_elapsed, sort_rows
 from tui_app.model.list_filter import filter_rows, parse_list_filter
 from tui_app.model.states import STATE_SYMBOL
 from tui_app.model.task_names import unknown_task_error
+from tui_app.model.tiers import Role
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -159,20 +161,26 @@ def error_lines(exc: ApiCallError) -> list[str]:
     return lines
 
 
-Extensions = tuple[dict[str, Any] | None, dict[str, Any] | None]
+Extensions = tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
 
 
-def _extensions(connection: Connection, project: str, job_id: str, queued: bool) -> Extensions:
-    """The local service's ``:environment`` answer for the job and, while it is QUEUED, its
-    ``:queue`` answer (why it waits); None elsewhere or on error."""
+def _extensions(connection: Connection, project: str, job: Mapping[str, Any]) -> Extensions:
+    """The local service's ``:environment`` answer for the job, while it is QUEUED its
+    ``:queue`` answer (why it waits), and for a custom-container job the service's container
+    engine (``/healthz``); None elsewhere or on error."""
     if connection.vertex:
-        return None, None
+        return None, None, None
+    job_id = str(job.get("jobId"))
+    ti = job.get("trainingInput")
+    container = isinstance(ti, Mapping) and replica_image(ti, Role.MASTER) is not None
+    engine = connection.container_engine() if container else None
     client = connection.metrics(project)
     try:
         environment = client.environment(job_id)
-        return environment, client.queue(job_id) if queued else None
+        queued = job.get("state") == "QUEUED"
+        return environment, client.queue(job_id) if queued else None, engine
     except ApiCallError:
-        return None, None  # the sections are optional: describe shows the job regardless
+        return None, None, engine  # the sections are optional: describe shows the job regardless
     finally:
         client.close()
 
@@ -180,7 +188,7 @@ def _extensions(connection: Connection, project: str, job_id: str, queued: bool)
 def _run(
     args: argparse.Namespace,
     client: JobsApi,
-    extensions: Callable[[str, bool], Extensions] = lambda _id, _queued: (None, None),
+    extensions: Callable[[Mapping[str, Any]], Extensions] = lambda _job: (None, None, None),
 ) -> int:
     now = datetime.now(UTC)
     if args.action == "list":
@@ -211,8 +219,9 @@ def _run(
             print(job_yaml(job), end="")
         else:
             tz = datetime.now().astimezone().tzinfo or UTC
-            env, queue = extensions(job["jobId"], job.get("state") == "QUEUED")
-            print(render_text(summarize(job, now, tz=tz, environment=env, queue=queue)))
+            env, queue, engine = extensions(job)
+            sections = summarize(job, now, tz=tz, environment=env, queue=queue, engine=engine)
+            print(render_text(sections))
         return 0
     if args.action == "cancel":
         # Every id is found before any job is cancelled: a typo among them cancels nothing,

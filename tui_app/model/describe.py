@@ -19,7 +19,9 @@ import yaml
 
 from tui_app.model import states
 from tui_app.model.cluster import ml_units_per_hour, replica_groups
+from tui_app.model.engine_label import engine_label
 from tui_app.model.failure_cause import split_failure
+from tui_app.model.job_images import replica_image
 from tui_app.model.job_spec import DEFAULT_METRIC_TAG, duration_seconds
 from tui_app.model.job_view import format_elapsed
 from tui_app.model.log_records import TRACEBACK_START
@@ -70,6 +72,7 @@ def summarize(
     tz: tzinfo = UTC,
     environment: Mapping[str, Any] | None = None,
     queue: Mapping[str, Any] | None = None,
+    engine: Mapping[str, Any] | None = None,
 ) -> list[Section]:
     """The job's summary: overview, training input, training output and the error, if any.
 
@@ -83,6 +86,8 @@ def summarize(
             a "Runtime environment" section says which Python and frameworks the job got.
         queue: The local service's ``:queue`` answer for a QUEUED job: a "Waiting for
             resources" section says what it needs and who holds it (``queue_wait``).
+        engine: The local service's ``containerEngine`` (its ``/healthz``): a custom-container
+            job's "Engine" row says what runs its images there (``engine_label``).
 
     Returns:
         The sections, in reading order.
@@ -93,7 +98,7 @@ def summarize(
         # Right under the overview, cause first: the traceback's last line is what triage
         # reads, and a long traceback under the inputs put it pages down.
         Section("Error", _error(job.get("errorMessage"))),
-        Section("Training Input", _training_input(as_mapping(job.get("trainingInput")))),
+        Section("Training Input", _training_input(as_mapping(job.get("trainingInput")), engine)),
         Section("Training Output", _training_output(job)),
     ]
     sections.append(Section("Runtime environment", environment_rows(environment or {})))
@@ -305,7 +310,9 @@ def _vertex(vj: Mapping[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _training_input(ti: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _training_input(
+    ti: Mapping[str, Any], engine: Mapping[str, Any] | None = None
+) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     if not ti:
         return rows
@@ -314,8 +321,7 @@ def _training_input(ti: Mapping[str, Any]) -> list[tuple[str, str]]:
     described = SCALE_TIERS.get(tier)
     _add(rows, "Scale tier", f"{tier} — {described.description}" if described else tier)
     _add_lines(rows, "Cluster", [_group_line(g) for g in _groups(ti)])
-    image = as_mapping(ti.get("masterConfig")).get("imageUri")
-    _add(rows, "Container image", _text(image))
+    rows += image_rows(ti, engine)
     _add(rows, "Python module", _text(ti.get("pythonModule")))
     _add_lines(rows, "Packages", [str(p) for p in _items(ti.get("packageUris"))])
     args = _items(ti.get("args"))
@@ -330,6 +336,31 @@ def _training_input(ti: Mapping[str, Any]) -> list[tuple[str, str]]:
     hp = as_mapping(ti.get("hyperparameters"))
     if hp:
         rows += _hyperparameters(hp)
+    return rows
+
+
+def image_rows(
+    ti: Mapping[str, Any], engine: Mapping[str, Any] | None = None
+) -> list[tuple[str, str]]:
+    """A custom-container job's images and, with ``engine``, what runs them; none for a
+    Python-package job.
+
+    One "Container image" row when every replica runs the master's image; otherwise the
+    master's, then each role of the cluster whose own image differs (``job_images``).
+    """
+    master = _text(replica_image(ti, Role.MASTER))
+    if master is None:
+        return []
+    own: list[str] = []
+    for group in _groups(ti):
+        image = _text(replica_image(ti, group.role))
+        if group.role != Role.MASTER and image is not None and image != master:
+            singular, plural = _ROLE_NAMES.get(group.role, (str(group.role), str(group.role)))
+            own.append(f"{singular if group.count == 1 else plural}: {image}")
+    rows: list[tuple[str, str]] = []
+    _add_lines(rows, "Container image", [f"master: {master}", *own] if own else [master])
+    if engine is not None:
+        _add(rows, "Engine", engine_label(engine))
     return rows
 
 

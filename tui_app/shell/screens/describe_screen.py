@@ -1,7 +1,9 @@
 """The job detail: ``gcloud ai-platform jobs describe --summarize`` as a screen, or the raw YAML.
 
 The summary has a "Runtime environment" section on the local service (its ``:environment``
-extension: the Python and framework versions the job got, and what was substituted).
+extension: the Python and framework versions the job got, and what was substituted). A
+custom-container job's "Engine" row there says which engine runs its images (the service's
+``/healthz``, read once per connection: ``Connection.container_engine``).
 
 Under the summary, each replica's CPU and memory as sparklines (``widgets.replica_usage``), read
 from the local service's ``:metrics`` extension while the job is live; hidden where the endpoint
@@ -34,8 +36,10 @@ from textual.worker import Worker, get_current_worker
 from tui_app.api.errors import ApiCallError
 from tui_app.api.metrics_client import UsageHistory
 from tui_app.model.describe import job_yaml, summarize
+from tui_app.model.job_images import replica_image
 from tui_app.model.replica_usage import ReplicaSamples
 from tui_app.model.states import JobState
+from tui_app.model.tiers import Role
 from tui_app.model.trials import (
     completed_trials,
     goal_of,
@@ -97,6 +101,10 @@ class DescribeScreen(Screen[None], ScreenToasts):
         """The local service's ``:environment`` answer ("Runtime environment" section)."""
         self.queue: dict[str, Any] | None = None
         """The local service's ``:queue`` answer while the job waits ("Waiting for resources")."""
+        self.engine: dict[str, Any] | None = None
+        """The local service's container engine, for a custom-container job ("Engine")."""
+        self._engine_asked = False
+        """The engine was asked for (once per screen: it is the service's, not the job's)."""
         self._fetching = False
         """A read of the job is on its way (see ``_refetch``)."""
 
@@ -159,6 +167,34 @@ class DescribeScreen(Screen[None], ScreenToasts):
             self.notify(f"Refresh failed: {message}", severity="warning")
 
     def watch_job(self) -> None:
+        job = self.job
+        if job is not None and not self._engine_asked:
+            ti = job.get("trainingInput")
+            # The master's image makes a container job (every role inherits it).
+            if isinstance(ti, dict) and replica_image(ti, Role.MASTER):
+                self._engine_asked = True
+                self._read_engine()
+        self._show()
+
+    @work(thread=True, group="describe-engine", exit_on_error=False, description="Engine")
+    def _read_engine(self) -> None:
+        """The local service's engine (blocking; the connection keeps the answer, so a reopened
+        describe costs no request)."""
+        engine: dict[str, Any] | None = None
+        try:
+            conn = self.shell.source.connection()
+            if not conn.local:  # a cloud backend runs containers itself: no row
+                return
+            engine = conn.container_engine()
+        except ApiCallError:
+            pass
+        if engine is None:  # the service did not answer: ask again with the next refresh
+            self.app.call_from_thread(setattr, self, "_engine_asked", False)
+        else:
+            self.app.call_from_thread(self._engine_arrived, engine)
+
+    def _engine_arrived(self, engine: dict[str, Any]) -> None:
+        self.engine = engine
         self._show()
 
     def watch_show_yaml(self) -> None:
@@ -288,7 +324,12 @@ class DescribeScreen(Screen[None], ScreenToasts):
         now = self.shell.clock()
         tuning = is_tuning_job(self.job)
         sections = summarize(
-            self.job, now, tz=now.tzinfo or UTC, environment=self.environment, queue=self.queue
+            self.job,
+            now,
+            tz=now.tzinfo or UTC,
+            environment=self.environment,
+            queue=self.queue,
+            engine=self.engine,
         )
         for section in sections:
             parts.append(Text(section.title, style="bold underline"))
