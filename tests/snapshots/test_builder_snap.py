@@ -125,3 +125,43 @@ def test_builder_invalid(snap_compare: Any, tmp_path: Path) -> None:
     job["trainingInput"] = {k: v for k, v in job["trainingInput"].items() if v is not None}
     job["trainingInput"].pop("workerConfig")
     assert snap_compare(make_app(tmp_path), run_before=opened(job), terminal_size=(120, 40))
+
+
+CONTAINER: dict[str, Any] = {
+    "jobId": "ctr_20261122_093000",
+    "trainingInput": {
+        "scaleTier": "CUSTOM",
+        "masterType": "n1-standard-4",
+        "masterConfig": {"imageUri": "localhost/tui-app-test-trainer:1"},
+        "workerType": "n1-standard-4",
+        "workerCount": "1",
+        "workerConfig": {"imageUri": "localhost/tui-app-test-worker:2"},
+        "args": ["--steps", "20", "--sleep", "0.05"],
+        "region": "us-central1",
+        "jobDir": "gs://demo-bucket/ctr",
+    },
+}
+
+
+def test_builder_container_engine(snap_compare: Any, tmp_path: Path) -> None:
+    """A custom-container job on the local profile: under the master's image URI, "Runs with
+    podman 4.3.1 (--runtime runc)" (the service's engine, here given as its /healthz would);
+    no module or package needed (valid); the gcloud line has --master-image-uri and
+    --worker-image-uri and no --config."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await opened(CONTAINER)(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, BuilderScreen)
+        screen._engine_arrived(
+            {
+                "name": "podman",
+                "version": "4.3.1",
+                "command": "/usr/bin/podman --runtime runc",
+                "runArgs": [],
+            }
+        )
+        screen.form.focus_field("master_image")
+        await settled(pilot)
+
+    assert snap_compare(make_app(tmp_path), run_before=run_before, terminal_size=(120, 40))

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from tui_app.model.engine_label import engine_problem
+from tui_app.model.job_images import replica_image
 from tui_app.model.job_spec import FieldViolation
+from tui_app.model.tiers import Role
 from tui_app.model.vertex_translate import TranslationError, to_vertex, vertex_notes
 
 ROLE_CONFIGS = ("masterConfig", "workerConfig", "parameterServerConfig", "evaluatorConfig")
@@ -66,10 +69,32 @@ class Backend:
     today: date | None = None
     """The date, when the screen passes it: a Vertex AI image past its end of availability on
     Google's list is then noted (the model never reads the clock itself)."""
+    container_engine: Mapping[str, Any] | None = None
+    """The local service's ``containerEngine`` (its ``/healthz``), once the screen has read
+    it: a container job is refused before submit when the service says it has no engine."""
 
     @property
     def label(self) -> str:
         return {"local": "The local service", "vertex": "Vertex AI"}.get(self.kind, "")
+
+    def container_problems(self, job: Mapping[str, Any]) -> list[FieldViolation]:
+        """A custom-container job for a local service without an engine: refused on the master's
+        image, in the service's words (it would answer the same 400), with what to install.
+
+        Checked apart from ``review`` (which waits for a valid job): the reason is the machine's,
+        and the person should see it as soon as they type an image.
+        """
+        ti = job.get("trainingInput")
+        problem = engine_problem(self.container_engine) if self.kind == "local" else None
+        if problem is None or not isinstance(ti, Mapping) or not replica_image(ti, Role.MASTER):
+            return []
+        return [
+            FieldViolation(
+                "trainingInput.masterConfig.imageUri",
+                "Custom containers need a container engine on the machine running the local "
+                f"jobs service. {problem}",
+            )
+        ]
 
     def review(self, job: Mapping[str, Any]) -> tuple[list[FieldViolation], list[FieldViolation]]:
         """``(refused, ignored)`` for a job that is valid ml v1.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["engine_found", "engine_label"]
+__all__ = ["engine_found", "engine_label", "engine_problem", "runs_with"]
 
 
 def engine_found(engine: Mapping[str, Any] | None) -> bool:
@@ -29,3 +29,22 @@ def engine_label(engine: Mapping[str, Any] | None) -> str:
     run_args = [str(a) for a in engine.get("runArgs") or []]
     extra = " ".join(command.split()[1:] + run_args)
     return text + (f" ({extra})" if extra else "")
+
+
+def engine_problem(engine: Mapping[str, Any] | None) -> str | None:
+    """Why the service cannot run containers (its words, with the fix), when it says so;
+    None when an engine answers or nothing is known."""
+    if isinstance(engine, Mapping) and not engine_found(engine) and engine.get("problem"):
+        return str(engine["problem"])
+    return None
+
+
+def runs_with(engine: Mapping[str, Any] | None) -> str | None:
+    """The builder's line under a container image: ``Runs with podman 4.3.1``, ``Container
+    engine: unknown (...)`` from a service that does not say; None when the service has none
+    (``engine_problem`` says why, as the image field's error)."""
+    if engine_found(engine):
+        return f"Runs with {engine_label(engine)}"
+    if engine_problem(engine) is not None:
+        return None
+    return f"Container engine: {engine_label(engine)}"

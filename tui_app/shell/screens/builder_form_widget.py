@@ -273,6 +273,8 @@ class BuilderForm(VerticalScroll):
             Horizontal(
                 Label("  image URI", classes="field-label"), image, classes="field-row role-extra"
             ),
+            # Which engine runs the images on the local service (every role's: one line).
+            *([Static("", id="engine-line")] if role.key == "master" else []),
             *errors,
             id=f"role-{k}",
             classes="field role",
@@ -352,6 +354,14 @@ class BuilderForm(VerticalScroll):
             if form.tune
             else "Hyperparameter tuning: off"
         )
+
+    def show_engine(self, text: str | None, ok: bool = True) -> None:
+        """Say under the master's image which engine runs the images (``ok``), or why none can;
+        None hides the line."""
+        line = self.query_one("#engine-line", Static)
+        line.update(text or "")
+        line.display = bool(text)
+        line.set_class(not ok, "-problem")
 
     # -- errors ----------------------------------------------------------------------------------
 

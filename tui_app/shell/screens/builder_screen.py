@@ -8,6 +8,9 @@ is the command that submits the same job from a shell.
 Submitting builds a local package folder into an sdist first (as ``gcloud --package-path``
 does); on the local service its absolute path goes into ``packageUris``. Everything blocking
 (the build, the API) runs in a thread worker; an error from the service lands on its field.
+
+On the local profile, a line under the master's image URI says which container engine the
+service runs images with (its ``/healthz``, read once per connection), or why it has none.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from tui_app.config.presets import (
 )
 from tui_app.model.backend_notes import Backend
 from tui_app.model.builder_form import (
+    ROLES,
     FormValues,
     field_key,
     form_to_job,
@@ -46,6 +50,7 @@ from tui_app.model.builder_form import (
     new_form,
     param_index,
 )
+from tui_app.model.engine_label import engine_found, runs_with
 from tui_app.model.gcloud_command import format_command, gcloud_package_path, submit_command
 from tui_app.model.job_config import (
     CONFIG_HEADER,
@@ -119,6 +124,8 @@ def check_form(
         why = package_folder_error(package_path)
         if why:
             problems.append(FieldViolation("packagePath", why))
+    if backend is not None:
+        problems += backend.container_problems(job)
     notes: list[FieldViolation] = []
     try:
         parsed = parse_job(probe)
@@ -224,6 +231,8 @@ class BuilderScreen(Screen[None], ScreenToasts):
         """The form's job was created: the next visit stamps a fresh id."""
         self._timer: Timer | None = None
         self._show_preview = False
+        self.engine: dict[str, Any] | None = None
+        """The local service's container engine (``Connection.container_engine``), once read."""
 
     # -- building the screen -------------------------------------------------------------------
 
@@ -276,6 +285,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
             self._initial = form
 
     def on_screen_resume(self) -> None:
+        self._read_engine()  # free unless the app reconnected (to a service with another one)
         if self.submitted:
             # Coming back after a submit: the same form again needs a new id.
             self.submitted = False
@@ -310,6 +320,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
         header.project = self.shell.project
         self._apply_width(self.size.width)
         self.query_one("#f-job_id").focus()
+        self._read_engine()
 
     def on_resize(self) -> None:
         self._apply_width(self.size.width)
@@ -362,7 +373,39 @@ class BuilderScreen(Screen[None], ScreenToasts):
         self.query_one("#gcloud-preview", CodePreview).text = format_command(argv)
         self._show_status()
         self._show_notes(check.notes)
+        self._show_engine(form)
         return check
+
+    # -- the container engine --------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="builder-engine", exit_on_error=False)
+    def _read_engine(self) -> None:
+        """Ask the local service which engine runs containers (blocking: a worker). Only the
+        local profile's: elsewhere the platform runs the images."""
+        backend = self.backend
+        if backend is None or backend.kind != "local":
+            return
+        try:
+            engine = self.shell.source.connection().container_engine()
+        except ApiCallError:
+            return  # the service is away (the list's banner says so): no line until it is back
+        if engine is not None:
+            self.app.call_from_thread(self._engine_arrived, engine)
+
+    def _engine_arrived(self, engine: dict[str, Any]) -> None:
+        self.engine = engine
+        if self.is_mounted:
+            self.validate_now()  # an engine the service lacks is a problem of an image job
+
+    def _show_engine(self, form: FormValues) -> None:
+        """The engine line, while some role has an image (a package job needs no engine).
+        Without an engine the line is hidden: the image's error says why (``check_form``)."""
+        images = any(form.get(f"{role.key}_image").strip() for role in ROLES)
+        backend = self.backend
+        line = runs_with(self.engine) if self.engine is not None else None
+        if not images or backend is None or backend.kind != "local":
+            line = None
+        self.form.show_engine(line, ok=self.engine is not None and engine_found(self.engine))
 
     @property
     def backend(self) -> Backend | None:
@@ -373,7 +416,13 @@ class BuilderScreen(Screen[None], ScreenToasts):
         # The date lets the notes say when Vertex AI's image for the job is past its end of
         # availability on Google's list (the app's clock: frozen in tests).
         today = self.shell.clock().date()
-        return Backend(profile.kind, profile.region, profile.executor_image, today=today)
+        return Backend(
+            profile.kind,
+            profile.region,
+            profile.executor_image,
+            today=today,
+            container_engine=self.engine,
+        )
 
     def _show_notes(self, notes: list[FieldViolation]) -> None:
         box = self.query_one("#builder-notes", Static)
