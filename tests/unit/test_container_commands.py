@@ -201,7 +201,7 @@ def _run(engine: Engine, **overrides: Any) -> list[str]:
 def test_the_run_command_in_full() -> None:
     assert _run(PODMAN) == [
         "/usr/bin/podman", "run", "--name", "tui-app-j-master-replica-0-1a2b3c4d",
-        "--network", "host", "--pull", "never",
+        "--network", "host", "--pull", "never", "--init",
         "--label", "tui-app.service=1a2b3c4d", "--label", "tui-app.job=p/j",
         "--env", "TF_CONFIG", "--env", "CLOUD_ML_JOB_ID", "--env", "GOOGLE_OAUTH_ACCESS_TOKEN",
         "--volume", "/state/jobs/p/j/master-replica-0/hypertune:/tmp/hypertune",
@@ -246,7 +246,7 @@ def test_no_memory_no_mounts_no_gpus_no_entrypoint() -> None:
     cmd = _run(DOCKER, mounts=[], memory_bytes=None, labels={}, env_names=[], args=[])
     assert cmd == [
         "/usr/bin/docker", "run", "--name", "tui-app-j-master-replica-0-1a2b3c4d",
-        "--network", "host", "--pull", "never", "localhost/trainer:1",
+        "--network", "host", "--pull", "never", "--init", "localhost/trainer:1",
     ]  # fmt: skip
 
 

@@ -269,9 +269,12 @@ def run_command(
     machine's, and the service's storage API and metadata server are on 127.0.0.1. Environment
     values are passed by name (``--env NAME``: the engine copies them from its own environment),
     so a replica's storage credential never shows in ``ps``. ``--pull never``: images are pulled
-    while the job is PREPARING (``ensure_image``), never silently by ``run``.
+    while the job is PREPARING (``ImagePuller``), never silently by ``run``. ``--init``: a small
+    init (podman's catatonit, docker's tini) is PID 1 and passes signals on; a trainer that is
+    PID 1 itself never gets a SIGTERM it did not handle (the kernel drops it), so every cancel
+    would wait out the grace period and end in SIGKILL.
     """
-    cmd = engine.command("run", "--name", name, "--network", "host", "--pull", "never")
+    cmd = engine.command("run", "--name", name, "--network", "host", "--pull", "never", "--init")
     for key, value in labels.items():
         cmd += ["--label", f"{key}={value}"]
     for env_name in env_names:
