@@ -236,16 +236,20 @@ class ReplicaUsage(Widget):
         """The rows, in the replicas' order."""
         return list(self._rows.values())
 
-    def show(self, replicas: Sequence[ReplicaSamples], interval: float | None = None) -> None:
-        """Draw ``replicas`` (the service's order); rows come and go with their replicas."""
+    def show(
+        self,
+        replicas: Sequence[ReplicaSamples],
+        interval: float | None = None,
+        measured: str = "Whole process tree per replica",
+    ) -> None:
+        """Draw ``replicas`` (the service's order); rows come and go with their replicas.
+        ``measured`` says what a figure covers (a container job's come from the engine)."""
         self.replicas = list(replicas)
         stamps = [s.time.timestamp() for r in replicas for s in r.samples]
         start, end = (min(stamps), max(stamps)) if stamps else (0.0, 0.0)
         cpu_ceiling = max([ONE_CORE, *(r.cpu_peak for r in replicas)])
         every = f" every {interval:g} s" if interval else ""
-        self.caption.update(
-            f"Whole process tree per replica · CPU in % of one core · sampled{every}"
-        )
+        self.caption.update(f"{measured} · CPU in % of one core · sampled{every}")
         order = [r.task_name for r in replicas]
         if list(self._rows) != order:  # rare: every replica normally arrives in the first read
             for row in self._rows.values():

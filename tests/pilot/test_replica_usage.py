@@ -142,3 +142,25 @@ async def test_ended_job_shows_its_last_samples_and_stops(
         assert usage_of(app).replicas[0].cpu_peak > 20  # it did burn a core for 5 s
         [worker] = usage_workers(app)
         await wait_for(pilot, lambda: worker.state is WorkerState.SUCCESS, timeout=10)
+
+
+async def test_the_caption_says_what_the_figures_measure() -> None:
+    """A process replica's figures cover its whole process tree; a container job's come from
+    the engine's stats, and the caption says so."""
+    from textual.app import App, ComposeResult
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ReplicaUsage()
+
+    app = Host()
+    async with app.run_test() as pilot:
+        usage = app.query_one(ReplicaUsage)
+        usage.show([], 2.0)
+        await pilot.pause()
+        assert str(usage.caption.content).startswith("Whole process tree per replica")
+        usage.show([], 2.0, "Each replica's container, from podman's stats")
+        await pilot.pause()
+        caption = str(usage.caption.content)
+        assert caption.startswith("Each replica's container, from podman's stats · CPU")
+        assert caption.endswith("sampled every 2 s")

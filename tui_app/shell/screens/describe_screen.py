@@ -305,7 +305,12 @@ class DescribeScreen(Screen[None], ScreenToasts):
         if not self.is_mounted:
             return
         usage = self.query_one(ReplicaUsage)
-        usage.show(replicas, interval)
+        ti = (self.job or {}).get("trainingInput")
+        if isinstance(ti, dict) and replica_image(ti, Role.MASTER):
+            engine = (self.engine or {}).get("name") or "the engine"
+            usage.show(replicas, interval, f"Each replica's container, from {engine}'s stats")
+        else:
+            usage.show(replicas, interval)
         usage.display = bool(replicas) and not self.show_yaml
 
     def _yaml(self) -> RenderableType:
