@@ -184,7 +184,7 @@ def find_engine(named: str | None = None, run_args: Sequence[str] = ()) -> Engin
         version, why = _probe([program, *argv[1:]], kind)
         if version is None:
             return EngineStatus(
-                None, f"The container engine does not answer: {why}. {INSTALL_HINT}"
+                None, f"The container engine does not answer: {_sentence(why)} {INSTALL_HINT}"
             )
         return EngineStatus(Engine((program, *argv[1:]), kind, version, tuple(run_args)))
     reasons: list[str] = []
@@ -480,6 +480,11 @@ def parse_stats(text: str) -> dict[str, tuple[float, int]]:
             percent = 0.0
         out[name.lstrip("/")] = (percent, parse_size(mem))
     return out
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending in one full stop (an engine's message may end in ``?`` or ``.``)."""
+    return text if text.endswith((".", "?", "!")) else text + "."
 
 
 def _last_line(text: str) -> str:
