@@ -345,9 +345,9 @@ def test_the_engines_cpu_and_memory_samples_reach_the_metrics_extension(
 ) -> None:
     svc = limited_service
     job_id = unique_id("ctr_usage")
-    # 16 MB held in a shell variable, and a busy loop.
-    burn = ["/bin/sh", "-c", "x=$(head -c 16000000 /dev/zero | tr '\\0' a); echo held; "
-            "while :; do :; done"]  # fmt: skip
+    # 16 MB held in a shell variable, and a busy loop that ends on the cancel's SIGTERM.
+    burn = ["/bin/sh", "-c", "trap 'exit 0' TERM; x=$(head -c 16000000 /dev/zero | tr '\\0' a); "
+            "echo held; while :; do :; done"]  # fmt: skip
     svc.client().create(container_job(job_id, tiny_image, command=burn))
     path = f"/v1/projects/{PROJECT}/jobs/{job_id}:metrics"
 
