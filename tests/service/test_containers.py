@@ -378,9 +378,18 @@ def test_the_engines_cpu_and_memory_samples_reach_the_metrics_extension(
 def test_cancel_stops_every_container_within_the_grace_period(
     ctr_service: LiveService, container_engine: Engine, trainer_image: str
 ) -> None:
+    """The engine's stop: SIGTERM (passed on by the container's init), then SIGKILL when the
+    grace period ends. The worker ends on the SIGTERM; the master ignores it and is killed."""
     svc = ctr_service
     job_id = unique_id("ctr_cancel")
-    svc.client().create(container_job(job_id, trainer_image, LONG, **TWO))
+    body = container_job(
+        job_id,
+        trainer_image,
+        masterConfig={"containerArgs": [*LONG, "--ignore-sigterm"]},
+        workerConfig={"containerArgs": list(LONG)},
+        **TWO,
+    )
+    svc.client().create(body)
     svc.wait_state(job_id, ("RUNNING",), timeout=60)
     tasks = ["master-replica-0", "worker-replica-0"]
     wait_for(lambda: all(written_steps(svc, job_id, t) for t in tasks), "a step from each")
@@ -390,14 +399,17 @@ def test_cancel_stops_every_container_within_the_grace_period(
     job = svc.wait_state(job_id, timeout=30)
     took = time.monotonic() - start
     assert job["state"] == "CANCELLED" and job.get("endTime")
-    # The trainer is PID 1 of its container and ignores SIGTERM: the engine kills it when the
-    # grace period ends, long before the supervisor's own fallback (2 x grace + 10 s).
-    assert took < GRACE + 6, f"cancel took {took:.1f} s"
+    # Killed when the grace period ends, not before, and long before the supervisor's own
+    # last resort (2 x grace + 10 s).
+    assert GRACE <= took < GRACE + 6, f"cancel took {took:.1f} s"
     assert containers_of(container_engine, svc, job_id) == []
     assert_every_line_once(svc, job_id, tasks)
+    ended = {}
     for task in tasks:
         status = json.loads((work_dir(svc, job_id, task) / "status.json").read_text())
         assert status["stopped"] is True and status["container"], status
+        ended[task] = status["container_exit_code"]
+    assert ended == {"master-replica-0": 137, "worker-replica-0": 143}
 
 
 def test_max_running_time_stops_a_container_job(
