@@ -16,6 +16,8 @@ from tui_app.model.builder_form import (
     parse_duration,
     parse_labels,
 )
+from tui_app.model.gcloud_command import GCLOUD_SUBMIT, submit_command
+from tui_app.model.job_config import CONFIG_HEADER, from_config_yaml, to_config_yaml
 from tui_app.model.job_spec import parse_job
 
 CUSTOM: dict[str, Any] = {
@@ -109,6 +111,112 @@ def test_role_fields_only_count_for_custom() -> None:
     assert not {"masterType", "workerCount", "workerConfig"} & set(ti)
     # masterConfig.diskConfig was not a form field: it stays, and validation will say so.
     assert ti["masterConfig"] == {"diskConfig": {"bootDiskSizeGb": 200}}
+
+
+IMAGE = "localhost/tui-app-test-trainer:1"
+
+BASIC_IMAGE_YAML = f"""\
+jobId: basic_img_1
+trainingInput:
+  scaleTier: BASIC
+  masterConfig:
+    imageUri: {IMAGE}
+  args:
+  - --steps
+  - '20'
+  - --sleep
+  - '0.05'
+  region: us-central1
+  jobDir: gs://img-bucket/jobs/basic_img_1
+"""
+
+
+def test_a_basic_container_job_round_trips_through_the_form_the_file_and_gcloud() -> None:
+    """ml v1 ran masterConfig.imageUri under any tier (gcloud --scale-tier basic
+    --master-image-uri): the file fills the image field, and the field writes the same file
+    and a gcloud line that needs no --config."""
+    job = from_config_yaml(BASIC_IMAGE_YAML)
+    form, problems = job_to_form(job)
+    assert problems == []
+    assert form.get("master_image") == IMAGE
+    assert form.extra == {}  # the image is the field's, not a part riding along
+    back, problems = form_to_job(form)
+    assert problems == []
+    assert back["trainingInput"]["masterConfig"] == {"imageUri": IMAGE}
+    assert "masterType" not in back["trainingInput"]
+    assert to_config_yaml(back).removeprefix(CONFIG_HEADER) == BASIC_IMAGE_YAML
+    assert submit_command(back) == [
+        *GCLOUD_SUBMIT,
+        "basic_img_1",
+        *("--region", "us-central1"),
+        *("--scale-tier", "basic"),
+        *("--master-image-uri", IMAGE),
+        *("--job-dir", "gs://img-bucket/jobs/basic_img_1"),
+        *("--", "--steps", "20", "--sleep", "0.05"),
+    ]
+
+
+@pytest.mark.parametrize("tier", ["BASIC", "STANDARD_1", "PREMIUM_1", "BASIC_GPU", "BASIC_TPU"])
+def test_the_master_image_is_the_forms_under_every_tier(tier: str) -> None:
+    form = new_form("j_1")
+    form.values.update(scale_tier=tier, master_image=f" {IMAGE} ")
+    job, problems = form_to_job(form)
+    assert problems == []
+    assert job["trainingInput"]["masterConfig"] == {"imageUri": IMAGE}
+    assert parse_job(job)["trainingInput"]["masterConfig"] == {"imageUri": IMAGE}
+    assert roundtrip(job) == job
+
+
+def test_a_predefined_tier_takes_only_the_masters_image() -> None:
+    """What a CUSTOM form left behind (machine types, accelerators, other roles' images) is not
+    the job's once the tier is predefined: the tier picks the machines, and there is no
+    masterType to go with the image."""
+    form = new_form("j_1")
+    form.values.update(
+        scale_tier="CUSTOM",
+        master_type="n1-standard-8",
+        master_acc_type="NVIDIA_TESLA_T4",
+        master_image=IMAGE,
+        worker_type="n1-standard-8",
+        worker_count="2",
+        worker_image="gcr.io/p/worker:2",
+    )
+    form.values["scale_tier"] = "BASIC_GPU"
+    ti = form_to_job(form)[0]["trainingInput"]
+    assert ti["masterConfig"] == {"imageUri": IMAGE}
+    assert not {"masterType", "workerType", "workerCount", "workerConfig"} & set(ti)
+    # An empty field adds no masterConfig at all.
+    form.values["master_image"] = "  "
+    assert "masterConfig" not in form_to_job(form)[0]["trainingInput"]
+
+
+def test_a_predefined_tiers_master_config_keeps_what_has_no_field() -> None:
+    job = {
+        "jobId": "j_1",
+        "trainingInput": {
+            "scaleTier": "STANDARD_1",
+            "region": "us-central1",
+            "masterConfig": {"imageUri": IMAGE, "containerCommand": ["python3", "-m", "t"]},
+        },
+    }
+    form, problems = job_to_form(job)
+    assert problems == []
+    assert form.get("master_image") == IMAGE
+    assert form.extra["trainingInput"] == {
+        "masterConfig": {"containerCommand": ["python3", "-m", "t"]}
+    }
+    assert roundtrip(job) == job
+    # Clearing the field drops the image and keeps the rest (validation then says it needs one).
+    form.values["master_image"] = ""
+    ti = form_to_job(form)[0]["trainingInput"]
+    assert ti["masterConfig"] == {"containerCommand": ["python3", "-m", "t"]}
+
+
+def test_a_predefined_tiers_image_the_form_cannot_show_is_reported() -> None:
+    job = {"trainingInput": {"scaleTier": "BASIC", "masterConfig": {"imageUri": ["a", "b"]}}}
+    form, problems = job_to_form(job)
+    assert [p.field for p in problems] == ["trainingInput.masterConfig.imageUri"]
+    assert form.get("master_image") == ""
 
 
 def test_accelerator_and_image_need_an_active_role() -> None:

@@ -51,6 +51,9 @@ ROLES: tuple[RoleFields, ...] = tuple(
     RoleFields(r.role, r.type_field, r.count_field, r.config_field, _ROLE_LABELS[r.role])
     for r in roles.ROLE_FIELDS
 )
+MASTER: RoleFields = next(r for r in ROLES if r.role is Role.MASTER)
+"""The one role a predefined scale tier lets the form set: its image (any tier can run a
+custom container; only CUSTOM names machines)."""
 
 GOALS = ("MAXIMIZE", "MINIMIZE")
 ALGORITHMS = ("", "GRID_SEARCH", "RANDOM_SEARCH")
@@ -241,9 +244,9 @@ def form_to_job(form: FormValues) -> tuple[dict[str, Any], list[FieldViolation]]
     ti: dict[str, Any] = {}
     tier = v("scale_tier") or "BASIC"
     ti["scaleTier"] = tier
-    if tier == "CUSTOM":
-        for role in ROLES:
-            _role_to_job(form, role, ti, problems)
+    custom = tier == "CUSTOM"
+    for role in ROLES if custom else (MASTER,):
+        _role_to_job(form, role, ti, problems, custom=custom)
     uris = _lines(v("package_uris"))
     if uris:
         ti["packageUris"] = [u.strip() for u in uris]
@@ -298,10 +301,23 @@ def form_to_job(form: FormValues) -> tuple[dict[str, Any], list[FieldViolation]]
 
 
 def _role_to_job(
-    form: FormValues, role: RoleFields, ti: dict[str, Any], problems: list[FieldViolation]
+    form: FormValues,
+    role: RoleFields,
+    ti: dict[str, Any],
+    problems: list[FieldViolation],
+    *,
+    custom: bool = True,
 ) -> None:
+    """One role's fields into ``ti``. Under a predefined tier (not ``custom``) the tier picks
+    the machines, so only the master's image is the form's: ``masterConfig.imageUri`` and no
+    ``masterType`` (gcloud's ``--scale-tier basic --master-image-uri``)."""
     v = form.get
     p = "trainingInput"
+    if not custom:
+        image = v(f"{role.key}_image").strip()
+        if image and role.role is Role.MASTER:
+            ti[role.config_field] = {"imageUri": image}
+        return
     mtype = v(f"{role.key}_type").strip()
     if mtype:
         ti[role.type_field] = mtype
@@ -455,6 +471,8 @@ def _training_input_to_form(
     if values["scale_tier"] == "CUSTOM":
         for role in ROLES:
             _role_to_form(ti, role, values, problems)
+    else:
+        _image_to_form(ti, MASTER, values, problems)
     for key, name, reader in (
         ("package_uris", "packageUris", _list_text),
         ("args", "args", _list_text),
@@ -546,7 +564,19 @@ def _role_to_form(
             values[f"{role.key}_acc_count"] = count
         if not acc:
             del config["acceleratorConfig"]
-    image = _scalar_text(config, "imageUri", f"{cpath}.imageUri", problems)
+    _image_to_form(ti, role, values, problems)
+
+
+def _image_to_form(
+    ti: dict[str, Any], role: RoleFields, values: dict[str, str], problems: list[FieldViolation]
+) -> None:
+    """The role's ``imageUri`` into its image field (under any tier, for the master); the rest
+    of its ReplicaConfig stays in ``ti``, for ``extra``."""
+    config = ti.get(role.config_field)
+    if not isinstance(config, dict):
+        return
+    path = f"trainingInput.{role.config_field}.imageUri"
+    image = _scalar_text(config, "imageUri", path, problems)
     if image is not None:
         values[f"{role.key}_image"] = image
     if not config:
