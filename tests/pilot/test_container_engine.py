@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from textual.widgets import Static
+from textual.widgets import Label, Static
 
 from tests.conftest import unique_id
 from tests.pilot.conftest import wait_for
@@ -40,10 +40,12 @@ from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.config.settings import Settings, parse_settings
 from tui_app.entry.launch import connector
 from tui_app.model.engine_label import runs_with
+from tui_app.model.job_config import to_config_yaml
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.builder_screen import BuilderScreen
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
+from tui_app.widgets.code_preview import CodePreview
 from tui_app.widgets.job_table import JobTable
 
 IMAGE = "localhost/tui-app-test-trainer:1"
@@ -196,6 +198,72 @@ async def test_builder_says_which_engine_runs_the_image_then_submits_it(
     assert ti["masterConfig"] == {"imageUri": IMAGE}
     assert ti["args"] == ["--steps", "20"]
     assert "pythonModule" not in ti and "packageUris" not in ti
+
+
+def label_text(app: JobsApp, selector: str) -> str:
+    return str(app.screen.query_one(selector, Label).render())
+
+
+async def test_a_basic_tier_job_runs_the_image_typed_under_it(
+    engine_service: EngineService, tmp_path: Path
+) -> None:
+    """ml v1 ran masterConfig.imageUri under any tier (gcloud --scale-tier basic
+    --master-image-uri): the master's image is a field of every tier, not CUSTOM's alone."""
+    project = "ctr-basic"
+    job_id = unique_id("ctr_basic")
+    app = engine_service.app(tmp_path, project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_builder(pilot, app, "n")
+        await type_into(pilot, app, "job_id", job_id)
+        assert field(app, "scale_tier").value == "BASIC"
+        assert shown(app, "#f-master_image") and label_text(app, "#label-master_image") == (
+            "Image URI"
+        )
+        assert not shown(app, "#f-master_type") and not shown(app, "#f-master_acc_type")
+        assert not shown(app, "#custom-roles")
+
+        await type_into(pilot, app, "master_image", IMAGE)
+        await type_into(pilot, app, "args", "--steps\n20")
+        await wait_for(pilot, lambda: engine_line(app) != "", describe=lambda: engine_line(app))
+        assert engine_line(app).startswith("Runs with docker 1.2.3")
+        screen = await settled(pilot, app)
+        assert screen.check is not None and screen.check.problems == []
+        yaml_text = screen.query_one("#yaml-preview", CodePreview).text
+        assert f"  scaleTier: BASIC\n  masterConfig:\n    imageUri: {IMAGE}\n" in yaml_text
+        assert "masterType" not in yaml_text
+        gcloud = screen.query_one("#gcloud-preview", CodePreview).text
+        assert f"--scale-tier basic \\\n  --master-image-uri {IMAGE} \\\n" in gcloud
+        assert "--master-machine-type" not in gcloud and "--config" not in gcloud
+
+        # Under CUSTOM the same field is the master's, under its machine rows; back to a
+        # predefined tier it is the only one left, with what was typed.
+        await choose(pilot, app, "scale_tier", "CUSTOM")
+        await settled(pilot, app)
+        assert shown(app, "#f-master_type") and shown(app, "#custom-roles")
+        assert label_text(app, "#label-master_image") == "  image URI"
+        await choose(pilot, app, "scale_tier", "STANDARD_1")
+        screen = await settled(pilot, app)
+        assert not shown(app, "#f-master_type") and field(app, "master_image").value == IMAGE
+        assert screen.check is not None
+        assert screen.check.job["trainingInput"]["masterConfig"] == {"imageUri": IMAGE}
+        await choose(pilot, app, "scale_tier", "BASIC")
+        await settled(pilot, app)
+
+        await pilot.press("ctrl+j")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen), timeout=60)
+        await wait_for(pilot, lambda: app.screen.query_one(JobTable).cursor_key == job_id)
+
+        # And a config.yaml of such a job fills the field again.
+        screen = await open_builder(pilot, app, "n")
+        text = to_config_yaml(engine_service.client(project).get(job_id))
+        assert screen.load_config(text, "basic.yaml")
+        screen = await settled(pilot, app)
+        assert field(app, "master_image").value == IMAGE and shown(app, "#f-master_image")
+        assert engine_line(app).startswith("Runs with docker 1.2.3")
+
+    ti = engine_service.client(project).get(job_id)["trainingInput"]
+    assert ti["scaleTier"] == "BASIC" and ti["masterConfig"] == {"imageUri": IMAGE}
+    assert "masterType" not in ti and ti["args"] == ["--steps", "20"]
 
 
 async def test_without_an_engine_the_image_field_says_why_and_submit_refuses(

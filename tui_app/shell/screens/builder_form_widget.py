@@ -27,6 +27,7 @@ from tui_app.model.builder_form import (
     ALGORITHMS,
     FIELD_KEYS,
     GOALS,
+    MASTER,
     ROLES,
     FormValues,
     RoleFields,
@@ -61,6 +62,10 @@ REGIONS = (
 
 ERROR_KEYS: tuple[str, ...] = (*FIELD_KEYS, "params")
 """Every key an error can be shown under."""
+IMAGE_LABEL = "Image URI"
+"""The master's image field under a predefined tier, where it is the only role shown."""
+IMAGE_LABEL_CUSTOM = "  image URI"
+"""A role's image field in a CUSTOM cluster, indented under the role's machine row."""
 
 
 def _machine_label(name: str) -> str:
@@ -131,9 +136,13 @@ class BuilderForm(VerticalScroll):
             Select([(t, t) for t in SCALE_TIERS], allow_blank=False, value="BASIC"),
         )
         yield TierPanel(id="tier-panel")
+        # The master's image is the form's under every tier (ml v1 ran a container under any);
+        # its machine rows and the other roles are CUSTOM's.
+        yield from self._role(MASTER)
         with Vertical(id="custom-roles"):
             for role in ROLES:
-                yield from self._role(role)
+                if role is not MASTER:
+                    yield from self._role(role)
         yield Label("Code", classes="section")
         yield self._field(
             "package_path",
@@ -235,7 +244,8 @@ class BuilderForm(VerticalScroll):
         return Vertical(row, error, id=f"field-{key}", classes="field")
 
     def _role(self, role: RoleFields) -> Iterator[Widget]:
-        """One role of a CUSTOM cluster: machine type and count, then accelerator and image."""
+        """One role of a CUSTOM cluster: machine type and count, then accelerator and image.
+        The master's machine rows are ``-custom-only``: under another tier only its image shows."""
         k = role.key
         kind = Select(
             _machine_options(),
@@ -262,16 +272,18 @@ class BuilderForm(VerticalScroll):
             if role.count_field or key != f"{k}_count"
         ]
         yield Vertical(
-            Horizontal(*first, classes="field-row"),
+            Horizontal(*first, classes="field-row -custom-only"),
             Horizontal(
                 Label("  accelerator", classes="field-label"),
                 acc,
                 Label("×", classes="field-times"),
                 acc_count,
-                classes="field-row role-extra",
+                classes="field-row role-extra -custom-only",
             ),
             Horizontal(
-                Label("  image URI", classes="field-label"), image, classes="field-row role-extra"
+                Label(IMAGE_LABEL_CUSTOM, id=f"label-{k}_image", classes="field-label"),
+                image,
+                classes="field-row role-extra",
             ),
             # Which engine runs the images on the local service (every role's: one line).
             *([Static("", id="engine-line")] if role.key == "master" else []),
@@ -341,13 +353,19 @@ class BuilderForm(VerticalScroll):
         self.post_message(self.Changed(None))
 
     def _layout(self, form: FormValues) -> None:
-        """Show the CUSTOM fields only for CUSTOM, and a role's extras only once it has a type."""
+        """Show the CUSTOM fields only for CUSTOM (the master's image under every tier), and a
+        role's extras only once it has a type."""
         custom = (form.get("scale_tier") or "BASIC") == "CUSTOM"
         self.query_one("#custom-roles").display = custom
         for role in ROLES:
-            shown = role.key == "master" or bool(form.get(f"{role.key}_type"))
+            shown = role is MASTER or bool(form.get(f"{role.key}_type"))
             for row in self.query(f"#role-{role.key} .role-extra"):
                 row.display = shown
+        for row in self.query(f"#role-{MASTER.key} .-custom-only"):
+            row.display = custom
+        # Under "Master" it is that role's image; alone, the job's.
+        label = self.query_one(f"#label-{MASTER.key}_image", Label)
+        label.update(IMAGE_LABEL_CUSTOM if custom else IMAGE_LABEL)
         params = len(self.params)
         self.query_one("#hp", Collapsible).title = (
             f"Hyperparameter tuning: on, {params} parameter{'s' if params != 1 else ''}"

@@ -42,7 +42,6 @@ from tui_app.config.presets import (
 )
 from tui_app.model.backend_notes import Backend
 from tui_app.model.builder_form import (
-    ROLES,
     FormValues,
     field_key,
     form_to_job,
@@ -60,9 +59,11 @@ from tui_app.model.job_config import (
     to_config_yaml,
 )
 from tui_app.model.job_id import base_name, new_job_id
+from tui_app.model.job_images import replica_image
 from tui_app.model.job_spec import FieldViolation, JobSpecError, parse_job
 from tui_app.model.starter_presets import STARTER_PRESETS, preset_choices
 from tui_app.model.tier_summary import summarize_cluster
+from tui_app.model.tiers import Role
 from tui_app.shell.app_protocol import ShellApp, shell_app
 from tui_app.shell.package_build import PackageBuildError, cached_sdist, package_folder_error
 from tui_app.shell.screens.builder_form_widget import BuilderForm
@@ -373,7 +374,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
         self.query_one("#gcloud-preview", CodePreview).text = format_command(argv)
         self._show_status()
         self._show_notes(check.notes)
-        self._show_engine(form)
+        self._show_engine(check.job)
         return check
 
     # -- the container engine --------------------------------------------------------------------
@@ -397,10 +398,13 @@ class BuilderScreen(Screen[None], ScreenToasts):
         if self.is_mounted:
             self.validate_now()  # an engine the service lacks is a problem of an image job
 
-    def _show_engine(self, form: FormValues) -> None:
-        """The engine line, while some role has an image (a package job needs no engine).
-        Without an engine the line is hidden: the image's error says why (``check_form``)."""
-        images = any(form.get(f"{role.key}_image").strip() for role in ROLES)
+    def _show_engine(self, job: Mapping[str, Any]) -> None:
+        """The engine line, while the job runs images (a package job needs no engine): read
+        from the job, so an image field the tier leaves out (a worker's under BASIC) does not
+        count. Without an engine the line is hidden: the image's error says why
+        (``check_form``, on the same condition)."""
+        ti = job.get("trainingInput")
+        images = isinstance(ti, Mapping) and replica_image(ti, Role.MASTER) is not None
         backend = self.backend
         line = runs_with(self.engine) if self.engine is not None else None
         if not images or backend is None or backend.kind != "local":
