@@ -334,7 +334,7 @@ def test_a_named_engine_keeps_its_global_options(
 @pytest.mark.parametrize(
     ("named", "words"),
     [
-        ("no-such-engine", ["'no-such-engine' (--container-engine) is not on PATH"]),
+        ("no-such-engine", ["'no-such-engine' (--container-engine, $TUI_APP_", "is not on PATH"]),
         ("'unclosed", ["cannot be read"]),
     ],
 )

@@ -177,7 +177,8 @@ def find_engine(named: str | None = None, run_args: Sequence[str] = ()) -> Engin
         if program is None:
             return EngineStatus(
                 None,
-                f"The container engine {argv[0]!r} (--container-engine) is not on PATH. "
+                f"The container engine {argv[0]!r} (--container-engine, ${ENGINE_ENV} or the "
+                "container_engine setting) is not on PATH. "
                 f"{INSTALL_HINT}",
             )
         kind = _kind_of(program)
@@ -304,7 +305,7 @@ class ImagePuller:
         code, _ = await _run(self.engine.command("image", "inspect", "--format", "{{.Id}}", image))
         return code == 0
 
-    async def ensure(self, image: str, log: Callable[[str], None]) -> None:
+    async def ensure(self, image: str, log: Callable[[str, str], None]) -> None:
         """The image is in the engine's store afterwards, pulled now if it was not.
 
         Raises:
@@ -314,7 +315,7 @@ class ImagePuller:
         async with lock:
             if await self.present(image):
                 return
-            log(f"Pulling image {image} with {self.engine.kind}.")
+            log(f"Pulling image {image} with {self.engine.kind}.", "INFO")
             proc = await asyncio.create_subprocess_exec(
                 *self.engine.command("pull", image),
                 stdin=asyncio.subprocess.DEVNULL,
@@ -327,7 +328,10 @@ class ImagePuller:
                 line = raw.decode("utf-8", "replace").strip()
                 if line:
                     lines.append(line)
-                    log(line)
+                    # The engine's retries and errors are warnings; its progress is not.
+                    lowered = line.lower()
+                    warned = "error" in lowered or "level=warning" in lowered
+                    log(line, "WARNING" if warned else "INFO")
             code = await proc.wait()
             if code != 0:
                 reason = next(
@@ -335,7 +339,7 @@ class ImagePuller:
                     lines[-1] if lines else f"exit status {code}",
                 )
                 raise ContainerError(f"Pulling the image {image} failed: {reason}")
-            log(f"Pulled image {image}.")
+            log(f"Pulled image {image}.", "INFO")
 
 
 # -- inspect, stop, remove, list, stats ------------------------------------------------------

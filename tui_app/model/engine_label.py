@@ -18,7 +18,7 @@ def engine_found(engine: Mapping[str, Any] | None) -> bool:
 
 
 def engine_label(engine: Mapping[str, Any] | None) -> str:
-    """``podman 4.3.1``, ``podman 4.3.1 (podman --runtime runc)``, or the reason there is none
+    """``podman 4.3.1``, ``podman 4.3.1 (--runtime runc)``, or the reason there is none
     (``none: No container engine answers ... Install podman ...``)."""
     if not isinstance(engine, Mapping) or not engine:
         return "unknown (the service did not say; it may be older than this tui-app)"
