@@ -193,7 +193,9 @@ def _describe_exit(handle: ReplicaHandle, runtime: str | None = None) -> str:
 
 def _describe_container_exit(r: Replica, st: dict[str, Any], tail: str) -> str:
     """The platform's words for a container replica's end, from what the engine recorded."""
-    code = st.get("container_exit_code", st.get("exit_code"))
+    # A container that never started reads exit code 0 (state "created"): the run's status
+    # (125-127, the engine's own) is the one that says what happened then.
+    code = st.get("container_exit_code") or st.get("exit_code")
     limit = st.get("memory_limit") or 0
     where = f"The replica {r.role.value} {r.index}"
     if st.get("oom_killed") or (code == 137 and limit and not st.get("stopped")):
