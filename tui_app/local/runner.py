@@ -562,9 +562,9 @@ class JobRunner:
             # As the platform passed it: a gs:// URI unchanged, a local folder as its path.
             given = ti["jobDir"]
             tail += ["--job-dir", given if given.startswith("gs://") else str(job_dir)]
-        argv: list[str] = []
+        python = packages.interpreter(pythonpath)  # a runtime environment's, or ours
+        argv: list[str] = []  # a container job's replicas each get the engine's command
         if not job_images(ti):
-            python = packages.interpreter(pythonpath)  # a runtime environment's, or ours
             argv = [python, "-m", ti["pythonModule"], *(ti.get("args") or []), *tail]
         runtime: dict[str, Any] = {"replicas": [], "slots": grant.demand.slots, "complete": False}
         for rep, gpus in zip(reps, grant.gpus, strict=True):
@@ -662,9 +662,8 @@ class JobRunner:
         container gets only the platform's variables from it, by name."""
         engine = self.host.container_engine
         assert engine is not None  # _prepare failed the job otherwise
-        name = containers.container_name(
-            containers.service_key(self.host.state.root), self.job_id, self.trial, rep.task_name
-        )
+        key = containers.service_key(self.host.state.root)
+        name = containers.container_name(key, self.job_id, self.trial, rep.task_name)
         inside = {
             key
             for key in env
@@ -691,7 +690,7 @@ class JobRunner:
             image=image,
             env_names=sorted(inside),
             labels={
-                containers.LABEL_SERVICE: containers.service_key(self.host.state.root),
+                containers.LABEL_SERVICE: key,
                 containers.LABEL_JOB: f"{self.project}/{self.job_id}",
                 containers.LABEL_TASK: rep.task_name
                 + (f"/trial-{self.trial}" if self.trial is not None else ""),
