@@ -90,6 +90,15 @@ def test_grid_runs_exactly_its_points_with_their_args_and_metrics(
             "trainingStep": last["global_step"],
             "objectiveValue": float(last["training/hptuning/metric"]),
         }
+        # Every report is in allMetrics, in order, ending with the final one (a view draws it).
+        reports = [json.loads(line) for line in metric_file.read_text().splitlines()]
+        assert t["allMetrics"] == [
+            {
+                "trainingStep": r["global_step"],
+                "objectiveValue": float(r["training/hptuning/metric"]),
+            }
+            for r in reports
+        ]
         if t["finalMetric"]["objectiveValue"] < best_value:
             best_id, best_value = trial_id, t["finalMetric"]["objectiveValue"]
     # The best trial by the metric files: a larger learning rate converges in 20 steps.

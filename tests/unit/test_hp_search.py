@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from typing import Any
@@ -15,6 +16,7 @@ from tui_app.model.hp_search import (
     format_value,
     grid_size,
     max_failed,
+    metric_history,
     params_from_spec,
 )
 
@@ -238,3 +240,29 @@ def test_max_failed_default() -> None:
     assert max_failed({"maxTrials": 12}) == 6
     assert max_failed({"maxTrials": 2}) == 2
     assert max_failed({}) == 1
+
+
+def test_metric_history_keeps_every_report_up_to_the_limit() -> None:
+    series = [(10, 0.5), (20, 0.25)]
+    assert metric_history(series) == [
+        {"trainingStep": "10", "objectiveValue": 0.5},
+        {"trainingStep": "20", "objectiveValue": 0.25},
+    ]
+    assert metric_history([]) == []
+
+
+def test_metric_history_thins_evenly_and_keeps_both_ends() -> None:
+    series = [(step, float(step)) for step in range(1, 10_001)]
+    history = metric_history(series, limit=100)
+    assert len(history) == 100
+    steps = [int(h["trainingStep"]) for h in history]
+    assert steps[0] == 1 and steps[-1] == 10_000
+    assert steps == sorted(set(steps))
+    gaps = {b - a for a, b in itertools.pairwise(steps)}
+    assert max(gaps) - min(gaps) <= 1
+
+
+def test_metric_history_writes_non_finite_values_as_proto3_json_does() -> None:
+    history = metric_history([(1, math.nan), (2, math.inf), (3, -math.inf)])
+    assert [h["objectiveValue"] for h in history] == ["NaN", "Infinity", "-Infinity"]
+    assert json.loads(json.dumps(history)) == history  # valid JSON, no bare NaN

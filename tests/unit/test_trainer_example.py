@@ -208,3 +208,37 @@ def test_injected_failure_with_exit_code_and_other_target(tmp_path: Path) -> Non
     # Aimed at a worker, the failure spares the master.
     spared = run_trainer(["--steps", "20", "--fail-at-step", "3", "--fail-task", "worker:0"], env)
     assert spared.returncode == 0, spared.stderr
+
+
+def test_the_chief_writes_tensorboard_scalars_for_train_and_eval(tmp_path: Path) -> None:
+    """What the metrics view draws for the demo: the logged losses as TensorBoard scalars, read
+    back with the project's event-file reader (the writer is the trainer's own, stdlib-only)."""
+    from tui_app.model.tf_events import scalar_series
+
+    job_dir = tmp_path / "job"
+    args = ["--steps", "60", "--log-every", "10", "--checkpoint-every", "30"]
+    result = run_trainer([*args, "--job-dir", str(job_dir)], trainer_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+
+    (train,) = (job_dir / "train").glob("events.out.tfevents.*")
+    written = scalar_series(train.read_bytes(), "loss")
+    logged = step_losses(result.stdout)
+    assert [s for s, _ in written] == [s for s, _ in logged]
+    assert [v for _, v in written] == pytest.approx([v for _, v in logged], abs=1e-6)  # %.6f
+
+    (held_out,) = (job_dir / "eval").glob("events.out.tfevents.*")
+    evals = scalar_series(held_out.read_bytes(), "loss")
+    assert [s for s, _ in evals] == [30, 60]
+    assert evals[-1][1] == pytest.approx(final_loss(result.stdout), abs=1e-6)
+
+
+def test_a_diverging_loss_is_logged_and_written_before_the_trainer_stops(tmp_path: Path) -> None:
+    job_dir = tmp_path / "job"
+    args = ["--steps", "400", "--learning-rate", "3", "--log-every", "10"]
+    result = run_trainer([*args, "--job-dir", str(job_dir)], trainer_env(tmp_path))
+    assert result.returncode == 1
+    assert re.search(r"Training diverged at step \d+ \(loss=(inf|nan)\)", result.stderr)
+    assert re.search(r"^step \d+ loss=(inf|nan) task=master-0$", result.stdout, re.M)
+    (train,) = (job_dir / "train").glob("events.out.tfevents.*")
+    # The last record is the non-finite loss (the reader keeps it; scalar_series drops it).
+    assert train.read_bytes().count(b"loss") == len(step_losses(result.stdout)) + 1

@@ -46,8 +46,8 @@ def build_trainer_sdist(dest_dir: Path) -> Path:
 def sample_jobs(package: str, slots: int = 2) -> list[dict[str, Any]]:
     """A moving list, sized to a machine of ``slots`` CPU slots (the service's capacity).
 
-    In submission order: one that fails within seconds, one that succeeds, a small
-    hyperparameter tuning job (6 Bayesian trials of the learning rate and batch size, 2 at a
+    In submission order: one whose loss blows up and fails within seconds, one that succeeds, a
+    small hyperparameter tuning job (6 Bayesian trials of the learning rate and batch size, 2 at a
     time where there is room) whose trials table fills in as they finish, a long distributed
     job as big as the machine (a master, a parameter server and ``slots - 2`` workers, at least
     one), and one more job that waits QUEUED behind it.
@@ -103,7 +103,10 @@ def sample_jobs(package: str, slots: int = 2) -> list[dict[str, Any]]:
         },
     )
     return [
-        job("bad_lr", ["--steps", "400", "--sleep", "0.05", "--fail-at-step", "60"]),
+        # A learning rate too big for SGD on this problem: the loss grows ~12x a step until it
+        # overflows (about step 200, ten seconds in) and the trainer stops with the cause; its
+        # curve, with the inf marked, is what the metrics view (M) is for.
+        job("bad_lr", ["--steps", "400", "--sleep", "0.05", "--learning-rate", "3"]),
         job("mnist", ["--steps", "300", "--sleep", "0.03"]),
         tuning,
         job("census_dist", ["--steps", "3000", "--sleep", "0.2"], **cluster),

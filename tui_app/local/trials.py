@@ -41,6 +41,7 @@ from tui_app.model.hp_search import (
     Suggestion,
     arguments,
     max_failed,
+    metric_history,
     metric_series,
 )
 from tui_app.model.severity import SEVERITIES
@@ -401,12 +402,15 @@ class TuningRunner(JobRunner):
             search.report(s, step, value)
         if not series:
             return False
+        history = metric_history(series)
+        changed = entry.get("allMetrics") != history
+        entry["allMetrics"] = history
         step, value = series[-1]
         if not math.isfinite(value):
-            return False
+            return changed
         metric = {"trainingStep": str(step), "objectiveValue": value}
         if entry.get("finalMetric") == metric:
-            return False
+            return changed
         entry["finalMetric"] = metric
         return True
 
@@ -472,6 +476,7 @@ class TuningRunner(JobRunner):
             return
         for step, value in series:
             search.report(s, step, value)
+        entry["allMetrics"] = metric_history(series)
         step, value = series[-1]
         entry["finalMetric"] = {"trainingStep": str(step), "objectiveValue": value}
         entry.setdefault("output", {})["metricFrom"] = "events"

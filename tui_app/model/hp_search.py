@@ -318,3 +318,40 @@ def metric_series(text: str, tag: str) -> list[tuple[int, float]]:
             continue
         out.append((step, value))
     return out
+
+
+METRIC_HISTORY_LIMIT = 1000
+"""At most this many points of a trial's metric go into ``allMetrics``: the job resource is read
+whole by every describe and list, and a trial that reports every step for a million steps must
+not make it megabytes. TensorBoard keeps 1000 points per scalar tag by default for the same
+reason; the newest point is always kept, so the curve ends where the trial is."""
+
+
+def metric_history(
+    series: Sequence[tuple[int, float]], limit: int = METRIC_HISTORY_LIMIT
+) -> list[dict[str, Any]]:
+    """``trials[].allMetrics`` from a trial's ``(step, value)`` reports: ml v1's
+    ``HyperparameterMetric`` objects, thinned evenly to ``limit`` points.
+
+    Non-finite values (a loss that blew up) are kept, written as proto3's JSON mapping writes a
+    non-finite double (``"NaN"``, ``"Infinity"``, ``"-Infinity"``): the API client and gcloud
+    read those strings back as numbers, and a view can show where the run went bad.
+    """
+    if limit < 1 or not series:
+        return []
+    if len(series) > limit:
+        stride = (len(series) - 1) / (limit - 1) if limit > 1 else len(series)
+        picked = [series[round(i * stride)] for i in range(limit - 1)] + [series[-1]]
+    else:
+        picked = list(series)
+    return [
+        {"trainingStep": str(step), "objectiveValue": _json_double(value)} for step, value in picked
+    ]
+
+
+def _json_double(value: float) -> float | str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value

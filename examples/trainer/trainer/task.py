@@ -29,7 +29,7 @@ if TYPE_CHECKING or sys.version_info >= (3, 8):
 else:  # Python 3.7: only its annotations use it
     Protocol = object
 
-from trainer import checkpoints, demos, ps
+from trainer import checkpoints, demos, ps, summaries
 from trainer.cluster import TaskInfo, TFConfigError, task_from_environment
 from trainer.data import (
     Batch,
@@ -273,6 +273,9 @@ def train(args: argparse.Namespace, task: TaskInfo, failure: demos.FailurePlan) 
         store = LocalParams(args.dim)
 
     hypertune = HyperTune() if task.is_chief else None
+    # The chief writes TensorBoard summaries: the training loss under train/, the held-out loss
+    # under eval/ (see trainer.summaries).
+    train_writer = summaries.writer_for(args.job_dir, "train") if task.is_chief else None
     held_out = eval_set(args.dim)
     if task.is_chief:
         restore(store, args.job_dir, args.dim)
@@ -290,6 +293,10 @@ def train(args: argparse.Namespace, task: TaskInfo, failure: demos.FailurePlan) 
         params, _ = store.pull()
         loss, grads = loss_and_gradient(params, data.batch(args.batch_size))
         if not math.isfinite(loss):
+            log(f"step {step} loss={loss} task={task.name}")
+            if train_writer is not None:
+                train_writer.scalar("loss", loss, step)
+                train_writer.flush()
             raise RuntimeError(
                 f"Training diverged at step {step} (loss={loss}); lower --learning-rate"
             )
@@ -297,6 +304,8 @@ def train(args: argparse.Namespace, task: TaskInfo, failure: demos.FailurePlan) 
         if step >= next_log:
             log(f"step {step} loss={loss:.6f} task={task.name}")
             next_log = _next_multiple(step, args.log_every)
+            if train_writer is not None:
+                train_writer.scalar("loss", loss, step)
         failure.check(step)
         # The last checkpoint and report are finish()'s, so they are not written twice.
         if hypertune is not None and next_checkpoint and next_checkpoint <= step < args.steps:
@@ -305,6 +314,8 @@ def train(args: argparse.Namespace, task: TaskInfo, failure: demos.FailurePlan) 
         if args.sleep:
             time.sleep(args.sleep)
 
+    if train_writer is not None:
+        train_writer.flush()
     if hypertune is None:
         log(f"{task.name}: global step {step} reached --steps {args.steps}; done")
         return 0
@@ -325,8 +336,25 @@ def checkpoint(
     if args.job_dir:
         saved = " saved " + checkpoints.save(args.job_dir, step, params)
     hypertune.report_hyperparameter_tuning_metric(args.metric_tag, eval_loss, step)
+    _eval_summary(args, eval_loss, step)
     log(f"checkpoint step {step} eval_loss={eval_loss:.6f}{saved}")
     return step
+
+
+_EVAL_WRITERS: dict[str, summaries.SummaryWriter] = {}
+
+
+def _eval_summary(args: argparse.Namespace, loss: float, step: int) -> None:
+    """The held-out loss as a TensorBoard scalar under ``<job-dir>/eval`` (one file per run)."""
+    if not args.job_dir:
+        return
+    writer = _EVAL_WRITERS.get(args.job_dir)
+    if writer is None:
+        writer = _EVAL_WRITERS[args.job_dir] = summaries.SummaryWriter(
+            args.job_dir.rstrip("/") + "/eval"
+        )
+    writer.scalar("loss", loss, step)
+    writer.flush()
 
 
 def finish(
@@ -359,6 +387,7 @@ def finish(
         )
         log(f"model written to {model_path}")
     hypertune.report_hyperparameter_tuning_metric(args.metric_tag, final_loss, step)
+    _eval_summary(args, final_loss, step)
     log(f"reported {args.metric_tag}={final_loss:.6f} (goal MINIMIZE) to {hypertune.metric_path}")
     return 0
 
