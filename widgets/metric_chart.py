@@ -1,0 +1,414 @@
+"""MetricChart: one tag's curves (one per run or trial), its legend and its axes, drawn by
+textual-plotext.
+
+::
+
+    epoch_loss · epoch · events
+    1.2┤⠑⡄•
+       │ ⠈⠢⡀••
+    0.6┤    ⠈⠑⠤⣀•••
+       │        ⠈⠉⠒⠒⠤⠤⣀⣀⣀⣀•••••
+    0.0┤  ×
+       └┬──────────┬──────────┬──
+        0         500        1k
+    ⣿ train       last 0.082  min 0.071  max 1.04
+    ▚ validation  last 0.1  2 NaN  min 0.09  max 1.1
+
+Each series is its smoothed curve with its raw curve faint behind it (when smoothing is on), as
+TensorBoard draws them. In a tuning job's overlay the best trial is drawn strongest and the
+others faint. Every curve is told apart by its marker as well as by its colour, so the chart still
+reads under ``NO_COLOR``: raw points are ``·``, smoothed curves braille dots, and the best trial
+(and a second run) quadrant blocks. Non-finite values (a loss that blew up) are ``×`` marks on
+the x axis where they happened, and counted in the legend.
+
+The chart asks each series for a view with as many columns as the plot has (the model keeps at
+most two points per column), and sets round ticks itself (``model.chart_ticks``): plotext's own
+ticks sit at equal fractions of the range, ``0.0781 0.3142``. A build costs about 10-15 ms at
+60x15, so the drawing is kept and rebuilt only when a series' data version, the size, an option
+or the theme changed: a refresh for any other reason (a focus change, a toast) reuses it.
+
+Feed it with ``show``; it never fetches anything. Series may be written by a thread while the
+chart draws: pass that thread's lock as ``data_lock`` and the views are taken under it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from rich.text import Text
+from textual.app import RenderResult
+from textual.color import Color
+from textual_plotext import PlotextPlot
+
+from tui_app.model.chart_ticks import format_value, x_ticks, y_ticks
+from tui_app.model.metric_series import Series, SeriesView, XAxis
+
+LineRole = Literal["normal", "best", "faint"]
+"""How strongly a curve is drawn: ``best`` is the winning trial of an overlay, ``faint`` the
+other trials."""
+
+RAW_MARKER = "·"
+"""The raw curve behind a smoothed one: one small dot per cell, never mistaken for a line."""
+NONFINITE_MARKER = "×"
+SERIES_MARKERS: tuple[str, ...] = ("braille", "hd", "+", "o", "*")
+"""Markers of the smoothed curves of a chart's runs, in order: the marker tells the runs apart
+where colour cannot (``NO_COLOR``, colour blindness)."""
+BEST_MARKER = "hd"
+FAINT_MARKER = "braille"
+MARKER_GLYPHS: dict[str, str] = {"braille": "⣿", "hd": "▚"}
+"""The legend's sample of each plotext marker (a single-character marker is its own sample)."""
+PALETTE: tuple[str, ...] = ("primary", "accent", "secondary", "warning", "success")
+"""Theme variables the runs' colours come from, in order (``success`` last: it is the best
+trial's colour in an overlay)."""
+FAINT = 0.55
+"""How far a faint curve's colour goes towards the background (0 none, 1 all the way)."""
+LEGEND_MAX_LINES = 4
+"""Legend lines at most; more series end in one "+ N more" line."""
+MIN_PLOT_ROWS = 4
+X_LABEL_CELLS = 10
+"""Room per x tick label: ``08:30:00`` and a gap."""
+Y_LABEL_GUESS = 6
+"""The y labels' width the first views are taken at (``0.0125``); a wider label takes them
+again at the right width."""
+
+RGB = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class ChartLine:
+    """One series on a chart."""
+
+    label: str
+    """``train``, ``★ trial 3``: the legend's name for it."""
+    series: Series = field(compare=False)
+    version: int
+    """The series' data version: a new one redraws the chart."""
+    role: LineRole = "normal"
+    source: str = ""
+    """Where its points came from: ``events``, ``hypertune`` or ``logs``."""
+
+
+@dataclass(frozen=True)
+class ChartOptions:
+    """The view's settings every chart shares."""
+
+    smoothing: float = 0.6
+    """TensorBoard's exponential moving average weight, 0 (off) to 0.99."""
+    log_y: bool = False
+    x_axis: XAxis = "step"
+    last_steps: int | None = None
+    """Zoom: only the last N steps; None for the whole history."""
+
+
+@dataclass
+class _Drawn:
+    """A line's view and how it is drawn."""
+
+    line: ChartLine
+    view: SeriesView
+    marker: str
+    color: RGB
+    raw_color: RGB
+
+
+@dataclass
+class _Axes:
+    x_low: float
+    x_high: float
+    y_low: float
+    y_high: float
+    y_ticks: list[float]
+    y_labels: list[str]
+
+    @property
+    def label_width(self) -> int:
+        return max((len(label) for label in self.y_labels), default=1)
+
+
+class MetricChart(PlotextPlot):
+    """A tag's curves, title and legend in one widget (see the module docstring)."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "metric-chart--title",
+        "metric-chart--dim",
+        "metric-chart--best",
+    }
+    """
+    | Class | Description |
+    | :- | :- |
+    | `metric-chart--title` | The tag (accented on the chart the keys move between). |
+    | `metric-chart--dim` | The group, the sources, the legend's figures. |
+    | `metric-chart--best` | The best trial's name in the legend. |
+    """
+    DEFAULT_CSS = """
+    MetricChart {
+        width: 1fr;
+        height: 1fr;
+        min-height: 8;
+        background: $surface;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    MetricChart > .metric-chart--title { text-style: bold; color: $foreground; }
+    MetricChart.-current > .metric-chart--title { text-style: bold underline; color: $accent; }
+    MetricChart > .metric-chart--dim { color: $text-muted; }
+    MetricChart > .metric-chart--best { text-style: bold; }
+    """
+
+    def __init__(
+        self,
+        *,
+        data_lock: AbstractContextManager[Any] | None = None,
+        tz: tzinfo | None = None,
+        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
+        classes: str | None = None,
+    ) -> None:
+        """Args:
+        data_lock: Held while the series are viewed (a worker thread may be writing them).
+        tz: The time zone of wall-clock ticks (None: the local zone).
+        """
+        super().__init__(id=id, classes=classes)
+        self.data_lock = data_lock
+        self.tz = tz
+        self.tag = ""
+        self.group = ""
+        self.lines: tuple[ChartLine, ...] = ()
+        self.options = ChartOptions()
+        self._cache_key: object = None
+        self._cached: Text | None = None
+        self.builds = 0
+        """How many times the drawing was built (tests check that a bare refresh reuses it)."""
+
+    def show(self, tag: str, group: str, lines: Sequence[ChartLine], options: ChartOptions) -> None:
+        """Draw ``lines`` of ``tag``; nothing happens when nothing changed since the last call.
+
+        Args:
+            tag: The tag, the chart's title.
+            group: Its TensorBoard group (the part before the first ``/``), said beside it.
+            lines: One per series of the tag, each with its data version.
+            options: Smoothing, log y, x axis and zoom.
+        """
+        lines = tuple(lines)
+        if (tag, group, lines, options) == (self.tag, self.group, self.lines, self.options):
+            return
+        self.tag, self.group, self.lines, self.options = tag, group, lines, options
+        self.refresh()
+
+    # -- drawing --------------------------------------------------------------------------------
+
+    def render(self) -> RenderResult:
+        width, height = self.size.width, self.size.height
+        key = (
+            width,
+            height,
+            self.tag,
+            self.group,
+            self.lines,
+            self.options,
+            self.app.theme,
+            self.has_class("-current"),
+        )
+        if key != self._cache_key or self._cached is None:
+            self._cached = self._build(width, height)
+            self._cache_key = key
+            self.builds += 1
+        return self._cached
+
+    def _build(self, width: int, height: int) -> Text:
+        out = self._title()
+        if not self.lines:
+            out.append("\nno points yet", self._style("metric-chart--dim"))
+            return out
+        legend_rows = min(len(self.lines), LEGEND_MAX_LINES)
+        plot_height = height - 1 - legend_rows
+        with self.data_lock or nullcontext():
+            if plot_height < MIN_PLOT_ROWS or width < 20:
+                # Too small for a plot (a squeezed grid cell): the title and the figures.
+                drawn = self._view_all(max(1, width))
+                axes = None
+            else:
+                drawn = self._view_all(max(1, width - Y_LABEL_GUESS - 1))
+                axes = self._axes(drawn, plot_height)
+                if axes is not None and axes.label_width > Y_LABEL_GUESS:
+                    drawn = self._view_all(max(1, width - axes.label_width - 1))
+                    axes = self._axes(drawn, plot_height)
+        if axes is not None:
+            out.append("\n")
+            out.append_text(self._draw_plot(drawn, axes, width, plot_height))
+        elif plot_height >= MIN_PLOT_ROWS:
+            out.append("\nno finite values in range", self._style("metric-chart--dim"))
+        out.append("\n")
+        out.append_text(self._legend(drawn, width))
+        return out
+
+    def _title(self) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(self.tag or "(no tag)", self._style("metric-chart--title"))
+        dim = self._style("metric-chart--dim")
+        if self.group and self.group != self.tag:
+            text.append(f" · {self.group}", dim)
+        sources = sorted({line.source for line in self.lines if line.source})
+        if sources:
+            text.append(f" · {', '.join(sources)}", dim)
+        return text
+
+    def _view_all(self, columns: int) -> list[_Drawn]:
+        """Each line's view ``columns`` wide, with its marker and colours."""
+        options = self.options
+        theme = self.app.theme_variables
+        background = Color.parse(theme.get("surface", "#000000"))
+        out: list[_Drawn] = []
+        normal = 0
+        for line in self.lines:
+            view = line.series.view(
+                x_axis=options.x_axis,
+                last_steps=options.last_steps,
+                columns=columns,
+                smoothing=options.smoothing,
+                log_y=options.log_y,
+            )
+            if line.role == "best":
+                marker, color_name = BEST_MARKER, "success"
+            else:
+                marker = FAINT_MARKER if line.role == "faint" else SERIES_MARKERS[normal % 5]
+                color_name = PALETTE[normal % len(PALETTE)]
+                normal += 1
+            color = Color.parse(theme.get(color_name, "#ffffff"))
+            if line.role == "faint":
+                color = color.blend(background, FAINT)
+            raw = color.blend(background, FAINT)
+            out.append(_Drawn(line, view, marker, color.rgb, raw.rgb))
+        return out
+
+    def _axes(self, drawn: Sequence[_Drawn], plot_height: int) -> _Axes | None:
+        """The x and y ranges of what is drawn, and the y ticks; None when nothing is."""
+        log_y = self.options.log_y
+        xs = [end for d in drawn if d.view.x_range for end in d.view.x_range]
+        xs = [x for x in xs if math.isfinite(x)]
+        arrays = [a for d in drawn for a in (d.view.ys, d.view.smoothed) if len(a)]
+        values = np.concatenate(arrays) if arrays else np.empty(0)
+        values = values[np.isfinite(values)]
+        if log_y:
+            values = values[values > 0]
+        if not xs or not len(values):
+            return None
+        low, high = float(values.min()), float(values.max())
+        if low == high:  # a flat curve: a band around it, so it is drawn mid-height
+            pad = abs(low) * 0.1 or 1.0
+            low, high = (low / 2, high * 2) if log_y else (low - pad, high + pad)
+        most = max(2, (plot_height - 2) // 3)
+        ticks, labels = y_ticks(low, high, most, log_y)
+        if not log_y and len(ticks) >= 2:
+            # Out to the ticks around the data: the top and bottom rows get a labelled value.
+            step = ticks[1] - ticks[0]
+            low = ticks[0] - step if ticks[0] > low else ticks[0]
+            high = ticks[-1] + step if ticks[-1] < high else ticks[-1]
+            ticks, labels = y_ticks(low, high, most + 2, False)
+        x_low, x_high = min(xs), max(xs)
+        if x_low == x_high:
+            x_low, x_high = x_low - 1, x_high + 1
+        return _Axes(x_low, x_high, low, high, ticks, labels)
+
+    def _draw_plot(
+        self, drawn: Sequence[_Drawn], axes: _Axes, width: int, plot_height: int
+    ) -> Text:
+        plt = self.plt
+        plt.clear_figure()
+        plt.plotsize(width, plot_height)
+        plt._set_size(width, plot_height)  # textual-plotext does both: its issue 5
+        theme = self.app.theme_variables
+        surface = Color.parse(theme.get("surface", "#000000")).rgb
+        plt.canvas_color(surface)
+        plt.axes_color(surface)
+        plt.ticks_color(Color.parse(theme.get("text-muted", "#888888")).rgb)
+        plt.xaxes(True, False)
+        plt.yaxes(True, False)
+        log_y = self.options.log_y
+        if log_y:
+            plt.yscale("log")
+        # plotext takes a log axis's data and ticks as they are and takes their log itself, but
+        # not its limits: those it wants as logs.
+        y_low, y_high = axes.y_low, axes.y_high
+        plt.ylim(*((math.log10(y_low), math.log10(y_high)) if log_y else (y_low, y_high)))
+        plt.xlim(axes.x_low, axes.x_high)
+        label_w = axes.label_width
+        columns = max(1, width - label_w - 1)
+        xticks, xlabels = x_ticks(
+            self.options.x_axis, axes.x_low, axes.x_high, max(2, columns // X_LABEL_CELLS), self.tz
+        )
+        plt.xticks(xticks, xlabels)
+        plt.yticks(axes.y_ticks, [label.rjust(label_w) for label in axes.y_labels])
+        smoothing = self.options.smoothing > 0
+        # Faint first, the best last: what is drawn later covers what is under it.
+        order = {"faint": 0, "normal": 1, "best": 2}
+        for d in sorted(drawn, key=lambda d: order[d.line.role]):
+            view = d.view
+            # Hypertune reports have no wall time: on a time axis they have no place.
+            keep = np.isfinite(view.xs)
+            xs = view.xs[keep].tolist()
+            if not xs:
+                continue
+            if smoothing and d.line.role != "faint":
+                plt.scatter(xs, view.ys[keep].tolist(), marker=RAW_MARKER, color=d.raw_color)
+            ys = (view.smoothed if smoothing else view.ys)[keep].tolist()
+            plt.plot(xs, ys, marker=d.marker, color=d.color)
+        marks = [
+            x for d in drawn for x in d.view.nonfinite_xs.tolist() if axes.x_low <= x <= axes.x_high
+        ]
+        if marks:
+            error = Color.parse(theme.get("error", "#ff0000")).rgb
+            plt.scatter(marks, [y_low] * len(marks), marker=NONFINITE_MARKER, color=error)
+        return Text.from_ansi(plt.build().rstrip("\n"), no_wrap=True)
+
+    def _legend(self, drawn: Sequence[_Drawn], width: int) -> Text:
+        """One line per series, the best first: marker, name, and its figures."""
+        text = Text(no_wrap=True, overflow="ellipsis")
+        shown = sorted(drawn, key=lambda d: d.line.role != "best")
+        if len(shown) > LEGEND_MAX_LINES:
+            shown = shown[: LEGEND_MAX_LINES - 1]
+        mixed = len({d.line.source for d in drawn}) > 1
+        labels = [
+            d.line.label + (f" ({d.line.source})" if mixed and d.line.source else "") for d in shown
+        ]
+        label_w = min(max(map(len, labels), default=0), max(8, width // 3))
+        dim = self._style("metric-chart--dim")
+        for i, (d, label) in enumerate(zip(shown, labels, strict=True)):
+            if i:
+                text.append("\n")
+            text.append(f"{MARKER_GLYPHS.get(d.marker, d.marker)} ", Color(*d.color).hex)
+            best = d.line.role == "best"
+            text.append(label.ljust(label_w), self._style("metric-chart--best") if best else "")
+            text.append("  " + _figures(d.view), dim)
+        hidden = len(drawn) - len(shown)
+        if hidden > 0:
+            text.append(f"\n+ {hidden} more", dim)
+        return text
+
+    def _style(self, component: str) -> str:
+        return str(self.get_component_rich_style(component, partial=True))
+
+
+def _figures(view: SeriesView) -> str:
+    """``last 0.082  2 NaN  min 0.071  max 1.04``: of the whole series, not only the zoomed
+    part (a legend that changed with the zoom would hide a blow-up outside it). The last value
+    and the non-finite counts first: in a narrow chart they are what must not be cut."""
+    stats = view.stats
+    parts: list[str] = []
+    if stats.last is not None:
+        parts.append(f"last {format_value(stats.last)}")
+    if stats.nan_count:
+        parts.append(f"{stats.nan_count} NaN")
+    if stats.inf_count:
+        parts.append(f"{stats.inf_count} inf")
+    if stats.minimum is not None and stats.maximum is not None:
+        parts.append(f"min {format_value(stats.minimum)}")
+        parts.append(f"max {format_value(stats.maximum)}")
+    if view.hidden_nonpositive:
+        parts.append(f"{view.hidden_nonpositive} ≤0 hidden")
+    return "  ".join(parts) or "no values"
