@@ -1,45 +1,47 @@
-"""Scalars from TensorFlow event files, read without TensorFlow.
+"""Scalars from TensorFlow event files, read incrementally and without TensorFlow.
 
-AI Platform Training read a tuning trial's metric two ways: from the cloudml-hypertune file, or,
-when the trainer wrote none, from the TensorFlow summary events it wrote under its output
-directory (the ``hyperparameterMetricTag`` as a summary tag; Estimators write
-``training/hptuning/metric`` there on their own). The local service does the same when a trial
-ends without a hypertune report, so this module decodes just enough of the format to find one
-tag's values. Installing TensorFlow for that would cost a gigabyte; the format is small and
+Two readers need them. The metrics view polls each event file of a running job and plots its
+scalar curves: every poll hands :class:`EventFileReader` only the bytes appended since the last
+one, and gets back the new points, tag by tag, as columns. And AI Platform Training read a
+tuning trial's metric from the summary events its trainer wrote when there was no
+cloudml-hypertune report (the ``hyperparameterMetricTag`` as a summary tag; Estimators write
+``training/hptuning/metric`` on their own): :func:`scalar_series` reads one tag of a whole file
+for that. Installing TensorFlow for either would cost a gigabyte; the format is small and
 stable.
 
-The format, as TensorFlow writes it (``tensorflow/core/lib/io/record_writer.cc`` and
-``tensorflow/core/util/event.proto``):
+A file is a sequence of TFRecords (``tf_event_records``: framing, both checksums, torn tails,
+corrupt records, resynchronisation), each an ``Event`` protobuf (``tf_event_proto`` decodes
+any layout; ``tf_event_fast`` decodes the common layouts of scalar events for a whole feed at
+once, which is what makes a large file quick to read).
 
-- A file is a sequence of TFRecords: ``uint64 length`` (little endian), ``uint32`` masked CRC32C
-  of the length, ``length`` bytes of data, ``uint32`` masked CRC32C of the data. The CRCs are
-  not checked here (a torn or corrupt record ends the read: a trainer may still be writing the
-  last one, and a wrong length is caught by the bounds and by the protobuf decoding).
-- Each record is an ``Event`` protobuf: ``step`` (field 2, int64) and ``summary`` (field 5).
-  A ``Summary`` is repeated ``value`` (field 1); a ``Summary.Value`` has ``tag`` (field 1) and
-  either ``simple_value`` (field 2, float: TF 1.x, Estimators, ``tf.compat.v1.summary``) or
-  ``tensor`` (field 8, a ``TensorProto``: TF 2's ``tf.summary.scalar``).
-- A scalar ``TensorProto`` carries ``dtype`` (field 1: 1 float, 2 double, 3 int32, 9 int64,
-  19 half) and its value either in ``tensor_content`` (field 4, raw little-endian bytes) or in
-  the typed repeated field (5 float, 6 double, 7 int32, 10 int64), packed or not.
+Which values are scalars, as TensorBoard decides:
 
-Nothing here raises on a malformed file: what cannot be read is skipped.
+- a ``simple_value`` (TF 1, Estimators, PyTorch, tensorboardX), or a numeric tensor of exactly
+  one element (TF 2's ``tf.summary.scalar``);
+- of a tag whose plugin is "scalars" or unnamed. The plugin is named in the metadata of the
+  tag's first value in a file (TF 1's ``FileWriter`` strips it from later ones), and the first
+  metadata of a tag is the one that counts, so the reader remembers it per tag: later events of
+  an image, histogram or text tag are never taken for scalars even without metadata.
+
+Values that are not finite (a loss that blew up writes NaN or infinity) are kept: the metrics
+view counts and marks them. Nothing here raises on any input.
 """
 
 from __future__ import annotations
 
 import math
-import struct
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from tui_app.model.tf_event_fast import CommonEvents
+    from tui_app.model.tf_event_proto import DecodedEvent
+    from tui_app.model.tf_event_records import Ints, RecordFramer
 
 EVENT_FILE_MARKER = "tfevents"
 """Event files are named ``events.out.tfevents.<time>.<host>...``; this part is always there."""
 
-_DT_FLOAT, _DT_DOUBLE, _DT_INT32, _DT_INT64, _DT_HALF = 1, 2, 3, 9, 19
-_RAW_FORMATS = {_DT_FLOAT: "<f", _DT_DOUBLE: "<d", _DT_INT32: "<i", _DT_INT64: "<q", _DT_HALF: "<e"}
-
-# Wire types of the protobuf encoding.
-_VARINT, _FIXED64, _LENGTH, _FIXED32 = 0, 1, 2, 5
+_SCALAR_PLUGINS = frozenset({"", "scalars"})
 
 
 def is_event_file(name: str) -> bool:
@@ -48,142 +50,246 @@ def is_event_file(name: str) -> bool:
     return base.startswith("events.out.") and EVENT_FILE_MARKER in base
 
 
+class TagPoints(NamedTuple):
+    """The new points of one tag, in file order, as columns (unpacks as a 3-tuple)."""
+
+    steps: list[int]
+    wall_times: list[float]
+    values: list[float]
+
+
+class ScalarBatch(dict[str, TagPoints]):
+    """What one :meth:`EventFileReader.feed` found: tag -> its new points. Tags without new
+    points are left out."""
+
+    @property
+    def point_count(self) -> int:
+        return sum(len(points.steps) for points in self.values())
+
+
+class EventFileReader:
+    """Reads one event file a piece at a time, as it grows.
+
+    Keep one per file between polls and feed it the file's bytes from :attr:`offset` to the
+    current end (or to any point before it): every scalar in the complete records of those
+    bytes comes back, and :attr:`offset` moves past them. A last record that is not all there
+    yet is not consumed: the next feed starts at it again.
+
+    Args:
+        common_layouts: decode the common layouts of scalar events with numpy, a whole feed at
+            a time (see ``tf_event_fast``); ``False`` decodes every record with the general
+            decoder, for tests that hold the two paths to the same answers.
+
+    Attributes:
+        offset: the byte of the file the next feed must start at.
+        corrupt: records skipped because their checksum did not match, plus regions skipped
+            because the framing was lost (each counts once).
+        problem: a sentence for the user when the file is not an event file at all (its first
+            record does not frame); the reader then reads nothing more from it.
+    """
+
+    def __init__(self, *, common_layouts: bool = True) -> None:
+        # numpy comes in with the first reader, not with this module: is_event_file is used
+        # where the rest of the reader is not.
+        from tui_app.model.tf_event_records import RecordFramer
+
+        self.offset = 0
+        self.corrupt = 0
+        self.problem: str | None = None
+        self._common_layouts = common_layouts
+        self._framer: RecordFramer = RecordFramer()
+        self._first_checked = False
+        self._plugins: dict[str, str] = {}
+        """The plugin named by each tag's first metadata in this file."""
+
+    def feed(self, data: bytes) -> ScalarBatch:
+        """The points in the complete records of ``data``, the file's bytes from
+        :attr:`offset` on."""
+        from tui_app.model.tf_event_records import first_record
+
+        batch = ScalarBatch()
+        if self.problem is not None or not data:
+            return batch
+        data = bytes(data)
+        if not self._first_checked and self.offset == 0:
+            verdict = first_record(data)
+            if verdict is None:
+                return batch
+            if verdict.problem is not None:
+                self.problem = verdict.problem
+                return batch
+        self._first_checked = True
+        framed = self._framer.frame(data)
+        intact = self._framer.intact(data, framed.starts, framed.lengths)
+        self.corrupt += framed.corrupt + int(len(intact) - intact.sum())
+        self._decode(data, framed.starts[intact], framed.lengths[intact], batch)
+        self.offset += framed.end
+        return batch
+
+    def _decode(self, data: bytes, starts: Ints, lengths: Ints, batch: ScalarBatch) -> None:
+        import numpy as np
+
+        from tui_app.model.tf_event_fast import decode_common
+        from tui_app.model.tf_event_proto import decode_event
+        from tui_app.model.tf_event_records import HEADER_BYTES
+
+        common: CommonEvents | None = None
+        others = np.arange(len(starts))
+        if self._common_layouts:
+            common = decode_common(data, starts, lengths)
+            others = common.others
+        general: list[tuple[int, DecodedEvent]] = []
+        for index, start, length in zip(
+            others.tolist(), starts[others].tolist(), lengths[others].tolist(), strict=True
+        ):
+            event = decode_event(data[start + HEADER_BYTES : start + HEADER_BYTES + length])
+            if event is not None and event.values:
+                general.append((index, event))
+        _Assembly(self._plugins, common, general).into(batch)
+
+
+class _GeneralPoints(NamedTuple):
+    records: list[int]
+    steps: list[int]
+    wall_times: list[float]
+    values: list[float]
+
+
+class _Assembly:
+    """One feed's points, tag by tag in file order, with each tag's plugin applied."""
+
+    def __init__(
+        self,
+        plugins: dict[str, str],
+        common: CommonEvents | None,
+        general: list[tuple[int, DecodedEvent]],
+    ) -> None:
+        self.plugins = plugins
+        self.common = common
+        self.general = general
+        self.first_metadata: dict[str, tuple[int, str]] = {}
+        """Tags whose first metadata is in this feed: its record and plugin."""
+        self.groups: dict[str, Ints] = {}
+        """Rows of ``common`` by tag, in file order."""
+
+    def into(self, batch: ScalarBatch) -> None:
+        self._group_common()
+        general = self._general_points()
+        for tag in dict.fromkeys([*self.groups, *general]):
+            points = self._points(tag, self.groups.get(tag), general.get(tag))
+            if points is not None and points.steps:
+                batch[tag] = points
+        for tag, (_, plugin) in self.first_metadata.items():
+            self.plugins[tag] = plugin
+
+    def _learn(self, tag: str, record: int, plugin: str) -> None:
+        if tag in self.plugins:
+            return
+        known = self.first_metadata.get(tag)
+        if known is None or record < known[0]:
+            self.first_metadata[tag] = (record, plugin)
+
+    def _limit(self, tag: str) -> int | None:
+        """The record from which this tag's values are not scalars (``None``: they all are)."""
+        plugin = self.plugins.get(tag)
+        if plugin is not None:
+            return None if plugin in _SCALAR_PLUGINS else 0
+        first = self.first_metadata.get(tag)
+        if first is None or first[1] in _SCALAR_PLUGINS:
+            return None
+        return first[0]
+
+    def _group_common(self) -> None:
+        import numpy as np
+
+        common = self.common
+        if common is None or len(common.records) == 0:
+            return
+        order = np.argsort(common.tag_ids, kind="stable")
+        bounds = np.cumsum(np.bincount(common.tag_ids, minlength=len(common.tags))).tolist()
+        low = 0
+        for tag, high in zip(common.tags, bounds, strict=True):
+            rows = order[low:high]
+            low = high
+            if len(rows) == 0:
+                continue
+            self.groups[tag] = rows
+            if tag not in self.plugins:
+                marked = common.scalars_metadata[rows]
+                if marked.any():
+                    self._learn(tag, int(common.records[rows[int(marked.argmax())]]), "scalars")
+
+    def _general_points(self) -> dict[str, _GeneralPoints]:
+        found: dict[str, list[tuple[int, int, float, float | None]]] = {}
+        for record, event in self.general:
+            for entry in event.values:
+                if entry.plugin is not None:
+                    self._learn(entry.tag, record, entry.plugin)
+                found.setdefault(entry.tag, []).append(
+                    (record, event.step, event.wall_time, entry.value)
+                )
+        out: dict[str, _GeneralPoints] = {}
+        for tag, rows in found.items():
+            limit = self._limit(tag)
+            kept = [
+                (r, s, w, v)
+                for r, s, w, v in rows
+                if v is not None and (limit is None or r < limit)
+            ]
+            if kept:
+                out[tag] = _GeneralPoints(
+                    [r for r, _, _, _ in kept],
+                    [s for _, s, _, _ in kept],
+                    [w for _, _, w, _ in kept],
+                    [v for _, _, _, v in kept if v is not None],
+                )
+        return out
+
+    def _points(
+        self, tag: str, rows: Ints | None, general: _GeneralPoints | None
+    ) -> TagPoints | None:
+        import numpy as np
+
+        common = self.common
+        if rows is not None and common is not None:
+            limit = self._limit(tag)
+            if limit is not None:
+                rows = rows[: int(np.searchsorted(common.records[rows], limit))]
+        if rows is None or common is None or len(rows) == 0:
+            if general is None:
+                return None
+            return TagPoints(general.steps, general.wall_times, general.values)
+        steps = common.steps[rows]
+        walls = common.wall_times[rows]
+        values = common.values[rows]
+        if general is not None:
+            order = np.argsort(
+                np.concatenate((common.records[rows], np.array(general.records, dtype=np.int64))),
+                kind="stable",
+            )
+            steps = np.concatenate((steps, np.array(general.steps, dtype=np.int64)))[order]
+            walls = np.concatenate((walls, np.array(general.wall_times)))[order]
+            values = np.concatenate((values, np.array(general.values)))[order]
+        return TagPoints(steps.tolist(), walls.tolist(), values.tolist())
+
+
 def scalar_series(data: bytes, tag: str) -> list[tuple[int, float]]:
-    """Every ``(step, value)`` written for ``tag`` in one event file, in file order."""
-    out: list[tuple[int, float]] = []
-    for record in records(data):
-        step = 0
-        summary: bytes | None = None
-        for number, _, value in _fields(record):
-            if number == 2 and isinstance(value, int):
-                step = _signed64(value)
-            elif number == 5 and isinstance(value, bytes):
-                summary = value
-        if summary is None:
-            continue
-        for found in _summary_values(summary, tag):
-            if math.isfinite(found):
-                out.append((step, found))
-    return out
+    """Every finite ``(step, value)`` written for ``tag`` in one whole event file, in file
+    order (a trial's metric: a value that is not finite is no objective)."""
+    points = EventFileReader().feed(data).get(tag)
+    if points is None:
+        return []
+    return [(s, v) for s, v in zip(points.steps, points.values, strict=True) if math.isfinite(v)]
 
 
 def records(data: bytes) -> Iterator[bytes]:
-    """The data of each complete TFRecord in ``data`` (a torn last record is left out)."""
-    at = 0
-    end = len(data)
-    while at + 12 <= end:
-        (length,) = struct.unpack_from("<Q", data, at)
-        start = at + 12
-        stop = start + length
-        if stop + 4 > end:
-            return
-        yield data[start:stop]
-        at = stop + 4
+    """The data of each whole, intact TFRecord in ``data`` (a torn last record is left out)."""
+    from tui_app.model.tf_event_records import HEADER_BYTES, RecordFramer
 
-
-def _summary_values(summary: bytes, tag: str) -> Iterator[float]:
-    for number, _, value in _fields(summary):
-        if number != 1 or not isinstance(value, bytes):
-            continue
-        name: str | None = None
-        scalar: float | None = None
-        for field, wire, item in _fields(value):
-            if field == 1 and isinstance(item, bytes):
-                name = item.decode("utf-8", "replace")
-            elif field == 2 and wire == _FIXED32 and isinstance(item, bytes):
-                scalar = struct.unpack("<f", item)[0]
-            elif field == 8 and isinstance(item, bytes):
-                scalar = _tensor_scalar(item)
-        if name == tag and scalar is not None:
-            yield scalar
-
-
-def _tensor_scalar(tensor: bytes) -> float | None:
-    """The first element of a numeric ``TensorProto`` (a scalar summary has one)."""
-    dtype = _DT_FLOAT
-    content: bytes | None = None
-    typed: dict[int, list[tuple[int, int | bytes]]] = {}
-    for number, wire, value in _fields(tensor):
-        if number == 1 and isinstance(value, int):
-            dtype = value
-        elif number == 4 and isinstance(value, bytes):
-            content = value
-        elif number in (5, 6, 7, 10):
-            typed.setdefault(number, []).append((wire, value))
-    fmt = _RAW_FORMATS.get(dtype)
-    if content and fmt and len(content) >= struct.calcsize(fmt):
-        return float(struct.unpack_from(fmt, content)[0])
-    for number, values in typed.items():
-        for wire, value in values:
-            number_value = _typed_value(number, wire, value)
-            if number_value is not None:
-                return number_value
-    return None
-
-
-def _typed_value(number: int, wire: int, value: int | bytes) -> float | None:
-    if number in (5, 6):  # float_val / double_val: fixed width, packed or one per field
-        fmt = "<f" if number == 5 else "<d"
-        if isinstance(value, bytes) and len(value) >= struct.calcsize(fmt):
-            return float(struct.unpack_from(fmt, value)[0])
-        return None
-    if wire == _LENGTH and isinstance(value, bytes):  # packed int32_val / int64_val
-        first = _varint(value, 0)
-        return None if first is None else float(_signed64(first[0]))
-    if isinstance(value, int):
-        return float(_signed64(value))
-    return None
-
-
-def _fields(message: bytes) -> Iterator[tuple[int, int, int | bytes]]:
-    """``(field number, wire type, value)`` of each field; stops at the first malformed one.
-    Varints come as ints, everything else as its raw bytes."""
-    at = 0
-    end = len(message)
-    while at < end:
-        key = _varint(message, at)
-        if key is None:
-            return
-        tag, at = key
-        number, wire = tag >> 3, tag & 7
-        if wire == _VARINT:
-            item = _varint(message, at)
-            if item is None:
-                return
-            value, at = item
-            yield number, wire, value
-        elif wire in (_FIXED64, _FIXED32):
-            size = 8 if wire == _FIXED64 else 4
-            if at + size > end:
-                return
-            yield number, wire, message[at : at + size]
-            at += size
-        elif wire == _LENGTH:
-            item = _varint(message, at)
-            if item is None:
-                return
-            length, at = item
-            if at + length > end:
-                return
-            yield number, wire, message[at : at + length]
-            at += length
-        else:  # groups (3, 4) are not used by these messages
-            return
-
-
-def _varint(data: bytes, at: int) -> tuple[int, int] | None:
-    value = 0
-    shift = 0
-    while at < len(data) and shift < 70:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, at
-        shift += 7
-    return None
-
-
-def _signed64(value: int) -> int:
-    value &= (1 << 64) - 1
-    return value - (1 << 64) if value >= 1 << 63 else value
+    framer = RecordFramer()
+    framed = framer.frame(data)
+    intact = framer.intact(data, framed.starts, framed.lengths)
+    for start, length in zip(
+        framed.starts[intact].tolist(), framed.lengths[intact].tolist(), strict=True
+    ):
+        yield data[start + HEADER_BYTES : start + HEADER_BYTES + length]
