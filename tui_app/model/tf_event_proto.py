@@ -23,6 +23,7 @@ last member of a ``oneof`` wins. A record that is not a well-formed protobuf yie
 
 from __future__ import annotations
 
+import functools
 import struct
 from typing import NamedTuple
 
@@ -120,6 +121,19 @@ def tag_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
+@functools.lru_cache(maxsize=1024)
+def _plugin_name(metadata: bytes) -> str:
+    """The plugin a ``SummaryMetadata`` names ("" for none). Cached: a tag's metadata is the
+    same bytes every time it is written."""
+    name = ""
+    for number, wire, item in _fields(metadata) or ():
+        if number == 1 and wire == _LENGTH and isinstance(item, bytes):
+            for field, kind, value in _fields(item) or ():
+                if field == 1 and kind == _LENGTH and isinstance(value, bytes):
+                    name = tag_text(value)
+    return name
+
+
 def _value(message: bytes) -> ValueEntry | None:
     fields = _fields(message)
     if fields is None:
@@ -153,16 +167,6 @@ def _value(message: bytes) -> ValueEntry | None:
     elif kind == _TENSOR:
         value = tensor_scalar(b"".join(tensor))
     return ValueEntry(tag, plugin, value)
-
-
-def _plugin_name(metadata: bytes) -> str:
-    name = ""
-    for number, wire, item in _fields(metadata) or ():
-        if number == 1 and wire == _LENGTH and isinstance(item, bytes):
-            for field, kind, value in _fields(item) or ():
-                if field == 1 and kind == _LENGTH and isinstance(value, bytes):
-                    name = tag_text(value)
-    return name
 
 
 def tensor_scalar(tensor: bytes) -> float | None:
@@ -275,39 +279,53 @@ def _number(value: int, field: int, unsigned: bool) -> int:
 
 def _fields(message: bytes) -> list[Field] | None:
     """``(field number, wire type, value)`` of each field, or ``None`` if malformed.
-    Varints come as ints, everything else as its raw bytes."""
+    Varints come as ints, everything else as its raw bytes. (Keys and lengths under 128, one
+    byte each, are read inline: nearly all of them are.)"""
     out: list[Field] = []
+    append = out.append
     at = 0
     end = len(message)
     while at < end:
-        key = _varint(message, at)
-        if key is None:
-            return None
-        tag, at = key
-        number, wire = tag >> 3, tag & 7
+        key = message[at]
+        if key < 0x80:
+            at += 1
+        else:
+            got = _varint(message, at)
+            if got is None:
+                return None
+            key, at = got
+        number = key >> 3
+        wire = key & 7
         if number == 0:
             return None
-        if wire == _VARINT:
-            item = _varint(message, at)
-            if item is None:
+        if wire == _LENGTH:
+            if at >= end:
                 return None
-            value, at = item
-            out.append((number, wire, value))
+            length = message[at]
+            if length < 0x80:
+                at += 1
+            else:
+                got = _varint(message, at)
+                if got is None:
+                    return None
+                length, at = got
+            stop = at + length
+            if stop > end:
+                return None
+            append((number, wire, message[at:stop]))
+            at = stop
+        elif wire == _VARINT:
+            got = _varint(message, at)
+            if got is None:
+                return None
+            value, at = got
+            append((number, wire, value))
         elif wire in (_FIXED64, _FIXED32):
-            size = 8 if wire == _FIXED64 else 4
-            if at + size > end:
+            stop = at + (8 if wire == _FIXED64 else 4)
+            if stop > end:
                 return None
-            out.append((number, wire, message[at : at + size]))
-            at += size
-        elif wire == _LENGTH:
-            item = _varint(message, at)
-            if item is None:
-                return None
-            length, at = item
-            if at + length > end:
-                return None
-            out.append((number, wire, message[at : at + length]))
-            at += length
+            append((number, wire, message[at:stop]))
+            at = stop
         else:  # groups (3, 4) are not used by these messages
             return None
     return out
