@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.event_files import training_file, training_records
+from tui_app.model.tf_event_proto import decode_event
 from tui_app.model.tf_event_records import frame_record, masked_crc32c
 from tui_app.model.tf_event_writer import event_record, file_version_record
 from tui_app.model.tf_events import EventFileReader, ScalarBatch, TagPoints
@@ -270,3 +271,35 @@ def test_a_header_checksum_that_holds_by_chance_does_not_stall_the_reader() -> N
         "loss": ([2], [3.0], [0.5])
     }
     assert reader.corrupt == 1
+
+
+def test_a_record_bigger_than_a_feed_says_how_much_to_read() -> None:
+    """A graph (Event.graph_def, field 4) of 3 MB between scalars: a poller that reads 1 MiB
+    at a time learns from ``wanted`` to read the whole record."""
+    graph = b"\x22\xc3\x8d\xb7\x01" + bytes(3_000_003)  # field 4, length 3,000,003
+    big = frame_record(b"\x09" + struct.pack("<d", 2.0) + graph)
+    assert decode_event(big[12:-4]) == (0, 2.0, [])
+    data = training_file(1, tags=2) + big + event_record(2, 3.0, "loss", 0.5)
+    reader = EventFileReader()
+    got = [reader.feed(data[: 1 << 20])]
+    assert reader.offset == len(training_file(1, tags=2))
+    assert reader.wanted == len(big)
+    got.append(reader.feed(data[reader.offset : reader.offset + (1 << 20)]))
+    assert reader.wanted == len(big)
+    got.append(reader.feed(data[reader.offset : reader.offset + reader.wanted]))
+    assert reader.offset == len(data) - len(event_record(2, 3.0, "loss", 0.5))
+    assert reader.wanted == 12
+    got.append(reader.feed(data[reader.offset :]))
+    assert reader.offset == len(data)
+    assert [p[:2] for p in points(got)] == [("accuracy", 1), ("loss", 1), ("loss", 2)]
+
+
+def test_a_new_file_says_how_much_of_it_is_needed() -> None:
+    head = file_version_record(1.0)
+    reader = EventFileReader()
+    reader.feed(head[:5])
+    assert reader.wanted == 12
+    reader.feed(head[:20])
+    assert reader.wanted == len(head)
+    reader.feed(head)
+    assert (reader.offset, reader.wanted) == (len(head), 12)

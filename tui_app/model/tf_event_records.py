@@ -91,19 +91,24 @@ class Framed:
     """Where the next feed starts: after the last record or skipped region, before a torn one."""
     corrupt: int
     """Regions skipped because their framing was lost (each counts as one corrupt record)."""
+    wanted: int
+    """How many bytes from :attr:`end` the next feed must hold to get past what stopped this
+    one: the whole of a torn record whose header is there, else a header."""
 
 
 @dataclass(slots=True)
 class FirstRecord:
-    """The first record of a file, once it is all there: is this an event file at all?"""
+    """The first record of a file: is this an event file at all?"""
 
     problem: str | None
+    wanted: int = 0
+    """Bytes the file must have before it can be told (0: it has them)."""
 
 
-def first_record(data: bytes) -> FirstRecord | None:
-    """``None`` while the first record is not all there yet (a new file), else its verdict."""
+def first_record(data: bytes) -> FirstRecord:
+    """Whether ``data``, a file's first bytes, starts with a record that frames."""
     if len(data) < HEADER_BYTES:
-        return None
+        return FirstRecord(None, HEADER_BYTES)
     length, stored = struct.unpack_from("<QI", data)
     if masked_crc32c(data[:8]) != stored:
         return FirstRecord(
@@ -111,7 +116,7 @@ def first_record(data: bytes) -> FirstRecord | None:
         )
     end = HEADER_BYTES + length
     if end + FOOTER_BYTES > len(data):
-        return None
+        return FirstRecord(None, end + FOOTER_BYTES)
     if masked_crc32c(data[HEADER_BYTES:end]) != struct.unpack_from("<I", data, end)[0]:
         return FirstRecord(
             "not a TensorFlow event file: its first record's checksum does not match"
@@ -141,6 +146,7 @@ class RecordFramer:
             np.asarray(np.concatenate(scan.lengths) if scan.lengths else _no_ints()),
             scan.end,
             scan.corrupt,
+            scan.wanted,
         )
 
     def intact(self, data: bytes, starts: Ints, lengths: Ints) -> Bools:
@@ -227,6 +233,7 @@ class _Scan:
         self.lengths: list[Ints] = []
         self.end = 0
         self.corrupt = 0
+        self.wanted = HEADER_BYTES
         self._failed_budget = 8 * self.size + (1 << 20)
         """Bytes of candidate records whose data checksum failed, that a resync may still
         check in this feed: keeps a hostile file (many valid-looking headers) linear."""
@@ -262,6 +269,7 @@ class _Scan:
                 at = found
                 continue
             if length > size - at - HEADER_BYTES - FOOTER_BYTES:
+                self.wanted = HEADER_BYTES + length + FOOTER_BYTES
                 return  # torn: the trainer is still writing it
             self.starts.append(np.array([at], dtype=np.int64))
             self.lengths.append(np.array([length], dtype=np.int64))
@@ -312,6 +320,7 @@ class _Scan:
                     if end + FOOTER_BYTES > size:
                         if torn is None:
                             torn = q
+                            self.wanted = HEADER_BYTES + length + FOOTER_BYTES
                         continue
                     (stored,) = struct.unpack_from("<I", data, end)
                     if masked_crc32c(data[q + HEADER_BYTES : end]) == stored:

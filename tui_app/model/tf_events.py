@@ -86,6 +86,10 @@ class EventFileReader:
             because the framing was lost (each counts once).
         problem: a sentence for the user when the file is not an event file at all (its first
             record does not frame); the reader then reads nothing more from it.
+        wanted: how many bytes from :attr:`offset` the next feed must hold for the reader to
+            get on: the whole of a record still being written (a graph or an image can be
+            megabytes: a caller that reads a bounded piece per poll must read at least this
+            much), else a header's 12.
     """
 
     def __init__(self, *, common_layouts: bool = True) -> None:
@@ -96,6 +100,7 @@ class EventFileReader:
         self.offset = 0
         self.corrupt = 0
         self.problem: str | None = None
+        self.wanted = 12
         self._common_layouts = common_layouts
         self._framer: RecordFramer = RecordFramer()
         self._first_checked = False
@@ -113,13 +118,13 @@ class EventFileReader:
         data = bytes(data)
         if not self._first_checked and self.offset == 0:
             verdict = first_record(data)
-            if verdict is None:
-                return batch
-            if verdict.problem is not None:
-                self.problem = verdict.problem
+            self.problem = verdict.problem
+            self.wanted = verdict.wanted
+            if verdict.problem is not None or verdict.wanted:
                 return batch
         self._first_checked = True
         framed = self._framer.frame(data)
+        self.wanted = framed.wanted
         intact = self._framer.intact(data, framed.starts, framed.lengths)
         self.corrupt += framed.corrupt + int(len(intact) - intact.sum())
         self._decode(data, framed.starts[intact], framed.lengths[intact], batch)
