@@ -11,6 +11,7 @@ typical files (goal: at least 50 MB/s on this project's 2-core machines):
    record.
 3. For scale: the TF 2 file again, a tenth of it, with every record decoded by the general
    decoder (the path a file in an unusual layout takes).
+4. A live file: the cost of one poll that finds about 1 KiB appended (the per-feed overhead).
 
 Each file is written by ``tests/support/event_files.py`` into a temporary folder, after this
 script has checked that the writer gives the bytes real TensorFlow wrote for the fixtures in
@@ -114,6 +115,27 @@ def bench(
         res.notes.append(f"{path.name}: corrupt records reported in a file without any")
 
 
+def bench_polls(res: Results, path: Path, polls: int) -> None:
+    """A live file: each poll finds about 1 KiB appended (some 14 records, and a torn one)."""
+    from tui_app.model.tf_events import EventFileReader
+
+    data = path.read_bytes()[: polls * 1024]
+    reader = EventFileReader()
+    times = []
+    for end in range(1024, len(data) + 1, 1024):
+        start = time.perf_counter()
+        reader.feed(data[reader.offset : end])
+        times.append(time.perf_counter() - start)
+    res.add(
+        Figure(
+            "4 live polls, TF 2 file",
+            "one poll of ~1 KiB appended",
+            len(times),
+            med_range(times, 1e6, 0, " µs"),
+        )
+    )
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size-mb", type=float, default=100, help="size of each file (default 100)")
@@ -151,6 +173,7 @@ def main() -> int:
             False,
             False,
         )
+        bench_polls(res, files["tf2-small"], 2000)
     print_table(res)
     return 0
 
