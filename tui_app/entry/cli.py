@@ -179,6 +179,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="write trainers' text as it is, escape sequences included (on a terminal they "
         "are otherwise defused, as in the TUI; a pipe always gets it raw)",
     )
+    p = job_command(
+        "metrics",
+        "a job's scalar series, as the TUI's metrics view (M) reads them",
+        "One row per point: step, wall time, value, run, tag and source (events: TensorFlow "
+        "event files under the job's output folder; hypertune: each trial's reports; logs: "
+        "metrics the chief printed, when it wrote no event files), and the trial for a tuning "
+        "job. A --tag the job has no series of exits 2, naming the tags it has.",
+    )
+    p.add_argument("job_id", metavar="JOB_ID", help=prefix)
+    p.add_argument("--trial", metavar="N", help="only this trial of a tuning job")
+    p.add_argument("--tag", metavar="T", help="only this tag, e.g. epoch_loss")
+    p.add_argument(
+        "--format",
+        choices=("csv", "json"),
+        default="csv",
+        help="csv (default; a header row, non-finite values as nan/inf) or json (one object "
+        'per series, points as [step, wall_time, value]; NaN written as "NaN")',
+    )
 
     svc = sub.add_parser("service", help="manage the local jobs service")
     ssub = svc.add_subparsers(dest="action", required=True)

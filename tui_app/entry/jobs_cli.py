@@ -1,4 +1,5 @@
-"""``tui-app jobs list|describe|cancel|resubmit|logs``: the TUI's views and actions for scripts.
+"""``tui-app jobs list|describe|cancel|resubmit|logs|metrics``: the TUI's views and actions for
+scripts.
 
 A job id may be given as the TUI's ``:describe``/``:logs`` take it: whole, or as a prefix only one
 job starts with. Exit status: 0 done; 1 the server refused (NOT_FOUND, FAILED_PRECONDITION, ...)
@@ -132,6 +133,10 @@ def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
         client = connection.jobs(project)
         if args.action == "logs":
             return _logs(args, connection, client)
+        if args.action == "metrics":
+            from tui_app.entry.metrics_cli import metrics_command
+
+            return metrics_command(args, connection, client, JobFinder(client).find(args.job_id))
         return _run(args, client, partial(_extensions, connection, project))
     except KeyboardInterrupt:
         return 130

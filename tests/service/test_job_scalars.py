@@ -1,0 +1,309 @@
+"""The metrics view's reader against a real service: event files a real trainer writes to gs://
+through the storage API, hypertune reports, printed metrics, and what it says when there is
+nothing (yet) or the storage refuses; then ``tui-app jobs metrics`` prints the same numbers.
+
+The trainer is the sample trainer (examples/trainer): its chief writes the training loss under
+``<job-dir>/train`` and the held-out loss under ``<job-dir>/eval`` as TensorFlow event files,
+and prints ``step N loss=L`` lines.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import subprocess
+import sys
+import time
+import urllib.parse
+from typing import Any
+
+import pytest
+
+from tests.conftest import unique_id
+from tests.support.live_service import PROJECT, LiveService, basic_job
+from tui_app.api.connection import Connection
+from tui_app.api.job_outputs import output_folder
+from tui_app.api.job_scalars import JobScalars, ScalarPoll
+from tui_app.api.jobs_client import make_credentials
+from tui_app.model.tf_event_writer import event_record, file_version_record
+
+BUCKET = "metrics-bucket"
+
+
+def _connection(svc: LiveService, token: str | None = "default") -> Connection:
+    tok = svc.token if token == "default" else token
+    return Connection(svc.url, make_credentials(tok), "test", local=True)
+
+
+def _scalars(svc: LiveService, job_id: str, trial: str | None = None) -> JobScalars:
+    conn = _connection(svc)
+    client = svc.client()
+    return JobScalars(
+        lambda: conn, PROJECT, job_id, read_job=lambda: client.get(job_id), trial_id=trial
+    )
+
+
+def _drain(scalars: JobScalars, until_ended: bool = True, timeout: float = 90.0) -> dict[str, Any]:
+    """Poll as the view does until the job has ended (or once, without ``until_ended``);
+    points by (source, run, tag, trial), and the last poll."""
+    points: dict[tuple[str, str, str, str], list[tuple[int, float, float]]] = {}
+    deadline = time.monotonic() + timeout
+    last: ScalarPoll | None = None
+    while True:
+        last = scalars.poll()
+        for b in last.batches:
+            k = b.key
+            points.setdefault((k.source, k.run, k.tag, k.trial), []).extend(
+                zip(b.steps, b.wall_times, b.values, strict=True)
+            )
+        if (last.ended or not until_ended) and not last.more:
+            return {"points": points, "last": last}
+        assert time.monotonic() < deadline, f"not ended: {last.job and last.job.get('state')}"
+        if not last.more:
+            time.sleep(0.2)
+
+
+def _logged_losses(svc: LiveService, job_id: str) -> list[tuple[int, float]]:
+    entries = svc.entries(
+        f'resource.labels.job_id="{job_id}" AND resource.labels.task_name="master-replica-0"'
+    )
+    out = []
+    for e in entries:
+        text = e.get("textPayload") or (e.get("jsonPayload") or {}).get("message") or ""
+        if text.startswith("step ") and " loss=" in text:
+            step, loss = text.split()[1], text.split("loss=")[1].split()[0]
+            out.append((int(step), float(loss)))
+    return out
+
+
+def _upload(svc: LiveService, uri: str, data: bytes) -> None:
+    bucket, _, name = uri.removeprefix("gs://").partition("/")
+    status, body = svc.request(
+        "POST",
+        f"/upload/storage/v1/b/{bucket}/o?uploadType=media&name={urllib.parse.quote(name)}",
+        data,
+        headers={"Content-Type": "application/octet-stream"},
+    )
+    assert status == 200, body
+
+
+@pytest.mark.timeout(120)
+def test_a_running_jobs_event_files_are_read_live_then_to_the_end(
+    service: LiveService, package_uri: str
+) -> None:
+    job_id = unique_id("curves")
+    job_dir = f"gs://{BUCKET}/{job_id}"
+    args = ("--steps", "200", "--sleep", "0.05", "--log-every", "10", "--checkpoint-every", "50")
+    service.client().create(basic_job(job_id, package_uri, *args, jobDir=job_dir))
+    scalars = _scalars(service, job_id)
+
+    # Live: points arrive while the job still runs (the trainer flushes once a second).
+    deadline = time.monotonic() + 60
+    seen_running = False
+    while time.monotonic() < deadline:
+        poll = scalars.poll()
+        if poll.batches and poll.job and poll.job["state"] == "RUNNING":
+            seen_running = True
+            break
+        time.sleep(0.2)
+    assert seen_running, "no point while the job ran"
+    got = _drain(scalars)
+    # (the first live batch is in the reader's past now; read everything again, fresh)
+    got = _drain(_scalars(service, job_id))
+    points = got["points"]
+    assert got["last"].job["state"] == "SUCCEEDED"
+
+    train = points[("events", "train", "loss", "")]
+    logged = _logged_losses(service, job_id)
+    assert [s for s, _, _ in train] == [s for s, _ in logged]
+    assert [v for _, _, v in train] == pytest.approx([v for _, v in logged], abs=1e-6)
+    assert all(math.isfinite(w) and w > 1.7e9 for _, w, _ in train)
+    evals = points[("events", "eval", "loss", "")]
+    assert [s for s, _, _ in evals] == [50, 100, 150, 200]
+    # Event files were found, so the printed metrics are not read as a second copy.
+    assert not any(k[0] == "logs" for k in points)
+    events = next(s for s in got["last"].statuses if s.source == "events")
+    assert events.text == f"2 event files under {job_dir} (runs: eval, train)."
+    assert not events.problem
+
+
+@pytest.mark.timeout(120)
+def test_without_event_files_the_printed_metrics_are_the_curves(
+    service: LiveService, package_uri: str
+) -> None:
+    job_id = unique_id("printed")
+    args = ("--steps", "60", "--log-every", "10")
+    service.client().create(basic_job(job_id, package_uri, *args))  # no jobDir: no events
+    got = _drain(_scalars(service, job_id))
+    printed = got["points"][("logs", "master-replica-0", "loss", "")]
+    logged = _logged_losses(service, job_id)
+    assert [(s, v) for s, _, v in printed] == logged
+    statuses = {s.source: s for s in got["last"].statuses}
+    assert statuses["events"].text == "No event files: the job has no jobDir to look in."
+    assert "master-replica-0" in statuses["logs"].text
+
+
+@pytest.mark.timeout(60)
+def test_nothing_yet_says_where_it_looked_and_that_it_looks_again(
+    service: LiveService, package_uri: str
+) -> None:
+    job_id = unique_id("quiet")
+    bucket = f"quiet-{time.monotonic_ns()}"  # a bucket nothing has written to yet
+    job_dir = f"gs://{bucket}/{job_id}"
+    # A module that is not in the package: the job fails at once, having written nothing.
+    body = basic_job(job_id, package_uri, jobDir=job_dir)
+    body["trainingInput"]["pythonModule"] = "trainer.not_there"
+    client = service.client()
+    client.create(body)
+    service.wait_state(job_id)
+    conn = _connection(service)
+
+    def as_if(state: str) -> JobScalars:
+        def read() -> dict[str, Any]:
+            return {**client.get(job_id), "state": state}
+
+        return JobScalars(lambda: conn, PROJECT, job_id, read_job=read)
+
+    def events_line(scalars: JobScalars) -> Any:
+        return next(s for s in scalars.poll().statuses if s.source == "events")
+
+    # While a job runs, the view says it will look again; once it has ended, it does not.
+    running, ended = as_if("RUNNING"), as_if("FAILED")
+    assert events_line(running).text == (
+        f"No TensorFlow event files under {job_dir} yet (no bucket {bucket} yet); "
+        "looking again every 1 s."
+    )
+    assert events_line(ended).text == (
+        f"No TensorFlow event files under {job_dir} yet (no bucket {bucket} yet)."
+    )
+    # The bucket exists (something else was written), and still no event file in it.
+    _upload(service, f"{job_dir}/checkpoint", b"model_checkpoint_path: x")
+    line = events_line(running)
+    assert line.text == f"No TensorFlow event files under {job_dir} yet; looking again every 1 s."
+    assert not line.problem
+
+
+def test_a_storage_refusal_is_said_in_words(service: LiveService) -> None:
+    folder = output_folder(f"gs://{BUCKET}/any", _connection(service, token="wrong-token"))
+    with pytest.raises(Exception) as refused:
+        folder.files()
+    assert str(getattr(refused.value, "message", refused.value)).startswith(
+        f"401 Unauthorized (the credentials were refused) listing gs://{BUCKET}/any"
+    )
+
+
+@pytest.mark.timeout(60)
+def test_corrupt_torn_and_impostor_files_are_counted_never_fatal(
+    service: LiveService, package_uri: str
+) -> None:
+    job_id = unique_id("corrupt")
+    job_dir = f"gs://{BUCKET}/{job_id}"
+    good = [event_record(step, 1.7e9 + step, "loss", 1.0 / step) for step in range(1, 6)]
+    bad = bytearray(good[2])
+    bad[-6] ^= 0xFF  # a flipped bit in the data: its CRC no longer matches
+    whole = file_version_record(1.7e9) + good[0] + good[1] + bytes(bad) + good[3] + good[4]
+    _upload(service, f"{job_dir}/run/events.out.tfevents.1.host", whole[:-7])  # torn at the end
+    _upload(service, f"{job_dir}/fake/events.out.tfevents.2.host", b"not an event file" * 10)
+    service.client().create(basic_job(job_id, package_uri, "--steps", "5", jobDir=job_dir))
+    service.wait_state(job_id)
+    scalars = _scalars(service, job_id)
+    got = _drain(scalars)
+    steps = [s for s, _, _ in got["points"][("events", "run", "loss", "")]]
+    assert steps == [1, 2, 4]  # 3 is corrupt, 5 is torn (not yet complete)
+    events = next(s for s in got["last"].statuses if s.source == "events")
+    assert events.problem
+    assert "1 corrupt record skipped" in events.text
+    assert "fake/events.out.tfevents.2.host: " in events.text
+    # The torn record completes: only it is read, from where the reader stopped.
+    _upload(service, f"{job_dir}/run/events.out.tfevents.1.host", whole)
+    poll = scalars.poll()
+    assert [(b.key.run, b.steps) for b in poll.batches] == [("run", [5])]
+
+
+@pytest.mark.timeout(180)
+def test_a_tuning_jobs_trials_report_their_curves(service: LiveService, package_uri: str) -> None:
+    job_id = unique_id("tuned")
+    job_dir = f"gs://{BUCKET}/{job_id}"
+    body = basic_job(
+        job_id,
+        package_uri,
+        "--steps",
+        "60",
+        "--checkpoint-every",
+        "20",
+        jobDir=job_dir,
+        hyperparameters={
+            "goal": "MINIMIZE",
+            "maxTrials": 2,
+            "maxParallelTrials": 2,
+            "algorithm": "GRID_SEARCH",
+            "params": [
+                {
+                    "parameterName": "learning_rate",
+                    "type": "DISCRETE",
+                    "discreteValues": [0.01, 0.1],
+                }
+            ],
+        },
+    )
+    service.client().create(body)
+    got = _drain(_scalars(service, job_id), timeout=150)
+    points = got["points"]
+    tag = "training/hptuning/metric"
+    for trial in ("1", "2"):
+        reports = points[("hypertune", "", tag, trial)]
+        assert [s for s, _, _ in reports] == [20, 40, 60]
+        assert all(math.isnan(w) for _, w, _ in reports)
+        # The trial's own event files (the trainer appends the trial id to its job dir).
+        evals = points[("events", "eval", "loss", trial)]
+        assert [v for _, _, v in evals] == pytest.approx([v for _, _, v in reports], rel=1e-6)
+    # One trial's view reads only that trial's folder.
+    one = _drain(_scalars(service, job_id, trial="2"))["points"]
+    assert {k[3] for k in one} == {"2"}
+    assert ("events", "eval", "loss", "2") in one
+
+
+def _cli(svc: LiveService, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "tui_app", "jobs", "metrics", *args]
+    return subprocess.run(
+        [*argv, "--state-dir", str(svc.state_dir), "--project", PROJECT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.timeout(120)
+def test_jobs_metrics_prints_what_the_view_reads(service: LiveService, package_uri: str) -> None:
+    job_id = unique_id("cli")
+    job_dir = f"gs://{BUCKET}/{job_id}"
+    args = ("--steps", "40", "--log-every", "10", "--checkpoint-every", "20")
+    service.client().create(basic_job(job_id, package_uri, *args, jobDir=job_dir))
+    service.wait_state(job_id)
+    view = _drain(_scalars(service, job_id))["points"]
+
+    done = _cli(service, job_id)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert list(rows[0]) == ["step", "wall_time", "value", "run", "tag", "source"]
+    by_series: dict[tuple[str, str, str], list[tuple[int, float]]] = {}
+    for r in rows:
+        by_series.setdefault((r["source"], r["run"], r["tag"]), []).append(
+            (int(r["step"]), float(r["value"]))
+        )
+    assert by_series == {(k[0], k[1], k[2]): [(s, v) for s, _, v in pts] for k, pts in view.items()}
+
+    as_json = _cli(service, job_id, "--format", "json", "--tag", "loss")
+    assert as_json.returncode == 0, as_json.stderr
+    doc: list[dict[str, Any]] = json.loads(as_json.stdout)
+    assert {(d["run"], d["source"]) for d in doc} == {("train", "events"), ("eval", "events")}
+
+    missing = _cli(service, job_id, "--tag", "accuracy")
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines() == [
+        f"error: --tag accuracy: no such tag in {job_id}; its tags are:",
+        "  loss",
+    ]

@@ -1,0 +1,406 @@
+"""The scalar curves of one job (or one trial), read incrementally: ``JobScalars.poll()``.
+
+Three sources, each a series per run and tag (``SeriesKey``), as docs/metrics.md describes:
+
+- **events**: TensorFlow summary event files under the job's output folder (``jobDir``; on
+  Vertex AI the ``baseOutputDirectory`` it maps to), at any depth. The run is the folder an
+  event file is in, relative to the output folder (Keras' ``train``/``validation``, an
+  Estimator's ``.`` and ``eval``). In a tuning job's view, a file under ``<jobDir>/<trialId>/``
+  belongs to that trial (the platform's idiom for per-trial output). Each file keeps a reader
+  and an offset between polls, so it is read once, a new piece at a time;
+- **hypertune**: each trial's reports of the goal metric (``trainingOutput.trials[].allMetrics``,
+  which the local service fills from the trial's cloudml-hypertune file and Vertex AI from its
+  measurements). They carry no wall time: those points sit at NaN on a time axis;
+- **logs**: metrics the chief prints (Keras' epoch lines, ``key=value`` pairs with a step, JSON
+  lines), for trainers that write no event files: read only while no event file has given a
+  point, so one curve is not drawn twice from two sources.
+
+Blocking: the TUI calls ``poll`` from a thread worker, ``tui-app jobs metrics`` from its main
+thread. A source that fails says why in its status line and the others go on; only the job read
+itself raises.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tui_app.api.errors import ApiCallError
+from tui_app.api.job_outputs import OutputFile, OutputFolder, output_folder
+from tui_app.model.job_spec import DEFAULT_METRIC_TAG
+from tui_app.model.log_metrics import LogMetricParser
+from tui_app.model.metric_series import SeriesKey
+from tui_app.model.states import JobState
+from tui_app.model.tf_events import EventFileReader, is_event_file
+from tui_app.model.wire import as_float, as_int, as_list, as_mapping, as_str
+
+if TYPE_CHECKING:
+    from tui_app.api.connection import Connection
+    from tui_app.api.log_feed import LogFeed
+    from tui_app.model.log_line import LogLine
+
+__all__ = ["POLL_SECONDS", "JobScalars", "ScalarBatch", "ScalarPoll", "SourceStatus"]
+
+POLL_SECONDS = 1.0
+"""How often a view polls a running job: a point a trainer flushed is on screen within 2 s."""
+READ_BUDGET_BYTES = 64 << 20
+"""Event-file bytes read per poll at most: a backlog of gigabytes reaches the view in pieces
+(``ScalarPoll.more``) instead of holding the poll for a minute."""
+LOG_LINES_PER_POLL = 50_000
+CHIEF = "master-replica-0"
+"""Log metrics are read from the chief only: every worker of a data-parallel job prints the
+same loss, and one curve per worker would bury the chief's."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarBatch:
+    """New points of one series."""
+
+    key: SeriesKey
+    steps: list[int]
+    wall_times: list[float]
+    values: list[float]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStatus:
+    """One line for the view: where a source looked and what it found, or what went wrong."""
+
+    source: str
+    """``events``, ``hypertune`` or ``logs``."""
+    text: str
+    problem: bool = False
+
+
+@dataclass(slots=True)
+class ScalarPoll:
+    batches: list[ScalarBatch] = field(default_factory=list)
+    statuses: list[SourceStatus] = field(default_factory=list)
+    job: dict[str, Any] | None = None
+    ended: bool = False
+    """The job had ended before this poll read its sources: nothing more will come."""
+    more: bool = False
+    """A backlog is left (the read budget ran out): poll again at once."""
+
+
+@dataclass(slots=True)
+class _FileState:
+    reader: EventFileReader
+    generation: str = ""
+    run: str = ""
+    trial: str = ""
+
+
+class JobScalars:
+    """Everything the metrics view and ``jobs metrics`` draw for one job or one trial."""
+
+    def __init__(
+        self,
+        connection: Callable[[], Connection],
+        project: str,
+        job_id: str,
+        *,
+        read_job: Callable[[], dict[str, Any]],
+        trial_id: str | None = None,
+        live_interval: float = POLL_SECONDS,
+    ) -> None:
+        self.project = project
+        self.job_id = job_id
+        self.trial_id = trial_id
+        self._connection = connection
+        self._read_job = read_job
+        self._live_interval = live_interval
+        self._files: dict[str, _FileState] = {}
+        self._folder: OutputFolder | None = None
+        self._folder_conn: Connection | None = None
+        self._event_points = 0
+        self._hypertune_last: dict[str, int] = {}
+        self._feed: LogFeed | None = None
+        self._parsers: dict[tuple[str, str], LogMetricParser] = {}
+        self._log_points = 0
+
+    # -- the poll ------------------------------------------------------------------------------
+
+    def poll(self) -> ScalarPoll:
+        """New points of every source since the last poll.
+
+        Raises:
+            ApiCallError: the job could not be read (the service is away, or no such job).
+        """
+        job = self._read_job()
+        ended = JobState(str(job.get("state") or "QUEUED")).is_terminal
+        out = ScalarPoll(job=job)
+        conn = self._connection()
+        more = self._poll_events(job, conn, out, ended)
+        self._poll_hypertune(job, out)
+        more = self._poll_logs(conn, out, ended) or more
+        out.more = more
+        out.ended = ended and not more
+        return out
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def output_root(self, job: dict[str, Any]) -> str:
+        """Where this view looks for event files ("" when the job names no output folder)."""
+        ti = as_mapping(job.get("trainingInput"))
+        job_dir = _text(ti.get("jobDir")).rstrip("/")
+        if self.trial_id is None or not job_dir:
+            return job_dir
+        for trial in as_list(as_mapping(job.get("trainingOutput")).get("trials")):
+            t = as_mapping(trial)
+            if _text(t.get("trialId")) == self.trial_id:
+                directory = _text(as_mapping(t.get("output")).get("directory")).rstrip("/")
+                if directory and directory != job_dir:
+                    return directory
+        return f"{job_dir}/{self.trial_id}"
+
+    def _poll_events(
+        self, job: dict[str, Any], conn: Connection, out: ScalarPoll, ended: bool
+    ) -> bool:
+        root = self.output_root(job)
+        if not root:
+            out.statuses.append(
+                SourceStatus("events", "No event files: the job has no jobDir to look in.")
+            )
+            return False
+        if self._folder is None or self._folder_conn is not conn or self._folder.root != root:
+            self._folder = output_folder(root, conn)
+            self._folder_conn = conn
+        try:
+            listed = [f for f in self._folder.files() if is_event_file(f.path)]
+        except ApiCallError as exc:
+            out.statuses.append(SourceStatus("events", exc.message, problem=True))
+            return False
+        trials = _trial_ids(job) if self.trial_id is None else set()
+        budget = READ_BUDGET_BYTES
+        more = False
+        corrupt = 0
+        broken: list[str] = []
+        for file in sorted(listed, key=lambda f: f.path):
+            state = self._state_for(file, root, trials)
+            if state.reader.problem:
+                broken.append(f"{_short(file.path, root)}: {state.reader.problem}")
+                continue
+            if file.size < state.reader.offset:  # replaced by a shorter file: read it anew
+                state = self._files[file.path] = _FileState(
+                    EventFileReader(), file.generation, state.run, state.trial
+                )
+            state.generation = file.generation
+            if file.size - state.reader.offset < state.reader.wanted:
+                # Nothing new, or not yet the whole of the record being written.
+                corrupt += state.reader.corrupt
+                continue
+            if budget <= 0:
+                more = True
+                continue
+            # At least the record being read (Keras writes its graph as one record of
+            # megabytes), even past the budget: less would never make progress.
+            end = state.reader.offset + max(budget, state.reader.wanted)
+            limited = OutputFile(file.path, min(file.size, end), file.generation)
+            try:
+                data = self._folder.read(limited, state.reader.offset)
+            except ApiCallError as exc:
+                if exc.status_code == 404:  # removed since the listing: the next poll knows
+                    continue
+                out.statuses.append(SourceStatus("events", exc.message, problem=True))
+                return False
+            budget -= len(data)
+            more = more or limited.size < file.size
+            self._add_events(state, data, out)
+            corrupt += state.reader.corrupt
+            if state.reader.problem:
+                broken.append(f"{_short(file.path, root)}: {state.reader.problem}")
+        out.statuses.append(self._events_status(root, listed, corrupt, broken, ended))
+        return more
+
+    def _state_for(self, file: OutputFile, root: str, trials: set[str]) -> _FileState:
+        state = self._files.get(file.path)
+        if state is None:
+            run, trial = _run_of(file.path, root, trials)
+            state = self._files[file.path] = _FileState(
+                EventFileReader(), file.generation, run, trial or (self.trial_id or "")
+            )
+        return state
+
+    def _add_events(self, state: _FileState, data: bytes, out: ScalarPoll) -> None:
+        for tag, (steps, walls, values) in state.reader.feed(data).items():
+            if not steps:
+                continue
+            self._event_points += len(steps)
+            key = SeriesKey("events", state.run, tag, state.trial)
+            out.batches.append(ScalarBatch(key, list(steps), list(walls), list(values)))
+
+    def _events_status(
+        self, root: str, listed: list[OutputFile], corrupt: int, broken: list[str], ended: bool
+    ) -> SourceStatus:
+        if not listed:
+            why = f" ({self._folder.note})" if self._folder and self._folder.note else ""
+            again = "" if ended else f"; looking again every {self._live_interval:g} s"
+            return SourceStatus(
+                "events", f"No TensorFlow event files under {root} yet{why}{again}."
+            )
+        runs = sorted({s.run for s in self._files.values() if s.reader.offset})
+        text = f"{_count(len(listed), 'event file')} under {root}"
+        if runs:
+            text += f" (runs: {', '.join(runs)})"
+        notes = []
+        if corrupt:
+            notes.append(f"{_count(corrupt, 'corrupt record')} skipped")
+        notes += broken
+        if notes:
+            text += "; " + "; ".join(notes)
+        return SourceStatus("events", text + ".", problem=bool(notes))
+
+    # -- hypertune ------------------------------------------------------------------------------
+
+    def _poll_hypertune(self, job: dict[str, Any], out: ScalarPoll) -> None:
+        ti = as_mapping(job.get("trainingInput"))
+        spec = as_mapping(ti.get("hyperparameters"))
+        if not spec:
+            return
+        tag = _text(spec.get("hyperparameterMetricTag")) or DEFAULT_METRIC_TAG
+        reported = 0
+        for trial in as_list(as_mapping(job.get("trainingOutput")).get("trials")):
+            t = as_mapping(trial)
+            trial_id = _text(t.get("trialId"))
+            if not trial_id or (self.trial_id is not None and trial_id != self.trial_id):
+                continue
+            points = _reports(t)
+            if points:
+                reported += 1
+            last = self._hypertune_last.get(trial_id)
+            fresh = [(s, v) for s, v in points if last is None or s > last]
+            if not fresh:
+                continue
+            self._hypertune_last[trial_id] = fresh[-1][0]
+            out.batches.append(
+                ScalarBatch(
+                    SeriesKey("hypertune", "", tag, trial_id),
+                    [s for s, _ in fresh],
+                    [math.nan] * len(fresh),
+                    [v for _, v in fresh],
+                )
+            )
+        who = f"trial {self.trial_id}" if self.trial_id is not None else "trials"
+        text = (
+            f"Hypertune: {tag} reported by {reported} {who if reported != 1 else 'trial'}."
+            if reported
+            else f"Hypertune: no {tag} reports yet."
+        )
+        if self.trial_id is not None and reported:
+            text = f"Hypertune: {tag} reported by trial {self.trial_id}."
+        out.statuses.append(SourceStatus("hypertune", text))
+
+    # -- logs -----------------------------------------------------------------------------------
+
+    def _poll_logs(self, conn: Connection, out: ScalarPoll, ended: bool) -> bool:
+        if self._event_points:
+            if self._log_points:
+                out.statuses.append(
+                    SourceStatus("logs", "Log lines: no longer read (event files found).")
+                )
+            return False
+        from tui_app.api.log_feed import LogFeed
+
+        try:
+            if self._feed is None:
+                feed = LogFeed(
+                    self.project,
+                    self.job_id,
+                    self._read_job,
+                    self._connection,
+                    task_name=CHIEF,
+                    trial_id=self.trial_id,
+                    settle=not ended,
+                    batch_limit=LOG_LINES_PER_POLL,
+                )
+                feed.open()
+                self._feed = feed
+            lines = self._feed.read_all()
+        except ApiCallError as exc:
+            self._feed = None if not exc.transient else self._feed
+            out.statuses.append(SourceStatus("logs", f"Log lines: {exc.message}", problem=True))
+            return False
+        # Per series, step -> (wall time, value): a Keras epoch's progress updates and a
+        # re-printed epoch give one step several times, and the last printed value wins.
+        by_key: dict[SeriesKey, dict[int, tuple[float, float]]] = {}
+        for line in lines:
+            parser = self._parsers.setdefault(
+                (line.task_name, line.trial_id or ""), LogMetricParser()
+            )
+            points = parser.feed(line.text)
+            if not points:
+                continue
+            wall = _epoch_seconds(line)
+            for p in points:
+                key = SeriesKey("logs", line.task_name, p.tag, line.trial_id or "")
+                steps = by_key.setdefault(key, {})
+                steps.pop(p.step, None)  # re-inserted: its place is where it was last printed
+                steps[p.step] = (wall, p.value)
+        for key, steps in by_key.items():
+            self._log_points += len(steps)
+            out.batches.append(
+                ScalarBatch(
+                    key,
+                    list(steps),
+                    [w for w, _ in steps.values()],
+                    [v for _, v in steps.values()],
+                )
+            )
+        if self._log_points:
+            text = f"Log lines: metrics printed by {CHIEF} (no event files found)."
+        else:
+            text = f"Log lines: no metrics printed by {CHIEF} yet."
+        out.statuses.append(SourceStatus("logs", text))
+        return len(lines) >= LOG_LINES_PER_POLL
+
+
+def _text(value: object) -> str:
+    return as_str(value) or ""
+
+
+def _trial_ids(job: dict[str, Any]) -> set[str]:
+    trials = as_list(as_mapping(job.get("trainingOutput")).get("trials"))
+    ids = {_text(as_mapping(t).get("trialId")) for t in trials}
+    return {i for i in ids if i}
+
+
+def _run_of(path: str, root: str, trials: set[str]) -> tuple[str, str]:
+    """``(run, trial)`` of an event file: its folder relative to ``root``, and the trial whose
+    ``<root>/<trialId>/`` holds it ("" when none does)."""
+    rel = path[len(root) :].lstrip("/") if path.startswith(root) else path
+    folder = rel.rpartition("/")[0]
+    head, _, rest = folder.partition("/")
+    if head in trials:
+        return rest or ".", head
+    return folder or ".", ""
+
+
+def _reports(trial: Mapping[str, Any]) -> list[tuple[int, float]]:
+    """A trial's ``(step, value)`` reports, by step; ``finalMetric`` when there is no history."""
+    history = as_list(trial.get("allMetrics")) or [trial.get("finalMetric")]
+    points: dict[int, float] = {}
+    for item in history:
+        m = as_mapping(item)
+        value = as_float(m.get("objectiveValue"), keep_nan=True)
+        step = as_int(m.get("trainingStep"))
+        if value is not None:
+            points[step if step is not None else 0] = value
+    return sorted(points.items())
+
+
+def _epoch_seconds(line: LogLine) -> float:
+    try:
+        return line.when().timestamp()
+    except ValueError:
+        return math.nan
+
+
+def _short(path: str, root: str) -> str:
+    return path[len(root) :].lstrip("/") if path.startswith(root) else path
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
