@@ -58,6 +58,8 @@ class TrialRow:
     """Where the trial wrote, relative to the job dir when under it (``1/``); "" if unknown."""
     shared_with: tuple[str, ...] = ()
     """Other trials that wrote files into one of this trial's directories."""
+    history: tuple[float, ...] = ()
+    """The metric at each reported step, oldest first (``allMetrics``): the sparkline."""
 
     @property
     def objective_text(self) -> str:
@@ -115,6 +117,36 @@ def metric_tag(job: Mapping[str, Any]) -> str | None:
     hp = as_mapping(as_mapping(job.get("trainingInput")).get("hyperparameters"))
     tag = out.get("hyperparameterMetricTag") or hp.get("hyperparameterMetricTag")
     return str(tag) if tag else None
+
+
+def final_objectives(job: Mapping[str, Any]) -> dict[str, float]:
+    """Each finished trial's final objective, by trial id: what the best trial is chosen from
+    (``metric_goals.best_trial``). A running trial's value so far is left out: it may still
+    change, and the view must not crown a trial that has not finished."""
+    finals: dict[str, float] = {}
+    for entry in as_list(as_mapping(job.get("trainingOutput")).get("trials")):
+        trial = as_mapping(entry)
+        trial_id = str(trial.get("trialId") or "")
+        if not trial_id or str(trial.get("state") or "") in LIVE_STATES:
+            continue
+        value = as_float(as_mapping(trial.get("finalMetric")).get("objectiveValue"))
+        if value is not None:
+            finals[trial_id] = value
+    return finals
+
+
+def objective_history(trial: Mapping[str, Any]) -> tuple[float, ...]:
+    """The trial's reported objective by step, oldest first (``allMetrics``; a report without
+    a step keeps its place in the list). A step reported twice keeps its last value."""
+    by_step: dict[int, float] = {}
+    for i, m in enumerate(as_list(trial.get("allMetrics"))):
+        metric = as_mapping(m)
+        value = as_float(metric.get("objectiveValue"), keep_nan=True)
+        if value is None:
+            continue
+        step = as_int(metric.get("trainingStep"))
+        by_step[step if step is not None else i] = value
+    return tuple(v for _, v in sorted(by_step.items()))
 
 
 def completed_trials(job: Mapping[str, Any]) -> int | None:
@@ -235,6 +267,7 @@ def _row(trial: Mapping[str, Any], index: int, now: datetime, job_dir: str = "")
         duration=duration,
         output=relative_output(str(output.get("directory") or ""), job_dir),
         shared_with=tuple(str(t) for t in as_list(output.get("sharedWith"))),
+        history=objective_history(trial),
     )
 
 
