@@ -12,14 +12,14 @@ textual-plotext.
        └┬──────────┬──────────┬──
         0         500        1k
     ⣿ train       last 0.082  min 0.071  max 1.04
-    ▚ validation  last 0.1  2 NaN  min 0.09  max 1.1
+    • validation  last 0.1  2 NaN  min 0.09  max 1.1
 
 Each series is its smoothed curve with its raw curve faint behind it (when smoothing is on), as
 TensorBoard draws them. In a tuning job's overlay the best trial is drawn strongest and the
 others faint. Every curve is told apart by its marker as well as by its colour, so the chart still
-reads under ``NO_COLOR``: raw points are ``·``, smoothed curves braille dots, and the best trial
-(and a second run) quadrant blocks. Non-finite values (a loss that blew up) are ``×`` marks on
-the x axis where they happened, and counted in the legend.
+reads under ``NO_COLOR``: raw points are ``·``, the first run's smoothed curve braille dots, a
+second run's ``•``, and the best trial's quadrant blocks. Non-finite values (a loss that blew
+up) are ``×`` marks on the x axis where they happened, and counted in the legend.
 
 The chart asks each series for a view with as many columns as the plot has (the model keeps at
 most two points per column), and sets round ticks itself (``model.chart_ticks``): plotext's own
@@ -56,12 +56,12 @@ other trials."""
 RAW_MARKER = "·"
 """The raw curve behind a smoothed one: one small dot per cell, never mistaken for a line."""
 NONFINITE_MARKER = "×"
-SERIES_MARKERS: tuple[str, ...] = ("braille", "hd", "+", "o", "*")
+SERIES_MARKERS: tuple[str, ...] = ("braille", "dot", "+", "o", "*")
 """Markers of the smoothed curves of a chart's runs, in order: the marker tells the runs apart
 where colour cannot (``NO_COLOR``, colour blindness)."""
 BEST_MARKER = "hd"
 FAINT_MARKER = "braille"
-MARKER_GLYPHS: dict[str, str] = {"braille": "⣿", "hd": "▚"}
+MARKER_GLYPHS: dict[str, str] = {"braille": "⣿", "hd": "▚", "dot": "•"}
 """The legend's sample of each plotext marker (a single-character marker is its own sample)."""
 PALETTE: tuple[str, ...] = ("primary", "accent", "secondary", "warning", "success")
 """Theme variables the runs' colours come from, in order (``success`` last: it is the best

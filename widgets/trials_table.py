@@ -3,19 +3,20 @@
 ::
 
     Trials
-    12 trials, 9 completed · goal MINIMIZE rmse · ★ best · enter opens a trial's logs
+    12 trials, 9 completed · goal MINIMIZE rmse · ★ best · enter a trial's logs · M its metrics
      0.4210 ┤ ●        ○
             │    ●  ●     ●
      0.0132 ┤       ★
-       ★ Trial  Objective  Step  State         Duration  Output  Hyperparameters
-       ★ 4      0.0132     1000  ✓ SUCCEEDED  1m20s     4/      lr=0.01, layers=3
+       ★ Trial  Objective  Step  State         Curve       Duration  Output  Hyperparameters
+       ★ 4      0.0132     1000  ✓ SUCCEEDED  █▆▄▃▂▂▁▁▁▁  1m20s     4/      lr=0.01, layers=3
 
 The table is a ``DataTable`` (a tuning job has tens of trials, not the job list's 100k rows, so
 the stock widget's measuring costs nothing and gives row cursor, header and scrolling for free).
 Rows are keyed by trial id: a refresh re-sorts them and, while the table has focus, the cursor
 stays on its trial (unfocused, it rests on the best). The key columns come first and the
 hyperparameters last, so at 80 columns what is cut is the tail of the parameter list, never the
-objective.
+objective. The Curve column is each trial's metric over its reported steps (``allMetrics``), a
+sparkline whose ``×`` marks a NaN or inf report; ``M`` on a row opens that trial's metrics.
 
 The plot is a small text scatter of the objective by trial id, not a ``Sparkline``: a sparkline
 draws bars from the minimum up, which reads "higher is better" even when the goal is MINIMIZE, and
@@ -38,6 +39,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
+from tui_app.model.metric_goals import sparkline
 from tui_app.model.trials import (
     BEST_GLYPH,
     PlotPoint,
@@ -50,7 +52,19 @@ from tui_app.model.trials import (
 PLOT_ROWS = 4
 FINAL_GLYPH = "●"
 LATEST_GLYPH = "○"
-COLUMNS = ("", "Trial", "Objective", "Step", "State", "Duration", "Output", "Hyperparameters")
+COLUMNS = (
+    "",
+    "Trial",
+    "Objective",
+    "Step",
+    "State",
+    "Curve",
+    "Duration",
+    "Output",
+    "Hyperparameters",
+)
+CURVE_WIDTH = 10
+"""The sparkline's cells: ten reports side by side, or ten averages of a longer history."""
 
 
 class TrialsPlot(Widget):
@@ -127,10 +141,14 @@ class TrialsPlot(Widget):
 
 
 class TrialsTable(DataTable[str | Text]):
-    """One row per trial, best first; ``enter`` posts ``TrialSelected``."""
+    """One row per trial, best first; ``enter`` posts ``TrialSelected``, ``M``
+    ``TrialMetricsRequested``."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "Trial logs", id="trials.logs"),
+        Binding(
+            "M", "metrics", "Trial metrics", id="trials.metrics", tooltip="This trial's curves"
+        ),
         Binding("j", "cursor_down", "Down", show=False, id="trials.down"),
         Binding("k", "cursor_up", "Up", show=False, id="trials.up"),
     ]
@@ -153,6 +171,13 @@ class TrialsTable(DataTable[str | Text]):
 
     class TrialSelected(Message):
         """``enter`` on a trial: open its logs."""
+
+        def __init__(self, trial_id: str) -> None:
+            super().__init__()
+            self.trial_id = trial_id
+
+    class TrialMetricsRequested(Message):
+        """``M`` on a trial: open its metrics (its own tags)."""
 
         def __init__(self, trial_id: str) -> None:
             super().__init__()
@@ -219,6 +244,7 @@ class TrialsTable(DataTable[str | Text]):
             Text(objective, style=style_text, justify="right"),
             Text(row.step_text, style=style_text, justify="right"),
             Text(row.state_text, style=style_text),
+            Text(sparkline(row.history, CURVE_WIDTH), style=style_text),
             Text(row.duration, style=style_text, justify="right"),
             Text(row.hyperparameters, style=style_text),
         ]
@@ -229,6 +255,10 @@ class TrialsTable(DataTable[str | Text]):
 
     def _shared_style(self) -> str:
         return str(self.get_component_rich_style("trials-table--shared", partial=True))
+
+    def action_metrics(self) -> None:
+        if self.shown and 0 <= self.cursor_row < len(self.shown):
+            self.post_message(self.TrialMetricsRequested(self.shown[self.cursor_row].trial_id))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -280,7 +310,7 @@ class TrialsSection(Widget):
             count = "no trials yet"
         goal_text = f"goal {goal}" + (f" {tag}" if tag else "")
         self.caption.update(
-            f"{count} · {goal_text} · {BEST_GLYPH} best · enter opens a trial's logs"
+            f"{count} · {goal_text} · {BEST_GLYPH} best · enter a trial's logs · M its metrics"
         )
         self.plot.show(objective_series(rows))
         self.plot.display = bool(rows)

@@ -48,15 +48,18 @@ def test_trials(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> Non
     """The reviewer should see:
 
     - the "Trials" section under the summary (scrolled into view by ``t``): a dim caption
-      "11 trials, 9 completed · goal MINIMIZE rmse · ★ best · enter opens a trial's logs";
+      "11 trials, 9 completed · goal MINIMIZE rmse · ★ best · enter a trial's logs · M its
+      metrics" (cut at 80 columns);
     - a 4-row scatter of the objective by trial id, 0.8871 on the top tick and 0.0132 on the
       bottom one, trial 5's green ★ among the points on the bottom row, trial 10's latest value
       a hollow ○, no point for trials 4 (failed) and 11 (nothing reported yet);
     - the table best first: ★ 5 0.0132, 9 0.0297, 10 0.0517… (running, its latest value, dim),
       7, 3, 8, 1, 6 "✓ SUCCEEDED early" at step 400, 2 0.8871, then 4 "✗ FAILED" (red) and 11
       "▶ RUNNING" with no objective; durations (running ones up to the frozen 09:30);
+    - a Curve column, empty but for trial 10's two reports (▇ then ▁: the others reported only
+      a final metric);
     - the row cursor on trial 5; the hyperparameters last, cut at the right edge at 80 columns;
-    - the footer with "Trial logs" (enter) and "Trials" (t); the summary above without the
-      text list of trials (the table replaces it).
+    - the footer with "Trial logs" (enter), "Trial metrics" (M) and "Trials" (t); the summary
+      above without the text list of trials (the table replaces it).
     """
     assert snap_compare(make_app(tmp_path), run_before=open_trials, terminal_size=size)

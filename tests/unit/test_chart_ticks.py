@@ -52,7 +52,7 @@ def test_ticks_lie_in_the_range_evenly_spaced(low: float, span: float, most: int
         return
     ticks = nice_ticks(low, high, most)
     assert ticks == sorted(ticks)
-    tolerance = span * 1e-6
+    tolerance = span * 1e-6 + max(abs(low), abs(high)) * 1e-12  # float resolution
     assert all(low - tolerance <= t <= high + tolerance for t in ticks)
     assert len(ticks) <= 2 * most + 1
     gaps = [b - a for a, b in itertools.pairwise(ticks)]

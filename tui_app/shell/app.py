@@ -29,6 +29,7 @@ from tui_app.model.job_view import JobRow, default_key
 from tui_app.shell.job_actions import JobActions
 from tui_app.shell.jobs_source import JobsSource
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
+from tui_app.shell.metrics_request import MetricsRequested
 from tui_app.shell.screens.command_screen import Command, CommandScreen
 from tui_app.shell.screens.help_screen import HelpScreen, key_label
 from tui_app.shell.screens.jobs_screen import JobsScreen
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from tui_app.api.connection import Connection
     from tui_app.api.jobs_api import JobsApi
     from tui_app.shell.screens.builder_screen import BuilderScreen
+    from tui_app.shell.screens.metrics_screen import ScalarsFactory, ScalarSource
 
 RETRY_SECONDS = 2.0
 TYPING_QUIET_SECONDS = 0.4
@@ -121,6 +123,7 @@ class JobsApp(JobActions):
         clock: Callable[[], datetime] | None = None,
         poll: bool = True,
         source: JobsSource | None = None,
+        scalars: ScalarsFactory | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -128,6 +131,8 @@ class JobsApp(JobActions):
         label = profile.label() if profile else profile_name
         self.source = source or JobsSource(connect, project, label)
         self.project = project
+        self.scalars: ScalarsFactory = scalars or self._job_scalars
+        """Where the metrics view reads a job's curves (tests hand fixed series)."""
         self.profile_name = profile_name
         self.settings_file = settings_file
         self.clock = clock or (lambda: datetime.now(UTC).astimezone())
@@ -315,9 +320,14 @@ class JobsApp(JobActions):
             job_id = self._command_job(command)
             if job_id is not None:
                 self.open_job(job_id, logs=name == "logs")
+        elif name == "metrics":
+            job_id = self._command_job(command)
+            if job_id is not None:
+                self.open_metrics(job_id)
 
     def _command_job(self, command: Command) -> str | None:
-        """The job ``:logs``/``:describe`` mean: the one named, else the one the user is on."""
+        """The job ``:logs``/``:describe``/``:metrics`` mean: the one named, else the one the user
+        is on."""
         if not command.job_id:
             job_id = self.selected_job_id()
             if job_id is None:
@@ -343,6 +353,35 @@ class JobsApp(JobActions):
             return
         self.action_home()
         self.push_screen(LogsScreen(job_id) if logs else DescribeScreen(job_id))
+
+    def on_metrics_requested(self, message: MetricsRequested) -> None:
+        self.open_metrics(message.job_id, message.trial)
+
+    def open_metrics(self, job_id: str, trial: str | None = None) -> None:
+        """Show the metric curves of ``job_id`` (or of its trial ``trial``) over what is open.
+
+        Loaded on first use: the charts bring numpy and plotext, which the list's first frame
+        does not wait for.
+        """
+        from tui_app.shell.screens.metrics_screen import MetricsScreen
+
+        screen = self.screen
+        if isinstance(screen, MetricsScreen) and (screen.job_id, screen.trial) == (job_id, trial):
+            return
+        self.push_screen(MetricsScreen(job_id, trial, scalars=self.scalars))
+
+    def _job_scalars(self, job_id: str, trial: str | None) -> ScalarSource:
+        """``JobScalars`` on the profile's connection (called in the view's worker thread)."""
+        from tui_app.api.job_scalars import JobScalars
+
+        source = self.source
+        return JobScalars(
+            source.connection,
+            self.project,
+            job_id,
+            read_job=lambda: source.call(lambda client: client.get(job_id)),
+            trial_id=trial,
+        )
 
     def selected_job_id(self) -> str | None:
         """The job the user is on: the open detail's or logs', else the list's cursor row."""

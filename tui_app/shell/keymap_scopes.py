@@ -27,6 +27,7 @@ def keymap_scopes(app_bindings: Iterable[BindingType]) -> dict[str, Scope]:
     from tui_app.shell.screens.jobs_screen import JobsScreen
     from tui_app.shell.screens.logs_screen import LogsScreen
     from tui_app.shell.screens.message_screen import MessageScreen
+    from tui_app.shell.screens.metrics_screen import MetricsScreen
     from tui_app.shell.screens.param_edit_screen import ParamEditScreen
     from tui_app.shell.screens.picker_screen import PickerScreen
     from tui_app.shell.screens.presets_screen import PresetsScreen
@@ -36,6 +37,7 @@ def keymap_scopes(app_bindings: Iterable[BindingType]) -> dict[str, Scope]:
     from tui_app.widgets.job_table import JobTable
     from tui_app.widgets.log_view import LogView
     from tui_app.widgets.params_table import ParamsTable
+    from tui_app.widgets.tag_picker import TagPicker
     from tui_app.widgets.trials_table import TrialsTable
 
     app = bindings_of(app_bindings)
@@ -43,6 +45,7 @@ def keymap_scopes(app_bindings: Iterable[BindingType]) -> dict[str, Scope]:
         "the job list": (JobsScreen, JobTable),
         "the logs": (LogsScreen, LogView),
         "describe": (DescribeScreen, DetailScroll, TrialsTable),
+        "the metrics": (MetricsScreen, TagPicker),
         "the builder": (BuilderScreen, CodePreview, ParamsTable),
         "help": (HelpScreen, DetailScroll),
         "the command line": (CommandScreen,),

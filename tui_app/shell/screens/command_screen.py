@@ -1,5 +1,5 @@
-"""``:`` command mode (as in k9s): ``:jobs``, ``:logs [ID]``, ``:describe [ID]``, ``:builder``,
-``:new``, ``:q``."""
+"""``:`` command mode (as in k9s): ``:jobs``, ``:logs [ID]``, ``:describe [ID]``,
+``:metrics [ID]``, ``:builder``, ``:new``, ``:q``."""
 
 from __future__ import annotations
 
@@ -18,13 +18,14 @@ COMMANDS: dict[str, str] = {
     "jobs": "the job list",
     "logs": "logs of the selected job, or of :logs ID",
     "describe": "detail of the selected job, or of :describe ID",
+    "metrics": "metric curves of the selected job, or of :metrics ID",
     "builder": "the config builder",
     "new": "the builder with a new job",
     "help": "every key",
     "q": "quit",
 }
 """Each command and what it opens (the hint under the prompt lists them)."""
-TAKES_JOB_ID = frozenset({"logs", "describe"})
+TAKES_JOB_ID = frozenset({"logs", "describe", "metrics"})
 """Commands that may name a job: ``:logs mnist_20261122_083000`` (k9s's ``:logs <pod>``)."""
 ALIASES: dict[str, str] = {
     "quit": "q",
@@ -33,6 +34,7 @@ ALIASES: dict[str, str] = {
     "b": "builder",
     "j": "jobs",
     "desc": "describe",
+    "metric": "metrics",
 }
 
 
@@ -54,7 +56,9 @@ def resolve_command(text: str) -> Command | str:
             return f"Unknown command {text.strip()!r}; try {', '.join(COMMANDS)}."
         name = found.pop()
     if rest and name not in TAKES_JOB_ID:
-        return f":{name} takes no argument (only :logs and :describe take a job id)."
+        takers = [f":{c}" for c in COMMANDS if c in TAKES_JOB_ID]
+        listed = ", ".join(takers[:-1]) + " and " + takers[-1]
+        return f":{name} takes no argument (only {listed} take a job id)."
     return Command(name, rest)
 
 

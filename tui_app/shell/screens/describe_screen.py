@@ -12,7 +12,8 @@ has none (a cloud backend).
 For a hyperparameter tuning job, a "Trials" section (``widgets.trials_table``) between the two:
 a plot of the objective by trial and the trials table, best first, redrawn with every re-read of
 the job (the list's poll, every ``refresh_seconds``, while the job is live). ``t`` focuses the
-table and ``enter`` on a trial opens the logs filtered to it.
+table and ``enter`` on a trial opens the logs filtered to it, ``M`` its metric curves (``M``
+anywhere else: the job's, every trial's curve of the goal metric overlaid).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from tui_app.model.trials import (
 )
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import JobsRefreshed
+from tui_app.shell.metrics_request import MetricsRequested
 from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.detail_scroll import DetailScroll
@@ -80,6 +82,7 @@ class DescribeScreen(Screen[None], ScreenToasts):
         Binding("escape,q", "back", "Back", id="describe.back"),
         Binding("y", "toggle_yaml", "Summary/YAML", id="describe.yaml"),
         Binding("l", "logs", "Logs", id="describe.logs"),
+        Binding("M", "metrics", "Metrics", id="describe.metrics", tooltip="Live metric curves"),
         Binding("t", "trials", "Trials", id="describe.trials", tooltip="The trials table"),
         Binding("x,ctrl+d", "cancel_job", "Cancel", id="describe.cancel"),
         Binding("R", "resubmit", "Resubmit", id="describe.resubmit"),
@@ -244,6 +247,13 @@ class DescribeScreen(Screen[None], ScreenToasts):
     def on_trials_table_trial_selected(self, message: TrialsTable.TrialSelected) -> None:
         self.app.push_screen(LogsScreen(self.job_id, trial=message.trial_id))
 
+    def on_trials_table_trial_metrics_requested(
+        self, message: TrialsTable.TrialMetricsRequested
+    ) -> None:
+        """``M`` on a trial row: that trial's own curves (``M`` elsewhere: the job's)."""
+        message.stop()
+        self.post_message(MetricsRequested(self.job_id, message.trial_id))
+
     # -- per-replica usage -----------------------------------------------------------------------
 
     @work(
@@ -355,6 +365,9 @@ class DescribeScreen(Screen[None], ScreenToasts):
 
     def action_logs(self) -> None:
         self.app.push_screen(LogsScreen(self.job_id))
+
+    def action_metrics(self) -> None:
+        self.post_message(MetricsRequested(self.job_id))
 
     def action_toggle_yaml(self) -> None:
         self.show_yaml = not self.show_yaml

@@ -26,6 +26,7 @@ SCREEN_NAMES: dict[str, str] = {
     "JobsScreen": "the job list",
     "DescribeScreen": "a job's detail",
     "LogsScreen": "a job's logs",
+    "MetricsScreen": "a job's metrics",
     "BuilderScreen": "the config builder",
     "PresetsScreen": "the builder's presets",
     "ParamEditScreen": "the parameter editor",

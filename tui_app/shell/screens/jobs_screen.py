@@ -35,6 +35,7 @@ from tui_app.model.list_filter import (
 from tui_app.model.states import JobState
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
+from tui_app.shell.metrics_request import MetricsRequested
 from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.widgets.job_table import JobTable, longest_id_of
 from tui_app.widgets.key_footer import KeyFooter
@@ -56,6 +57,7 @@ class JobsScreen(Screen[None]):
         Binding("y", "yaml", "YAML", id="jobs.yaml"),
         Binding("l", "logs", "Logs", id="jobs.logs", tooltip="Live logs of every replica"),
         Binding("x,ctrl+d", "cancel_jobs", "Cancel", id="jobs.cancel"),
+        Binding("M", "metrics", "Metrics", id="jobs.metrics", tooltip="Live metric curves"),
         Binding("R", "resubmit", "Resubmit", id="jobs.resubmit"),
         Binding("E", "edit", "Edit+submit", id="jobs.edit", tooltip="A copy in the builder"),
         Binding("n", "new", "New job", show=False, id="jobs.new", tooltip="The builder, empty"),
@@ -423,6 +425,11 @@ class JobsScreen(Screen[None]):
         if job_id is None:
             return
         self.app.push_screen(LogsScreen(job_id))
+
+    def action_metrics(self) -> None:
+        job_id = self._one_job("Metrics")
+        if job_id is not None:
+            self.post_message(MetricsRequested(job_id))
 
     def action_yaml(self) -> None:
         self.action_describe(yaml=True)

@@ -1,0 +1,352 @@
+"""The metrics view (issue 26): its ways in, its keys, the tag picker, the layout by width, a
+live job's new points, and a tuning job's overlay with the best trial marked.
+
+Fixed jobs (tests/support/fixed_jobs.py) and fixed or test-fed curves
+(tests/support/fixed_scalars.py) drive the screen deterministically; the real service and the
+sample trainer's event files are in tests/pilot/test_metrics_live.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.pilot.conftest import FROZEN_NOW, wait_for
+from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
+from tests.support.fixed_scalars import MNIST_ID, TUNING_ID, FedScalars, FixedScalars
+from tui_app.config.settings import Settings
+from tui_app.model.metric_series import SeriesKey
+from tui_app.shell.app import JobsApp
+from tui_app.shell.screens.describe_screen import DescribeScreen
+from tui_app.shell.screens.jobs_screen import JobsScreen
+from tui_app.shell.screens.logs_screen import LogsScreen
+from tui_app.shell.screens.metrics_screen import MetricsScreen
+from tui_app.shell.screens.prompt_screen import PromptScreen
+from tui_app.widgets.job_table import JobTable
+from tui_app.widgets.metric_chart import MetricChart
+from tui_app.widgets.tag_picker import TagPicker
+from tui_app.widgets.trials_table import TrialsTable
+
+MNIST_TAGS = ["epoch_accuracy", "epoch_loss", "lr"]
+
+
+def make_app(tmp_path: Path, scalars: Any = None) -> JobsApp:
+    return JobsApp(
+        Settings(refresh_seconds=0.3), lambda: None, "demo-project", "local",  # type: ignore[arg-type,return-value]
+        settings_file=tmp_path / "settings.yaml", clock=lambda: FROZEN_NOW,
+        source=FixedSource([*JOBS, *TUNING_JOBS]), scalars=scalars or FixedScalars(),
+    )  # fmt: skip
+
+
+def metrics(app: JobsApp) -> MetricsScreen:
+    screen = app.screen
+    assert isinstance(screen, MetricsScreen), screen
+    return screen
+
+
+def charts(app: JobsApp) -> list[MetricChart]:
+    return list(metrics(app).query(MetricChart))
+
+
+def drawn(chart: MetricChart) -> str:
+    return "\n".join(chart.render_line(y).text for y in range(chart.size.height))
+
+
+async def opened(pilot: Any, job_id: str, trial: str | None = None) -> MetricsScreen:
+    """Wait until the metrics view of ``job_id`` has read its curves and drawn them."""
+    app = pilot.app
+
+    def ready() -> bool:
+        screen = app.screen
+        return (
+            isinstance(screen, MetricsScreen)
+            and (screen.job_id, screen.trial) == (job_id, trial)
+            and screen.polls > 0
+            and all(c.builds for c in screen.query(MetricChart))
+        )
+
+    await wait_for(pilot, ready, describe=lambda: f"on {app.screen!r}")
+    return metrics(app)
+
+
+async def on_the_list(pilot: Any, job_id: str) -> None:
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen) and bool(app.last_rows))
+    table = app.screen.query_one(JobTable)
+    await wait_for(pilot, lambda: table.move_to_key(job_id) and table.cursor_key == job_id)
+
+
+async def test_m_on_the_list_opens_the_job_under_the_cursor(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await on_the_list(pilot, MNIST_ID)
+        await pilot.press("M")
+        screen = await opened(pilot, MNIST_ID)
+        # Until the user picks, the first tags in TensorBoard's order, as small multiples.
+        assert screen.shown == MNIST_TAGS
+        assert [c.tag for c in charts(app)] == MNIST_TAGS
+        assert list(screen.query_one(TagPicker).tags) == MNIST_TAGS
+        # Each series is named by its run and says its source.
+        loss = charts(app)[1]
+        assert [line.label for line in loss.lines] == ["train", "validation"]
+        assert {line.source for line in loss.lines} == {"events"}
+        text = drawn(loss)
+        assert "epoch_loss · events" in text
+        # The legend: last, min and max of each series, and the validation's NaN and inf.
+        assert "1 NaN" in text and "1 inf" in text
+        assert "×" in text  # the non-finite values' marks on the x axis
+        sources = str(screen.query_one("#metrics-sources").render())
+        assert "2 event files under gs://demo-bucket/mnist_20261122_083000" in sources
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen))
+
+
+async def test_m_on_the_detail_and_on_a_trial_row_and_enter_keeps_opening_logs(
+    tmp_path: Path,
+) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.push_screen(DescribeScreen(TUNING_ID))
+        await wait_for(pilot, lambda: getattr(app.screen, "job", None) is not None)
+        await pilot.press("M")
+        screen = await opened(pilot, TUNING_ID)
+        assert screen.trial is None
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, DescribeScreen))
+        # On the trials table M is the trial's own view; enter keeps opening its logs.
+        await pilot.press("t")
+        table = app.screen.query_one(TrialsTable)
+        await wait_for(pilot, lambda: app.focused is table)
+        await pilot.press("j")  # the second best, trial 9
+        await pilot.press("M")
+        screen = await opened(pilot, TUNING_ID, "9")
+        assert [line.label for c in charts(app) for line in c.lines] == ["hypertune"]
+        assert "trial 9" in str(screen.query_one("#metrics-title").render())
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, DescribeScreen))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, LogsScreen))
+        assert app.screen.trial == "9"  # type: ignore[attr-defined]
+
+
+async def test_the_metrics_command_with_and_without_an_id(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await on_the_list(pilot, MNIST_ID)
+        await pilot.press("colon", *"metrics", "enter")
+        await opened(pilot, MNIST_ID)
+        await pilot.press("escape")
+        await pilot.press("colon", *f"metrics {TUNING_ID}", "enter")
+        await opened(pilot, TUNING_ID)
+
+
+async def test_smoothing_log_y_x_axis_and_zoom_keys(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        (chart,) = charts(app)
+        assert chart.options.smoothing == 0.6  # TensorBoard's default
+        # s asks for the weight, starting at the current one.
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        await pilot.press("backspace", "backspace", "backspace", *"0.95", "enter")
+        await wait_for(pilot, lambda: chart.options.smoothing == 0.95)
+        assert "smoothing 0.95" in str(screen.query_one("#metrics-title").render())
+        # A weight outside 0-0.99 is refused, saying why.
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        await pilot.press("backspace", "backspace", "backspace", "backspace", "1", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, MetricsScreen))
+        assert chart.options.smoothing == 0.95
+        assert any("0 to 0.99" in n.message for n in app._notifications)
+        # 0: the raw curve alone, no faint dots behind it.
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        await pilot.press(*["backspace"] * 4, "0", "enter")
+        await wait_for(pilot, lambda: chart.options.smoothing == 0)
+        await pilot.pause()
+        assert "·" not in drawn(chart).split("\n", 1)[1].rsplit("┤", 1)[0]
+        # L: log y; ticks are then decades.
+        await pilot.press("L")
+        await wait_for(pilot, lambda: chart.options.log_y)
+        assert "log y" in str(screen.query_one("#metrics-title").render())
+        await pilot.press("L")
+        # x: step, then wall time (local, HH:MM:SS), then time since the start, then step.
+        await pilot.press("x")
+        await wait_for(pilot, lambda: chart.options.x_axis == "wall")
+        await pilot.pause()
+        assert "09:00:00" in drawn(chart)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: chart.options.x_axis == "relative")
+        await pilot.pause()
+        assert "10m" in drawn(chart)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: chart.options.x_axis == "step")
+        # z: the last N steps (1000 offered); Z: everything again.
+        await pilot.press("z")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        await pilot.press(*["backspace"] * 4, *"200", "enter")
+        await wait_for(pilot, lambda: chart.options.last_steps == 200)
+        await pilot.pause()
+        axis = drawn(chart)
+        assert "900" in axis and "500" not in axis
+        await pilot.press("Z")
+        await wait_for(pilot, lambda: chart.options.last_steps is None)
+        await pilot.pause()
+        assert "500" in drawn(chart)
+
+
+async def test_a_refresh_reuses_the_drawing_and_an_option_rebuilds_it(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_metrics(MNIST_ID)
+        await opened(pilot, MNIST_ID)
+        (chart,) = charts(app)
+        builds = chart.builds
+        chart.refresh()
+        await pilot.pause()
+        assert chart.builds == builds
+        await pilot.press("L")
+        await wait_for(pilot, lambda: chart.builds == builds + 1)
+
+
+async def test_filter_mark_and_show_tags(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        picker = screen.query_one(TagPicker)
+        await pilot.press("slash", *"LOSS")  # case-insensitive
+        await wait_for(pilot, lambda: list(picker.tags) == ["epoch_loss"])
+        await pilot.press("backspace", "backspace", "backspace", "backspace", *"^e.*y$")
+        await wait_for(pilot, lambda: list(picker.tags) == ["epoch_accuracy"])
+        await pilot.press(*["backspace"] * 6, "(")  # not a regex yet: a substring
+        await wait_for(pilot, lambda: list(picker.tags) == [])
+        await pilot.press("backspace", "enter")  # enter: back to the list
+        await wait_for(pilot, lambda: app.focused is picker)
+        # space marks (a group line marks its tags); enter charts the marked tags.
+        assert picker.move_to_tag("lr")
+        await pilot.press("space")
+        assert picker.move_to_tag("epoch_accuracy")
+        await pilot.press("space", "enter")
+        await wait_for(pilot, lambda: [c.tag for c in charts(app)] == ["epoch_accuracy", "lr"])
+        assert not picker.marked
+        # enter without marks: the tag under the cursor alone, across both columns.
+        assert picker.move_to_tag("epoch_loss")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: [c.tag for c in charts(app)] == ["epoch_loss"])
+        assert charts(app)[0].has_class("-span")
+
+
+async def test_small_multiples_when_wide_one_chart_when_narrow(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        assert len(charts(app)) == 3
+        first, second = charts(app)[:2]
+        assert first.region.y == second.region.y and first.region.x < second.region.x
+        await pilot.resize_terminal(80, 24)
+        await wait_for(pilot, lambda: len(charts(app)) == 1)
+        assert screen.has_class("-narrow")
+        assert charts(app)[0].tag == "epoch_accuracy"
+        # ] and [ step through the charted tags, one at a time.
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: charts(app)[0].tag == "epoch_loss")
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        await wait_for(pilot, lambda: charts(app)[0].tag == "lr")
+        await pilot.resize_terminal(130, 35)
+        await wait_for(pilot, lambda: len(charts(app)) == 3)
+        assert charts(app)[2].has_class("-current")  # the keys stay on lr
+
+
+async def test_with_one_tag_charted_brackets_page_through_every_tag(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        picker = screen.query_one(TagPicker)
+        assert picker.move_to_tag("epoch_loss")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.shown == ["epoch_loss"])
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: charts(app)[0].tag == "lr")
+        assert picker.cursor_tag == "lr"
+        await pilot.press("right_square_bracket")  # wraps around
+        await wait_for(pilot, lambda: charts(app)[0].tag == "epoch_accuracy")
+
+
+async def test_a_live_jobs_new_points_appear_and_the_poll_stops_after_it_ends(
+    tmp_path: Path,
+) -> None:
+    fed = FedScalars(next(j for j in JOBS if j["jobId"] == MNIST_ID))
+    key = SeriesKey("logs", "master-replica-0", "loss")
+    fed.add(key, [1, 2, 3], [0.9, 0.7, 0.6])
+    app = make_app(tmp_path, fed)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        (chart,) = charts(app)
+        assert chart.lines[0].series.last_step == 3
+        assert "last 0.6" in drawn(chart)
+        # The trainer prints more: the chart follows at the next poll.
+        fed.add(key, [4, 5], [0.5, 0.25])
+        await wait_for(pilot, lambda: chart.lines[0].series.last_step == 5)
+        await wait_for(pilot, lambda: "last 0.25" in drawn(chart))
+        # A new tag arrives: the picker lists it and, the user not having picked, a chart.
+        fed.add(SeriesKey("logs", "master-replica-0", "accuracy"), [5], [0.8])
+        await wait_for(
+            pilot, lambda: list(screen.query_one(TagPicker).tags) == ["accuracy", "loss"]
+        )
+        # The job ends: one more read, then no more.
+        fed.end()
+        await wait_for(pilot, lambda: screen.ended)
+        polls = fed.polls
+        assert fed.ended_polls == 1
+        await wait_for(pilot, lambda: not screen.polling)
+        assert fed.polls == polls
+        assert "SUCCEEDED" in str(screen.query_one("#metrics-title").render())
+
+
+async def test_a_tuning_jobs_view_overlays_every_trial_the_best_marked(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.open_metrics(TUNING_ID)
+        screen = await opened(pilot, TUNING_ID)
+        # Opens on the goal metric (hyperparameterMetricTag), every trial's curve on one chart.
+        assert screen.shown == ["rmse"]
+        (chart,) = charts(app)
+        roles = {line.label: line.role for line in chart.lines}
+        # MINIMIZE over finished trials: trial 5 (0.0132); trial 10 runs, so it cannot win.
+        assert roles["★ trial 5"] == "best"
+        assert {role for label, role in roles.items() if label != "★ trial 5"} == {"faint"}
+        assert len(roles) == 9  # trials 4 (failed) and 11 reported nothing
+        text = drawn(chart)
+        legend = text.split("\n")[-4:]
+        assert legend[0].startswith("▚ ★ trial 5")  # the legend names it first
+        assert legend[1].startswith("⣿ trial 1")
+        assert "+ 6 more" in text
+        title = str(screen.query_one("#metrics-title").render())
+        assert "goal MINIMIZE rmse" in title and "★ trial 5" in title
+        # Told apart without colour: the best in quadrant blocks, the others in braille.
+        plot = text.split("\n")[1:-4]
+        assert any(ch in line for line in plot for ch in "▖▗▘▝▚▞▌▐▄▀█▙▛▜▟")
+        assert any("\u2800" < ch <= "\u28ff" for line in plot for ch in line)
+
+
+async def test_ten_thousand_tags_stay_usable(tmp_path: Path) -> None:
+    fed = FedScalars(next(j for j in JOBS if j["jobId"] == MNIST_ID))
+    for i in range(10_000):
+        fed.add(SeriesKey("events", "train", f"layer_{i // 10:04d}/stat_{i % 10}"), [1], [0.5])
+    app = make_app(tmp_path, fed)
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        picker = screen.query_one(TagPicker)
+        assert len(picker.tags) == 10_000
+        assert len(charts(app)) == 4  # the first four, not ten thousand charts
+        await pilot.press("slash", *"layer_0999/")
+        await wait_for(pilot, lambda: len(picker.tags) == 10)
+        await pilot.press("enter", "end")
+        assert picker.cursor_tag == "layer_0999/stat_9"
