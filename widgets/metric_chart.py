@@ -265,10 +265,18 @@ class MetricChart(PlotextPlot):
         background = Color.parse(theme.get("surface", "#000000"))
         out: list[_Drawn] = []
         normal = 0
+        # A zoom to the last N steps is of the chart, not of each series: from the newest step
+        # any of them reached (a run that stopped early, or a log curve counting epochs, would
+        # otherwise keep its own last N steps and stretch the axis back to them).
+        lasts = [s for s in (line.series.last_step for line in self.lines) if s is not None]
+        cutoff = max(lasts) - options.last_steps if options.last_steps and lasts else None
         for line in self.lines:
+            last_steps = options.last_steps
+            if cutoff is not None:
+                last_steps = max(0, (line.series.last_step or 0) - cutoff)
             view = line.series.view(
                 x_axis=options.x_axis,
-                last_steps=options.last_steps,
+                last_steps=last_steps,
                 columns=columns,
                 smoothing=options.smoothing,
                 log_y=options.log_y,
@@ -296,8 +304,14 @@ class MetricChart(PlotextPlot):
         values = values[np.isfinite(values)]
         if log_y:
             values = values[values > 0]
-        if not xs or not len(values):
+        if not xs:
             return None
+        if not len(values):
+            # Only NaN or inf in range (a run that blew up, zoomed in): the axis and its marks.
+            marks = any(len(d.view.nonfinite_xs) for d in drawn)
+            return (
+                _Axes(min(xs), max(xs) + (min(xs) == max(xs)), 1.0, 10.0, [], []) if marks else None
+            )
         low, high = float(values.min()), float(values.max())
         if low == high:  # a flat curve: a band around it, so it is drawn mid-height
             pad = abs(low) * 0.1 or 1.0
@@ -323,9 +337,10 @@ class MetricChart(PlotextPlot):
         plt.plotsize(width, plot_height)
         plt._set_size(width, plot_height)  # textual-plotext does both: its issue 5
         theme = self.app.theme_variables
-        surface = Color.parse(theme.get("surface", "#000000")).rgb
-        plt.canvas_color(surface)
-        plt.axes_color(surface)
+        # No background of plotext's own: the widget's shows through, and a colour code per
+        # cell less is a third less text for plotext to write and for Rich to parse back.
+        plt.canvas_color("default")
+        plt.axes_color("default")
         plt.ticks_color(Color.parse(theme.get("text-muted", "#888888")).rgb)
         plt.xaxes(True, False)
         plt.yaxes(True, False)

@@ -152,7 +152,7 @@ async def test_smoothing_log_y_x_axis_and_zoom_keys(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
         await pilot.press("backspace", "backspace", "backspace", *"0.95", "enter")
         await wait_for(pilot, lambda: chart.options.smoothing == 0.95)
-        assert "smoothing 0.95" in str(screen.query_one("#metrics-title").render())
+        assert "smooth 0.95" in str(screen.query_one("#metrics-title").render())
         # A weight outside 0-0.99 is refused, saying why.
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
@@ -350,3 +350,39 @@ async def test_ten_thousand_tags_stay_usable(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: len(picker.tags) == 10)
         await pilot.press("enter", "end")
         assert picker.cursor_tag == "layer_0999/stat_9"
+
+
+async def test_a_zoom_is_of_the_chart_not_of_each_series(tmp_path: Path) -> None:
+    """A log curve counting epochs (last step 30) beside event files at step 1000: zoomed to
+    the last 200 steps, the axis is 810-1000 (steps after 800), and the log curve, all before
+    it, is not drawn."""
+    fed = FedScalars(next(j for j in JOBS if j["jobId"] == MNIST_ID))
+    fed.add(SeriesKey("events", "train", "loss"), list(range(0, 1001, 10)), [1.0] * 101)
+    fed.add(SeriesKey("logs", "master-replica-0", "loss"), list(range(31)), [2.0] * 31)
+    app = make_app(tmp_path, fed)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        screen.last_steps = 200
+        (chart,) = charts(app)
+        await wait_for(pilot, lambda: chart.options.last_steps == 200)
+        await pilot.pause()
+        labels = drawn(chart).split("\n")[-3].split()  # under the axis, above the legend
+        assert labels[-1] == "1k" and all(int(t) > 800 for t in labels[:-1]), labels
+        # The log curve's steps are all before the zoom: only the events' line is drawn.
+        assert "last 1" in drawn(chart) and "master-replica-0" in drawn(chart)
+
+
+async def test_a_curve_of_nothing_but_inf_still_marks_where(tmp_path: Path) -> None:
+    """A loss that blew up at once: no finite value to draw, but the x axis carries its marks
+    and the legend counts them."""
+    fed = FedScalars(next(j for j in JOBS if j["jobId"] == MNIST_ID))
+    inf = float("inf")
+    fed.add(SeriesKey("events", "train", "loss"), [10, 20, 30], [inf, inf, float("nan")])
+    app = make_app(tmp_path, fed)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_metrics(MNIST_ID)
+        await opened(pilot, MNIST_ID)
+        text = drawn(charts(app)[0])
+        assert text.count("×") == 3
+        assert "last nan  1 NaN  2 inf" in text

@@ -60,7 +60,7 @@ def open_metrics(job_id: str, *keys: str) -> Callable[[Pilot[Any]], Awaitable[No
 def test_metrics_of_a_keras_job(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
     """The reviewer should see:
 
-    - the title "Metrics  mnist_20261122_083000 · ▶ RUNNING" and "smoothing 0.6 · x step";
+    - the title "Metrics  mnist_20261122_083000 · ▶ RUNNING" and "smooth 0.6 · x step";
     - the events source's line (2 event files, runs train and validation) and the logs' line;
     - the tag list on the left: three groups (epoch_accuracy, epoch_loss, lr), the cursor on
       the first;
@@ -89,8 +89,9 @@ def test_metrics_of_a_tuning_job(snap_compare: Any, tmp_path: Path, size: tuple[
 
 
 def test_metrics_options_at_80(snap_compare: Any, tmp_path: Path) -> None:
-    """After ``L`` and ``x`` twice: log y (decade ticks 0.1, 1) and the x axis as time since the
-    start (0s, 10m, 20m, 30m); the title says "x relative · log y"."""
+    """On epoch_loss (``]``), after ``L`` and ``x`` twice: log y (ticks 0.2 0.5 1 2), the x axis
+    as time since the start (0s, 10m, 20m, 30m), the validation's NaN and inf as two red × on
+    it; the title says "smooth 0.6 · x relative · log y"."""
     assert snap_compare(
         make_app(tmp_path),
         run_before=open_metrics(MNIST_ID, "right_square_bracket", "L", "x", "x"),

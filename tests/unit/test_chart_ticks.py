@@ -63,8 +63,11 @@ def test_ticks_lie_in_the_range_evenly_spaced(low: float, span: float, most: int
 def test_log_ticks_are_decades_with_two_and_five_between_when_there_is_room() -> None:
     assert log_ticks(0.01, 10, 12) == [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10]
     assert log_ticks(1e-5, 10, 5) == [1e-5, 1e-3, 0.1, 10]
-    # Inside one decade there is no power of ten: round linear ticks instead.
-    assert log_ticks(0.2, 0.5, 4) == [0.2, 0.3, 0.4, 0.5]
+    # Fewer than two powers of ten inside: their 2 and 5 multiples; fewer than two of those,
+    # round linear ticks.
+    assert log_ticks(0.1006, 2.4, 5) == [0.2, 0.5, 1, 2]
+    assert log_ticks(0.2, 0.5, 4) == [0.2, 0.5]
+    assert log_ticks(0.21, 0.45, 4) == [0.3, 0.4]
     assert log_ticks(0, 1, 4) == []
 
 
@@ -120,4 +123,4 @@ def test_tick_labels_have_the_decimals_their_spacing_needs() -> None:
     assert tick_labels([0.05, 0.1, 0.15]) == ["0.05", "0.10", "0.15"]
     assert tick_labels([0, 500, 1000]) == ["0", "500", "1000"]
     assert y_ticks(0.078, 1.035, 5, log=False)[1] == ["0.2", "0.4", "0.6", "0.8", "1.0"]
-    assert y_ticks(0.078, 1.035, 5, log=True)[1] == ["0.1", "1"]
+    assert y_ticks(0.078, 1.035, 5, log=True)[1] == ["0.1", "0.2", "0.5", "1"]

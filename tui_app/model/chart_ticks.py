@@ -71,11 +71,11 @@ def nice_ticks(low: float, high: float, max_ticks: int = 5) -> list[float]:
 
 
 def log_ticks(low: float, high: float, max_ticks: int = 5) -> list[float]:
-    """Ticks for a log axis over ``[low, high]`` (both > 0): powers of ten, every other one or
-    sparser when there are many decades, with 2 and 5 between them when there are few.
+    """Ticks for a log axis over ``[low, high]`` (both > 0): 1, 2 and 5 times the powers of
+    ten when they fit in ``max_ticks``, else the powers of ten (every other one or sparser when
+    there are many decades).
 
-    A range inside one decade falls back to round linear ticks (a log axis over 0.2-0.5 with
-    no power of ten inside would have no tick at all).
+    A range with fewer than two of those (0.2-0.5) falls back to round linear ticks.
     """
     if not (low > 0 and high > 0 and math.isfinite(low) and math.isfinite(high)):
         return []
@@ -85,11 +85,14 @@ def log_ticks(low: float, high: float, max_ticks: int = 5) -> list[float]:
     hi_exp = math.floor(math.log10(high) + 1e-9)
     decades = [10.0**e for e in range(lo_exp, hi_exp + 1) if low <= 10.0**e * (1 + 1e-9)]
     decades = [d for d in decades if d <= high * (1 + 1e-9)]
-    if len(decades) < 2:
-        return nice_ticks(low, high, max_ticks)
-    if len(decades) * 3 <= max_ticks:
-        fine = [d * f for d in decades for f in (1.0, 2.0, 5.0)]
-        return [t for t in fine if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
+    fine = [10.0**e * f for e in range(lo_exp, hi_exp + 1) for f in (1.0, 2.0, 5.0)]
+    fine = [t for t in fine if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
+    if len(decades) < 2 or len(fine) <= max_ticks:
+        # 1, 2 and 5 times the powers of ten, where they fit; failing two of those (0.2-0.5),
+        # round linear ticks.
+        return (
+            fine if len(fine) >= 2 and len(fine) <= max_ticks else nice_ticks(low, high, max_ticks)
+        )
     every = math.ceil(len(decades) / max_ticks)
     return decades[::every]
 

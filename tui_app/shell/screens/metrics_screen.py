@@ -3,7 +3,7 @@ dashboard shows them, in the terminal.
 
 ::
 
-    Metrics  mnist_20261122_083000 · ▶ RUNNING          smoothing 0.6 · x step · all steps
+    Metrics  mnist_20261122_083000 · ▶ RUNNING          smooth 0.6 · x step
     2 event files under gs://b/mnist_20261122_083000 (runs: train, validation).
     Log lines: no longer read (event files found).
     / filter tags      │ epoch_loss · epoch · events        │ epoch_accuracy · epoch · events
@@ -399,7 +399,7 @@ class MetricsScreen(Screen[None], ScreenToasts):
             title += f" · goal {goal_of(self.job or {})} {self.goal_tag()}"
             if best is not None:
                 title += f" · ★ trial {best}"
-        options = [f"smoothing {self.smoothing:g}", f"x {self.x_axis}"]
+        options = [f"smooth {self.smoothing:g}", f"x {self.x_axis}"]
         if self.log_y:
             options.append("log y")
         if self.last_steps is not None:
