@@ -8,8 +8,12 @@ sample trainer's event files are in tests/pilot/test_metrics_live.py.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
+
+from rich.console import Console
+from textual.widgets import Static
 
 from tests.pilot.conftest import FROZEN_NOW, wait_for
 from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
@@ -18,6 +22,7 @@ from tui_app.config.settings import Settings
 from tui_app.model.metric_series import SeriesKey
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.describe_screen import DescribeScreen
+from tui_app.shell.screens.help_screen import HelpScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.shell.screens.metrics_screen import MetricsScreen
@@ -386,3 +391,35 @@ async def test_a_curve_of_nothing_but_inf_still_marks_where(tmp_path: Path) -> N
         text = drawn(charts(app)[0])
         assert text.count("×") == 3
         assert "last nan  1 NaN  2 inf" in text
+
+
+async def test_help_and_the_palette_list_the_views_keys_and_a_keymap_remaps_them(
+    tmp_path: Path,
+) -> None:
+    app = JobsApp(
+        Settings(keymap={"metrics.log-y": "y"}), lambda: None, "demo-project", "local",  # type: ignore[arg-type,return-value]
+        settings_file=tmp_path / "settings.yaml", clock=lambda: FROZEN_NOW,
+        source=FixedSource([*JOBS, *TUNING_JOBS]), scalars=FixedScalars(),
+    )  # fmt: skip
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        helps = {c.title: c.help for c in app.get_system_commands(screen)}
+        assert helps["Log y"] == "Key: y · A log scale for the values"
+        assert helps["Smoothing"].startswith("Key: s · 0 to 0.99")
+        assert helps["Zoom"].startswith("Key: z") and helps["All steps"].startswith("Key: Z")
+        await pilot.press("y")  # the remapped key
+        await wait_for(pilot, lambda: screen.log_y)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(app.screen.query_one("#help-content", Static).content)
+        text = console.export_text()
+        assert "Keys on a job's metrics" in str(app.screen.query_one("#help-title").render())
+        for binding_id in (
+            "metrics.smoothing",
+            "metrics.x-axis",
+            "metrics.zoom",
+            "tag-picker.mark",
+        ):
+            assert binding_id in text, binding_id
