@@ -404,7 +404,7 @@ async def test_help_and_the_palette_list_the_views_keys_and_a_keymap_remaps_them
     async with app.run_test(size=(120, 40)) as pilot:
         app.open_metrics(MNIST_ID)
         screen = await opened(pilot, MNIST_ID)
-        helps = {c.title: c.help for c in app.get_system_commands(screen)}
+        helps = {c.title: c.help for c in app.get_system_commands(app.screen)}
         assert helps["Log y"] == "Key: y · A log scale for the values"
         assert helps["Smoothing"].startswith("Key: s · 0 to 0.99")
         assert helps["Zoom"].startswith("Key: z") and helps["All steps"].startswith("Key: Z")
