@@ -22,8 +22,10 @@ itself raises.
 
 from __future__ import annotations
 
+import ctypes
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,14 +42,22 @@ if TYPE_CHECKING:
     from tui_app.api.connection import Connection
     from tui_app.api.log_feed import LogFeed
     from tui_app.model.log_line import LogLine
+    from tui_app.model.tf_event_records import Floats, Ints
 
 __all__ = ["POLL_SECONDS", "JobScalars", "ScalarBatch", "ScalarPoll", "SourceStatus"]
 
 POLL_SECONDS = 1.0
 """How often a view polls a running job: a point a trainer flushed is on screen within 2 s."""
-READ_BUDGET_BYTES = 64 << 20
+READ_BUDGET_BYTES = 16 << 20
 """Event-file bytes read per poll at most: a backlog of gigabytes reaches the view in pieces
-(``ScalarPoll.more``) instead of holding the poll for a minute."""
+(``ScalarPoll.more``) instead of holding the poll for a minute, and the bytes and arrays of one
+piece (about three times its size) are all a read holds at once."""
+PIECE_BYTES = 4 << 20
+"""Event-file bytes per download; the next piece downloads while this one is decoded."""
+DECODE_SLICE_BYTES = 1 << 20
+RELEASE_AFTER_BYTES = 4 << 20
+"""After a poll that read this much, freed heap is handed back to the system (see
+``_release_heap``)."""
 LOG_LINES_PER_POLL = 50_000
 CHIEF = "master-replica-0"
 """Log metrics are read from the chief only: every worker of a data-parallel job prints the
@@ -56,12 +66,21 @@ same loss, and one curve per worker would bury the chief's."""
 
 @dataclass(frozen=True, slots=True)
 class ScalarBatch:
-    """New points of one series."""
+    """New points of one series, as columns: lists, or numpy arrays for event files (a
+    million points as Python floats would cost ~100 MB on their way to the view's series,
+    which keeps them as arrays anyway). ``columns()`` gives lists either way."""
 
     key: SeriesKey
-    steps: list[int]
-    wall_times: list[float]
-    values: list[float]
+    steps: Sequence[int] | Ints
+    wall_times: Sequence[float] | Floats
+    values: Sequence[float] | Floats
+
+    def columns(self) -> tuple[list[int], list[float], list[float]]:
+        return _as_list(self.steps), _as_list(self.wall_times), _as_list(self.values)
+
+
+def _as_list(column: Any) -> list[Any]:
+    return column.tolist() if hasattr(column, "tolist") else list(column)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +135,7 @@ class JobScalars:
         self._folder: OutputFolder | None = None
         self._folder_conn: Connection | None = None
         self._event_points = 0
+        self._bytes_read = 0
         self._hypertune_last: dict[str, int] = {}
         self._feed: LogFeed | None = None
         self._parsers: dict[tuple[str, str], LogMetricParser] = {}
@@ -133,7 +153,10 @@ class JobScalars:
         ended = JobState(str(job.get("state") or "QUEUED")).is_terminal
         out = ScalarPoll(job=job)
         conn = self._connection()
+        read_before = self._bytes_read
         more = self._poll_events(job, conn, out, ended)
+        if self._bytes_read - read_before >= RELEASE_AFTER_BYTES:
+            _release_heap()
         self._poll_hypertune(job, out)
         more = self._poll_logs(conn, out, ended) or more
         out.more = more
@@ -199,16 +222,23 @@ class JobScalars:
             # megabytes), even past the budget: less would never make progress.
             end = state.reader.offset + max(budget, state.reader.wanted)
             limited = OutputFile(file.path, min(file.size, end), file.generation)
+            carry = b""
             try:
-                data = self._folder.read(limited, state.reader.offset)
+                for piece in _pieces(self._folder, limited, state.reader.offset):
+                    budget -= len(piece)
+                    self._bytes_read += len(piece)
+                    data = carry + piece if carry else piece
+                    before = state.reader.offset
+                    self._add_events(state, data, out)
+                    carry = data[state.reader.offset - before :]
+                    if state.reader.problem:
+                        break
             except ApiCallError as exc:
                 if exc.status_code == 404:  # removed since the listing: the next poll knows
                     continue
                 out.statuses.append(SourceStatus("events", exc.message, problem=True))
                 return False
-            budget -= len(data)
             more = more or limited.size < file.size
-            self._add_events(state, data, out)
             corrupt += state.reader.corrupt
             if state.reader.problem:
                 broken.append(f"{_short(file.path, root)}: {state.reader.problem}")
@@ -225,12 +255,38 @@ class JobScalars:
         return state
 
     def _add_events(self, state: _FileState, data: bytes, out: ScalarPoll) -> None:
-        for tag, (steps, walls, values) in state.reader.feed(data).items():
-            if not steps:
+        """Decode ``data`` (the file from the reader's offset on) a slice at a time: the
+        reader's numpy passes run about twice as fast over 1 MiB as over 16 MiB (the slice's
+        columns stay in the CPU's cache)."""
+        import numpy as np
+
+        reader = state.reader
+        columns: dict[str, list[tuple[Ints, Floats, Floats]]] = {}
+        at = 0
+        while at < len(data) and len(data) - at >= reader.wanted:
+            size = max(DECODE_SLICE_BYTES, reader.wanted)
+            before = reader.offset
+            for tag, arrays in reader.feed_arrays(data[at : at + size]).items():
+                columns.setdefault(tag, []).append(arrays)
+            moved = reader.offset - before
+            if reader.problem is not None:
+                break
+            if moved <= 0:
+                # Nothing whole in the slice: a record bigger than it, which ``wanted`` now
+                # sizes; try again with all of it, if it is all here.
+                if reader.wanted > size:
+                    continue
+                break
+            at += moved
+        for tag, pieces in columns.items():
+            steps = np.concatenate([p[0] for p in pieces])
+            if not len(steps):
                 continue
+            walls = np.concatenate([p[1] for p in pieces])
+            values = np.concatenate([p[2] for p in pieces])
             self._event_points += len(steps)
             key = SeriesKey("events", state.run, tag, state.trial)
-            out.batches.append(ScalarBatch(key, list(steps), list(walls), list(values)))
+            out.batches.append(ScalarBatch(key, steps, walls, values))
 
     def _events_status(
         self, root: str, listed: list[OutputFile], corrupt: int, broken: list[str], ended: bool
@@ -355,6 +411,53 @@ class JobScalars:
             text = f"Log lines: no metrics printed by {CHIEF} yet."
         out.statuses.append(SourceStatus("logs", text))
         return len(lines) >= LOG_LINES_PER_POLL
+
+
+def _pieces(folder: OutputFolder, file: OutputFile, start: int) -> Iterator[bytes]:
+    """``file``'s bytes from ``start`` to its listed size, in pieces of ``PIECE_BYTES``, each
+    fetched while the caller decodes the one before (the download waits on the socket and the
+    decoding on the CPU: overlapped, a backlog reads about half again as fast).
+
+    Raises:
+        ApiCallError: a piece could not be read; the pieces before it were given.
+    """
+    bounds = list(range(start, file.size, PIECE_BYTES))
+    if len(bounds) <= 1:
+        if bounds:
+            yield folder.read(file, start)
+        return
+
+    def fetch(at: int) -> bytes:
+        end = min(file.size, at + PIECE_BYTES)
+        return folder.read(OutputFile(file.path, end, file.generation), at)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="event-read") as pool:
+        pending: Future[bytes] = pool.submit(fetch, bounds[0])
+        for at in [*bounds[1:], None]:
+            piece = pending.result()
+            if at is not None:
+                pending = pool.submit(fetch, at)
+            yield piece
+
+
+def _release_heap() -> None:
+    """Return freed heap to the system, where the C library allows it (glibc's malloc_trim).
+
+    Reading a backlog allocates and frees tens of megabytes a poll (the bytes read, numpy's
+    columns); glibc keeps freed chunks in its heap, so a view that read 20M points showed 180 MB
+    more RSS for 20 MB of live data. Trimming after each large read keeps the process at what
+    it holds (measured: 13 MB more instead of 70 MB after 2M points)."""
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        try:
+            _MALLOC_TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
+            _MALLOC_TRIM = False
+    if _MALLOC_TRIM:
+        _MALLOC_TRIM(0)
+
+
+_MALLOC_TRIM: Any = None
 
 
 def _text(value: object) -> str:

@@ -17,6 +17,7 @@ yet, and where the view looked).
 from __future__ import annotations
 
 import argparse
+import bisect
 import csv
 import json
 import math
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from tui_app.api.jobs_api import JobsApi
 
 MAX_POLLS = 10_000
-"""A read to the end takes one poll per 64 MiB of event files; this bounds a runaway."""
+"""A read to the end takes one poll per 16 MiB of event files; this bounds a runaway."""
 
 
 @dataclass
@@ -46,14 +47,13 @@ class _Series:
     def add(self, batch: ScalarBatch) -> None:
         """Append, as the view's series does: a step at or before the newest replaces from
         there on (a trainer restarted from a checkpoint, or an epoch's line printed again)."""
-        if self.steps and batch.steps and batch.steps[0] <= self.steps[-1]:
-            keep = 0
-            while keep < len(self.steps) and self.steps[keep] < batch.steps[0]:
-                keep += 1
+        steps, walls, values = batch.columns()
+        if self.steps and steps and steps[0] <= self.steps[-1]:
+            keep = bisect.bisect_left(self.steps, steps[0])
             del self.steps[keep:], self.wall_times[keep:], self.values[keep:]
-        self.steps += batch.steps
-        self.wall_times += batch.wall_times
-        self.values += batch.values
+        self.steps += steps
+        self.wall_times += walls
+        self.values += values
 
 
 def read_series(scalars: JobScalars) -> tuple[list[_Series], list[SourceStatus]]:

@@ -57,6 +57,7 @@ _RESYNC_FIRST_WINDOW = 4096
 _CACHE_LIMIT = 4096
 
 Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
 
 
