@@ -49,8 +49,10 @@ def main():
     x, y = load(args.data_dir.rstrip("/") + "/adult.data")
     mean, std = x.mean(axis=0), x.std(axis=0) + 1e-6
     x = (x - mean) / std
-    data = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(len(y), seed=1).repeat()
-    data = data.batch(32 * replicas)
+    held = len(y) // 5  # the last fifth is the validation set, as the census samples split it
+    data = tf.data.Dataset.from_tensor_slices((x[:-held], y[:-held])).shuffle(len(y), seed=1)
+    data = data.repeat().batch(32 * replicas)
+    validation = tf.data.Dataset.from_tensor_slices((x[-held:], y[-held:])).batch(32 * replicas)
     with strategy.scope():
         model = tf.keras.Sequential(
             [
@@ -59,7 +61,21 @@ def main():
             ]
         )
         model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
-    history = model.fit(data, epochs=args.epochs, steps_per_epoch=40, verbose=2)
+    # As Google's census Keras sample does: TensorBoard summaries under the job dir (train/ and
+    # validation/ runs, histograms of the weights beside the scalars). Under the strategy, the
+    # callback has each non-chief worker write to a temporary folder of its own.
+    tensorboard = tf.keras.callbacks.TensorBoard(
+        os.path.join(args.job_dir, "keras_tensorboard"), histogram_freq=1
+    )
+    history = model.fit(
+        data,
+        epochs=args.epochs,
+        steps_per_epoch=40,
+        validation_data=validation,
+        validation_steps=10,
+        callbacks=[tensorboard],
+        verbose=2,
+    )
     print("final accuracy: {:.4f}".format(history.history["accuracy"][-1]))
 
     task = TF_CONFIG.get("task", {})
