@@ -206,10 +206,14 @@ def test_corrupt_torn_and_impostor_files_are_counted_never_fatal(
     whole = file_version_record(1.7e9) + good[0] + good[1] + bytes(bad) + good[3] + good[4]
     _upload(service, f"{job_dir}/run/events.out.tfevents.1.host", whole[:-7])  # torn at the end
     _upload(service, f"{job_dir}/fake/events.out.tfevents.2.host", b"not an event file" * 10)
+    # A non-chief Keras worker's copy (MultiWorkerMirroredStrategy): not a run of its own.
+    copy = f"{job_dir}/run/workertemp_1/events.out.tfevents.3.host"
+    _upload(service, copy, file_version_record(1.7e9) + good[0])
     service.client().create(basic_job(job_id, package_uri, "--steps", "5", jobDir=job_dir))
     service.wait_state(job_id)
     scalars = _scalars(service, job_id)
     got = _drain(scalars)
+    assert not [k for k in got["points"] if "workertemp" in k[1]]
     steps = [s for s, _, _ in got["points"][("events", "run", "loss", "")]]
     assert steps == [1, 2, 4]  # 3 is corrupt, 5 is torn (not yet complete)
     events = next(s for s in got["last"].statuses if s.source == "events")

@@ -192,7 +192,11 @@ class JobScalars:
             self._folder = output_folder(root, conn)
             self._folder_conn = conn
         try:
-            listed = [f for f in self._folder.files() if is_event_file(f.path)]
+            listed = [
+                f
+                for f in self._folder.files()
+                if is_event_file(f.path) and not _worker_copy(f.path, root)
+            ]
         except ApiCallError as exc:
             out.statuses.append(SourceStatus("events", exc.message, problem=True))
             return False
@@ -468,6 +472,15 @@ def _trial_ids(job: dict[str, Any]) -> set[str]:
     trials = as_list(as_mapping(job.get("trainingOutput")).get("trials"))
     ids = {_text(as_mapping(t).get("trialId")) for t in trials}
     return {i for i in ids if i}
+
+
+def _worker_copy(path: str, root: str) -> bool:
+    """Whether an event file is a non-chief worker's copy: under a distribution strategy,
+    Keras' TensorBoard callback has each worker but the chief write into
+    ``<log_dir>/workertemp_<id>/`` (removed when training ends), the same numbers again. Left
+    out, as the chief's own run is the job's curve."""
+    rel = path[len(root) :] if path.startswith(root) else path
+    return any(part.startswith("workertemp_") for part in rel.split("/")[:-1])
 
 
 def _run_of(path: str, root: str, trials: set[str]) -> tuple[str, str]:
