@@ -358,12 +358,12 @@ async def test_ten_thousand_tags_stay_usable(tmp_path: Path) -> None:
 
 
 async def test_a_zoom_is_of_the_chart_not_of_each_series(tmp_path: Path) -> None:
-    """A log curve counting epochs (last step 30) beside event files at step 1000: zoomed to
-    the last 200 steps, the axis is 810-1000 (steps after 800), and the log curve, all before
-    it, is not drawn."""
+    """A run counting epochs (last step 30) beside one at step 1000: zoomed to the last 200
+    steps, the axis is 810-1000 (steps after 800), and the epoch run, all before it, is not
+    drawn."""
     fed = FedScalars(next(j for j in JOBS if j["jobId"] == MNIST_ID))
     fed.add(SeriesKey("events", "train", "loss"), list(range(0, 1001, 10)), [1.0] * 101)
-    fed.add(SeriesKey("logs", "master-replica-0", "loss"), list(range(31)), [2.0] * 31)
+    fed.add(SeriesKey("events", "epochs", "loss"), list(range(31)), [2.0] * 31)
     app = make_app(tmp_path, fed)
     async with app.run_test(size=(80, 24)) as pilot:
         app.open_metrics(MNIST_ID)
@@ -374,8 +374,30 @@ async def test_a_zoom_is_of_the_chart_not_of_each_series(tmp_path: Path) -> None
         await pilot.pause()
         labels = drawn(chart).split("\n")[-3].split()  # under the axis, above the legend
         assert labels[-1] == "1k" and all(int(t) > 800 for t in labels[:-1]), labels
-        # The log curve's steps are all before the zoom: only the events' line is drawn.
-        assert "last 1" in drawn(chart) and "master-replica-0" in drawn(chart)
+        # The epoch run's steps are all before the zoom: only the train line is drawn.
+        assert "last 1" in drawn(chart) and "epochs" in drawn(chart)
+
+
+async def test_printed_metrics_give_way_to_event_files(tmp_path: Path) -> None:
+    """Log lines read before the first event file existed: once events give points, the
+    printed curve (the same numbers) is no longer drawn, nor a tag only it had; the legend
+    names Keras' runs without the folder they share."""
+    fed = FedScalars(next(j for j in JOBS if j["jobId"] == MNIST_ID))
+    fed.add(SeriesKey("logs", "master-replica-0", "loss"), [1, 2, 3], [3.0, 2.0, 1.0])
+    fed.add(SeriesKey("logs", "master-replica-0", "lr"), [1, 2, 3], [0.1, 0.1, 0.1])
+    app = make_app(tmp_path, fed)
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        await wait_for(pilot, lambda: screen._all_tags == ["loss", "lr"])
+        for run in ("keras_tensorboard/train", "keras_tensorboard/validation"):
+            fed.add(SeriesKey("events", run, "loss"), [1, 2, 3], [2.5, 1.5, 0.5])
+        await wait_for(pilot, lambda: screen._all_tags == ["loss"])
+        (chart,) = charts(app)
+        await wait_for(pilot, lambda: "validation" in drawn(chart))
+        text = drawn(chart)
+        assert "master-replica-0" not in text and "keras_tensorboard" not in text
+        assert "train" in text
 
 
 async def test_a_curve_of_nothing_but_inf_still_marks_where(tmp_path: Path) -> None:

@@ -18,6 +18,8 @@ from tui_app.model.metric_series import (
     MetricSet,
     Series,
     SeriesKey,
+    drawn_keys,
+    run_labels,
 )
 
 Point = tuple[int, float, float]
@@ -325,3 +327,20 @@ def test_series_key_names_a_known_source() -> None:
     assert SeriesKey("logs", "master-replica-0", "loss").trial == ""
     with pytest.raises(ValueError, match="source"):
         SeriesKey("tensorboard", "train", "loss")  # type: ignore[arg-type]
+
+
+def test_printed_metrics_are_drawn_only_without_event_files() -> None:
+    logs = SeriesKey("logs", "master-replica-0", "loss")
+    events = SeriesKey("events", "train", "loss")
+    tuned = SeriesKey("hypertune", "", "training/hptuning/metric", "1")
+    assert drawn_keys([logs, tuned]) == [logs, tuned]
+    assert drawn_keys([logs, events, tuned]) == [events, tuned]
+
+
+def test_run_labels_drop_the_folders_every_run_shares() -> None:
+    keras = ["keras_tensorboard/train", "keras_tensorboard/validation"]
+    assert run_labels(keras) == {keras[0]: "train", keras[1]: "validation"}
+    assert run_labels(["train"]) == {"train": "train"}
+    assert run_labels([".", "eval"]) == {".": ".", "eval": "eval"}
+    nested = ["a/b/train", "a/c/train"]
+    assert run_labels(nested) == {"a/b/train": "b/train", "a/c/train": "c/train"}

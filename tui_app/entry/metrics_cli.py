@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tui_app.api.job_scalars import JobScalars, ScalarBatch, SourceStatus
-from tui_app.model.metric_series import SeriesKey
+from tui_app.model.metric_series import SeriesKey, drawn_keys
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -67,7 +67,8 @@ def read_series(scalars: JobScalars) -> tuple[list[_Series], list[SourceStatus]]
         statuses = poll.statuses
         if not poll.more:
             break
-    return list(series.values()), statuses
+    drawn = set(drawn_keys(series))
+    return [s for k, s in series.items() if k in drawn], statuses
 
 
 def metrics_command(

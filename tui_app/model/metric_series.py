@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -522,3 +522,35 @@ class MetricSet:
             (key for key in self._series if key.tag == tag),
             key=lambda k: (k.source, tag_sort_key(k.run), tag_sort_key(k.trial)),
         )
+
+
+def drawn_keys(keys: Iterable[SeriesKey]) -> list[SeriesKey]:
+    """The series a view draws, of ``keys``: printed metrics (source ``logs``) only while no
+    event file has given a point.
+
+    A trainer that writes summaries usually prints the same numbers too, and the log lines may
+    be read before its first event file appears (the reader stops reading them then); drawn
+    twice, one curve would look like two runs."""
+    given = list(keys)
+    if any(k.source == "events" for k in given):
+        return [k for k in given if k.source != "logs"]
+    return given
+
+
+def run_labels(runs: Iterable[str]) -> dict[str, str]:
+    """Each run as a legend names it: without the folders every run shares.
+
+    Runs are folders relative to the job's output folder, so Keras' callback pointed at
+    ``<job-dir>/keras_tensorboard`` gives ``keras_tensorboard/train`` and
+    ``keras_tensorboard/validation``; TensorBoard pointed at that log dir would say ``train``
+    and ``validation``, and so does the legend (a lone run keeps its whole name)."""
+    names = sorted(set(runs))
+    if len(names) < 2:
+        return {n: n for n in names}
+    parts = [n.split("/") for n in names]
+    shared = 0
+    for column in zip(*(p[:-1] for p in parts), strict=False):
+        if len(set(column)) != 1:
+            break
+        shared += 1
+    return {n: "/".join(p[shared:]) for n, p in zip(names, parts, strict=True)}

@@ -53,8 +53,8 @@ from tui_app.api.errors import ApiCallError
 from tui_app.model.chart_ticks import X_AXES, format_step
 from tui_app.model.job_spec import DEFAULT_METRIC_TAG
 from tui_app.model.metric_goals import Goal, best_trial
-from tui_app.model.metric_series import MetricSet, SeriesKey, XAxis
-from tui_app.model.metric_tags import filter_tags
+from tui_app.model.metric_series import MetricSet, SeriesKey, XAxis, drawn_keys, run_labels
+from tui_app.model.metric_tags import filter_tags, tag_sort_key
 from tui_app.model.states import STATE_SYMBOL, JobState
 from tui_app.model.trials import (
     final_objectives,
@@ -196,6 +196,9 @@ class MetricsScreen(Screen[None], ScreenToasts):
         self._chosen = False
         """The user picked tags (enter, ``[`` ``]``): new tags no longer change ``shown``."""
         self._all_tags: list[str] = []
+        self._tags_seen: list[str] = []
+        self._run_names: dict[str, str] = {}
+        """Event runs as the legend names them (``run_labels``)."""
         """Every tag in the picker's order (sorted once per new tag, filtered per keystroke)."""
         self._poller: Worker[None] | None = None
 
@@ -289,8 +292,10 @@ class MetricsScreen(Screen[None], ScreenToasts):
             self.job = job
         self.ended = ended
         with self.data_lock:
-            tags = self.metrics.tags()
-        if len(tags) != len(self._all_tags):  # tags only ever come, never go
+            drawn = drawn_keys(self.metrics)
+        tags = sorted({k.tag for k in drawn}, key=tag_sort_key)
+        if tags != self._tags_seen:  # printed-only tags go once event files give points
+            self._tags_seen = tags
             self._all_tags = grouped_order(tags)
             self._filter_tags()
         if not self._chosen:
@@ -352,15 +357,18 @@ class MetricsScreen(Screen[None], ScreenToasts):
     def lines_of(self, tag: str) -> list[ChartLine]:
         """One line per series of ``tag``: named by run and trial, the best trial strongest."""
         with self.data_lock:
-            keys = self.metrics.keys_for(tag)
+            drawn = set(drawn_keys(self.metrics))
+            keys = [k for k in self.metrics.keys_for(tag) if k in drawn]
             versions = [self.metrics.version(k) for k in keys]
             series = [self.metrics.series(k) for k in keys]
+            labels = run_labels(k.run for k in self.metrics if k.source == "events")
         best = self._best_trial()
         keys_order = sorted(
             range(len(keys)), key=lambda i: (trial_order(keys[i].trial), keys[i].source)
         )
         runs = {k.run for k in keys}
         lines: list[ChartLine] = []
+        self._run_names = labels
         for i in keys_order:
             key = keys[i]
             role: LineRole = "normal"
@@ -376,7 +384,8 @@ class MetricsScreen(Screen[None], ScreenToasts):
         if key.trial and self.trial is None:
             parts.append(("★ " if role == "best" else "") + f"trial {key.trial}")
         if key.run and (len(runs) > 1 or not parts):
-            parts.append("job dir" if key.run == "." else key.run)
+            run = self._run_names.get(key.run, key.run) if key.source == "events" else key.run
+            parts.append("job dir" if run == "." else run)
         return " ".join(parts) or key.source
 
     def _best_trial(self) -> str | None:

@@ -52,7 +52,10 @@ def main():
     held = len(y) // 5  # the last fifth is the validation set, as the census samples split it
     data = tf.data.Dataset.from_tensor_slices((x[:-held], y[:-held])).shuffle(len(y), seed=1)
     data = data.repeat().batch(32 * replicas)
-    validation = tf.data.Dataset.from_tensor_slices((x[-held:], y[-held:])).batch(32 * replicas)
+    # Repeated, as the training data is: the strategy shards it across the replicas, and a
+    # finite set would run out before validation_steps after the first epoch.
+    validation = tf.data.Dataset.from_tensor_slices((x[-held:], y[-held:]))
+    validation = validation.repeat().batch(32 * replicas)
     with strategy.scope():
         model = tf.keras.Sequential(
             [
