@@ -340,6 +340,35 @@ async def test_a_tuning_jobs_view_overlays_every_trial_the_best_marked(tmp_path:
         assert any("\u2800" < ch <= "\u28ff" for line in plot for ch in line)
 
 
+async def test_t_picks_a_trial_and_enter_opens_its_own_tags(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.open_metrics(TUNING_ID)
+        screen = await opened(pilot, TUNING_ID)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: _picker(app) is not None)
+        items = _picker(app).items
+        assert items[0].startswith("★ trial 5  rmse=0.0132")  # the best first
+        assert any(i.strip() == "trial 10  (running)" for i in items)
+        await pilot.press("down", "enter")  # the next trial, by id
+        chosen = items[1].split()[1]
+        trial_view = await opened(pilot, TUNING_ID, chosen)
+        assert trial_view is not screen
+        # A plain job's view has no trials to pick: the key does nothing there.
+        await pilot.press("escape", "escape")
+        app.open_metrics(MNIST_ID)
+        await opened(pilot, MNIST_ID)
+        await pilot.press("t")
+        await pilot.pause()
+        assert _picker(app) is None
+
+
+def _picker(app: JobsApp) -> Any:
+    from tui_app.shell.screens.picker_screen import PickerScreen
+
+    return app.screen if isinstance(app.screen, PickerScreen) else None
+
+
 async def test_ten_thousand_tags_stay_usable(tmp_path: Path) -> None:
     fed = FedScalars(next(j for j in JOBS if j["jobId"] == MNIST_ID))
     for i in range(10_000):

@@ -64,7 +64,10 @@ from tui_app.model.trials import (
     trial_of,
     trial_order,
 )
+from tui_app.model.wire import as_list, as_mapping
 from tui_app.shell.app_protocol import shell_app
+from tui_app.shell.metrics_request import MetricsRequested
+from tui_app.shell.screens.picker_screen import PickerScreen
 from tui_app.shell.screens.prompt_screen import PromptScreen
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.key_footer import KeyFooter
@@ -153,6 +156,13 @@ class MetricsScreen(Screen[None], ScreenToasts):
             group=TAG_KEYS,
         ),
         Binding("slash", "filter", "Filter tags", id="metrics.filter", tooltip="A regex"),
+        Binding(
+            "t",
+            "trials",
+            "Trials",
+            id="metrics.trials",
+            tooltip="A tuning job's trials: enter opens one's own tags",
+        ),
     ]
 
     smoothing: var[float] = var(DEFAULT_SMOOTHING)
@@ -572,6 +582,42 @@ class MetricsScreen(Screen[None], ScreenToasts):
 
     def action_unzoom(self) -> None:
         self.last_steps = None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "trials":
+            return self.tuning  # only a tuning job's own view has trials to pick from
+        return True
+
+    def action_trials(self) -> None:
+        """Pick a trial (best first, as the trials table orders them); enter opens that
+        trial's own view, with every tag it wrote."""
+        if not self.tuning or self.job is None:
+            return
+        best = self._best_trial()
+        finals = final_objectives(self.job)
+        ids = [
+            str(as_mapping(t).get("trialId") or "")
+            for t in as_list(as_mapping(self.job.get("trainingOutput")).get("trials"))
+        ]
+        ids = sorted((i for i in ids if i), key=trial_order)
+        if best is not None and best in ids:
+            ids.remove(best)
+            ids.insert(0, best)
+        items = [
+            ("★ " if i == best else "  ")
+            + f"trial {i}"
+            + (f"  {self.goal_tag()}={finals[i]:.6g}" if i in finals else "  (running)")
+            for i in ids
+        ]
+        if not items:
+            self.notify("No trial has started yet.", severity="warning")
+            return
+
+        def chosen(item: str | None) -> None:
+            if item is not None:
+                self.post_message(MetricsRequested(self.job_id, ids[items.index(item)]))
+
+        self.app.push_screen(PickerScreen("Show the curves of", items), chosen)
 
     def action_back(self) -> None:
         box = self.query_one("#metrics-filter", Input)
