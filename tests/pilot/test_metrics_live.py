@@ -31,7 +31,7 @@ async def test_a_running_trainers_event_files_are_drawn_live(
         basic_job(
             job_id,
             package_uri,
-            "--steps", "400", "--log-every", "10", "--sleep", "0.03",
+            "--steps", "200", "--log-every", "10", "--sleep", "0.03",
             jobDir=f"gs://test-bucket/{job_id}",
         )
     )  # fmt: skip
@@ -68,5 +68,5 @@ async def test_a_running_trainers_event_files_are_drawn_live(
         # The job ends: the view reads once more (the last points), then stops.
         await wait_for(pilot, lambda: not screen.polling, timeout=90, describe=state)
         assert screen.ended
-        assert loss_step() == 400
+        assert loss_step() == 200
         assert "SUCCEEDED" in str(screen.query_one("#metrics-title").render())
