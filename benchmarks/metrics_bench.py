@@ -12,7 +12,10 @@ the metrics view does: ``JobScalars.poll()`` through the service's storage API
 2. the growth of this process's RSS for the 20M points, after the read and at its peak
    (goal: at most 100 MB), from a baseline taken after the file was written and one poll of
    an empty folder (the clients' imports and connections are a fixed cost, not the points');
-3. one live poll on the read file (nothing new): its cost.
+3. one live poll on the read file (nothing new): its cost;
+4. a live file written a record at a time at random moments while the view's poll loop runs
+   (every ``POLL_SECONDS``): each point's wait from its write to its arrival (goal: within 2 s on
+   screen).
 
 The view's own figures (first chart on screen, redraws) are ``metrics_view_bench.py``'s; the
 reader's in-process rate is ``event_read_bench.py``'s. Run it with the project's virtualenv.
@@ -75,10 +78,71 @@ class PeakRss(threading.Thread):
             self.peak = max(self.peak, self.proc.memory_info().rss)
 
 
+def live_latency(svc: Service, conn: Connection, res: Results, points: int) -> None:
+    """Flush -> in the view's series, as a running trainer's points reach the view: a writer
+    thread appends one record to a live event file at random moments (as TensorFlow's flush
+    does on Cloud Storage: the whole object written again, one record longer), while the
+    view's poll loop runs every ``POLL_SECONDS``; each point's wait from its write to the poll
+    that brought it (goal: on screen within 2 s, of which a chart's redraw takes tens of ms)."""
+    import random
+
+    from tui_app.api.job_scalars import POLL_SECONDS
+    from tui_app.model.tf_event_writer import event_record
+
+    job_dir = f"gs://{BUCKET}/live"
+    path = Path(svc.state.gcs_path(f"{job_dir}/train/events.out.tfevents.1795000001.bench"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = bytearray(file_version_record(1_795_000_000.0))
+    written: dict[int, float] = {}
+    job: dict[str, Any] = {
+        "jobId": "live",
+        "state": "RUNNING",
+        "trainingInput": {"jobDir": job_dir},
+    }
+    scalars = JobScalars(lambda: conn, PROJECT, "live", read_job=lambda: job)
+    scalars.poll()
+    done = threading.Event()
+
+    def write() -> None:
+        rng = random.Random(1)
+        for step in range(1, points + 1):
+            time.sleep(rng.uniform(0.1, 0.6))
+            body.extend(event_record(step, time.time(), "loss", 1.0 / step))
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(body)
+            written[step] = time.perf_counter()
+            tmp.replace(path)  # a new generation, all at once, as an upload replaces an object
+        done.set()
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    waits: list[float] = []
+    while not (done.is_set() and len(waits) >= points):
+        started = time.perf_counter()
+        for batch in scalars.poll().batches:
+            arrived = time.perf_counter()
+            for step in batch.columns()[0]:
+                waits.append(arrived - written[step])
+        time.sleep(max(0.0, POLL_SECONDS - (time.perf_counter() - started)))
+    writer.join()
+    waits.sort()
+    res.add(
+        Figure(
+            "live",
+            "a flushed point -> in the view's series (median / max)",
+            len(waits),
+            f"{statistics.median(waits):.2f} s / {waits[-1]:.2f} s",
+            "<= 2 s",
+            verdict(waits[-1] <= 2.0, "the slowest"),
+        )
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tags", type=int, default=20)
     parser.add_argument("--points", type=int, default=1_000_000, help="steps (points per tag)")
+    parser.add_argument("--live-points", type=int, default=40, help="points of the live test")
     args = parser.parse_args()
     res = Results()
     print(machine_line())
@@ -158,6 +222,7 @@ def main() -> int:
                     f"{statistics.median(quiet) * 1000:.1f} ms",
                 )
             )
+            live_latency(svc, conn, res, args.live_points)
         finally:
             svc.stop()
     print_table(res)
