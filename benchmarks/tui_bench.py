@@ -578,6 +578,7 @@ def child_filter(count: int, reps: int) -> None:
 
     from tests.support.fixed_jobs import FixedSource
     from tui_app.config.settings import Settings
+    from tui_app.model.list_filter import parse_list_filter
     from tui_app.shell.app import JobsApp
     from tui_app.shell.messages import JobsRefreshed
     from tui_app.shell.screens.jobs_screen import JobsScreen
@@ -653,11 +654,16 @@ def child_filter(count: int, reps: int) -> None:
         s = screen()
         before = s.table.rows
         box = s.query_one("#filter", Input)
+        # A filter that cannot be used as typed (``state:f`` on the way to ``state:failed``)
+        # keeps the last good rows and says why above the box: that message is its repaint.
+        refused = parse_list_filter(expected).error
 
         def done() -> bool:
-            return (
-                box.value == expected and s._filter.text == expected and s.table.rows is not before
-            )
+            if box.value != expected:
+                return False
+            if refused is not None:
+                return s._filter_error == refused
+            return not s._filter_error and s._filter.text == expected and s.table.rows is not before
 
         probe.arm(done)
         t0 = time.perf_counter()
