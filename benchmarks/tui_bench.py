@@ -1,4 +1,5 @@
-"""TUI benchmark (issue 3, done-when 3): ``python benchmarks/tui_bench.py [--quick]``.
+"""TUI benchmark (issue 3, done-when 3): ``python benchmarks/tui_bench.py [--quick]
+[--filter-only] [--metrics-open]``.
 
 Prints a table (median and min-max, n stated) with each goal beside its figure:
 
@@ -27,6 +28,23 @@ Jobs are written straight into ``jobs.sqlite`` through ``JobStore`` before the s
 (ids ``model<i % 20>_2026112<d>_<HHMMSS>``: 20 base names, varied stamps; all SUCCEEDED). The
 in-process 100k jobs are plain dicts with a mix of states (4 % FAILED, 2 % CANCELLED, 1 %
 RUNNING, 10 % with labels) so that ``state:failed`` finds something.
+
+``--metrics-open`` (issue 26: the list and the filter keep their goals while a metrics view is
+open on a running job): figure 2 and the in-process part of figure 3 with the metrics view's
+background work in the same app process. A BASIC job on the service writes TensorFlow event
+files, 20 tags at 4 steps a second, through the service's storage API (``metrics_load.py``
+beside this script). Once the 100k rows are painted, the real ``MetricsScreen`` is opened on it
+(reading through the real ``JobScalars`` on its own connection to the service, since the list's
+jobs are fixed dicts), shown until its four charts are drawn, then kept installed beneath the
+job list, which is on top again. "Open" means this: Textual paints only the top screen, so while
+the list is measured the view's worker goes on polling every second (the job, a listing of its
+output folder, a ranged read of the new bytes, numpy decoding), its series grow under its lock,
+and its ``_polled`` runs on the event loop (tags, sources, ``chart.show``), but its charts are
+rebuilt only when it is shown; the chart builds of its first showing are reported. The view's
+polls, updates and chart builds are laid beside the slow keystrokes like GC and the list's
+poll. With ``--filter-only`` a service is started for that job alone; in a full run the cold
+start and the real 100k ``tui-app`` are measured as without (no view can be open before the
+list is painted).
 
 Everything lives in a temporary directory removed at the end; the service, the private tmux
 server (its socket is in that directory) and any process started from it are stopped, also on
@@ -64,6 +82,16 @@ from bench_report import (  # beside this script
     raise_interrupt,
     workspace,
 )
+from metrics_load import (
+    MetricsJob,
+    OpenView,
+    ViewMeter,
+    close_beneath,
+    describe,
+    ms_range,
+    open_beneath,
+    real_scalars,
+)
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -85,6 +113,8 @@ QUERIES: tuple[tuple[str, str], ...] = (
     ("state token", "state:failed"),
 )
 FAR_FUTURE = dt.datetime(2026, 12, 1, 12, 0, 0, tzinfo=dt.UTC)
+METRICS_PROJECT = "bench-metrics"
+"""``--metrics-open``: the writing job's project (the cold start counts PROJECT's jobs)."""
 
 
 # -- small helpers -----------------------------------------------------------------------------
@@ -570,8 +600,13 @@ def run_child(args: list[str], env: dict[str, str], timeout: float) -> dict[str,
 # -- child: 100k jobs in process: filter keystrokes and RSS -------------------------------------
 
 
-def child_filter(count: int, reps: int) -> None:
-    """The real JobsApp fed ``count`` job dicts through FixedSource; see the module docstring."""
+def child_filter(count: int, reps: int, metrics: Sequence[str] | None = None) -> None:
+    """The real JobsApp fed ``count`` job dicts through FixedSource; see the module docstring.
+
+    With ``metrics`` (state dir, project, job id of a running job on that state dir's service):
+    a metrics view on that job is opened once the list is loaded, and kept polling beneath the
+    list while the keys are typed (``--metrics-open``).
+    """
     rss_start = rss_mb()
     sys.path.insert(0, str(REPO))  # tests.support is not an installed package
     from textual.widgets import Input
@@ -592,6 +627,7 @@ def child_filter(count: int, reps: int) -> None:
     app = JobsApp(
         Settings(), lambda: None, "p", "local",  # type: ignore[arg-type,return-value]
         source=source, clock=lambda: FAR_FUTURE,
+        scalars=None if metrics is None else real_scalars(*metrics[:2]),
     )  # fmt: skip
     probe = FrameProbe()
     probe.install(JobsApp)
@@ -600,7 +636,8 @@ def child_filter(count: int, reps: int) -> None:
     """Seconds each poll that reached the app spent in its thread (list + rows + sort)."""
     busy: dict[str, list[tuple[float, float]]] = {"gc": [], "gc2": [], "poll": [], "screen": []}
     """Windows (perf_counter) of GC passes, of the poll thread's work and of the screen's
-    handling of a new list: what the slow keystrokes are checked against."""
+    handling of a new list: what the slow keystrokes are checked against (with a metrics view
+    open, its own work too: ``ViewMeter.windows``)."""
     original_app_refreshed = JobsApp.on_jobs_refreshed
     original_screen_refreshed = JobsScreen.on_jobs_refreshed
 
@@ -721,6 +758,8 @@ def child_filter(count: int, reps: int) -> None:
             result["first_poll"] = refreshes[0]
             result["rss_loaded"] = rss_mb()
             result["peak_loaded"] = peak_mb()
+            if metrics is not None:
+                await open_view(metrics[2])
             await asyncio.sleep(0.2)
             s = screen()
             box = s.query_one("#filter", Input)
@@ -745,8 +784,39 @@ def child_filter(count: int, reps: int) -> None:
             refreshes.clear()
             await sequences("idle")
             result["idle_polls"] = list(refreshes)
+            if view:
+                result["metrics_end"] = {"t": time.perf_counter(), "state": view[0].state()}
+                close_beneath(app, view[0])
+
+    view: list[OpenView] = []
+    meter: list[ViewMeter] = []
+
+    async def open_view(job_id: str) -> None:
+        """The metrics view, shown until drawn, then kept polling beneath the list."""
+        meter.append(ViewMeter())  # after rss_loaded: its imports (numpy, plotext) count there
+        opened = await open_beneath(app, job_id, meter[0])
+        view.append(opened)
+        result["metrics_opened"] = {
+            "opened_s": opened.opened_s,
+            "first_builds": opened.first_builds,
+            "at_open": opened.state(),
+            "t_open": time.perf_counter(),
+        }
+        result["rss_metrics"] = rss_mb()
+        result["peak_metrics"] = peak_mb()
+        busy.update(meter[0].windows())  # the same lists: they keep filling
 
     asyncio.run(run())
+    kinds = [k for k in busy if k not in ("gc", "gc2", "poll", "screen")]
+    if view:
+        opened = result["metrics_opened"]
+        end = result.pop("metrics_end")
+        result["metrics"] = {
+            **opened,
+            "during": meter[0].summary(opened["t_open"], end["t"]),
+            "at_end": end["state"],
+            "kinds": kinds,
+        }
     result.update(
         rss_start=rss_start,
         rss_imported=rss_imported,
@@ -758,7 +828,7 @@ def child_filter(count: int, reps: int) -> None:
                 **k,
                 **{
                     kind: overlap(kind, k["t0"], k["t0"] + k["secs"])
-                    for kind in ("gc", "gc2", "poll", "screen")
+                    for kind in ("gc", "gc2", "poll", "screen", *kinds)
                 },
             }
             for k in slow
@@ -867,6 +937,10 @@ def report_cold(res: Results, cold: dict[str, list[float]]) -> None:
 def report_filter(res: Results, data: dict[str, Any]) -> None:
     count = data["count"]
     section = f"2 filter keystroke -> repaint, {count // 1000}k jobs (headless 120x40)"
+    metrics = data.get("metrics")
+    if metrics is not None:
+        section += ", a metrics view open beneath"
+        report_metrics_view(res, section, data)
     res.add(
         Figure(
             section,
@@ -925,6 +999,8 @@ def report_filter(res: Results, data: dict[str, Any]) -> None:
             "the screen handling a new list": [k for k in slow if k["screen"] > 0],
             "the poll thread working": [k for k in slow if k["poll"] > 0],
         }
+        for kind in metrics["kinds"] if metrics else []:
+            causes[f"the {kind}"] = [k for k in slow if k.get(kind, 0) > 0]
         explained = {id(k) for ks in causes.values() for k in ks}
         res.notes.append(
             f"{title}: {len(polls)} polls reached the screen while typing"
@@ -944,7 +1020,12 @@ def report_filter(res: Results, data: dict[str, Any]) -> None:
                 + ", ".join(
                     f"{k['key']!r}->{k['text']!r} {k['secs'] * 1e3:.0f} ms (GC "
                     f"{k['gc'] * 1e3:.0f}, screen refresh {k['screen'] * 1e3:.0f}, poll thread "
-                    f"{k['poll'] * 1e3:.0f})"
+                    f"{k['poll'] * 1e3:.0f}"
+                    + "".join(
+                        f", {kind} {k.get(kind, 0) * 1e3:.0f}"
+                        for kind in (metrics["kinds"] if metrics else [])
+                    )
+                    + ")"
                     for k in sorted(slow, key=lambda k: -k["secs"])[:3]
                 )
                 if slow
@@ -956,6 +1037,33 @@ def report_filter(res: Results, data: dict[str, Any]) -> None:
         "idle waits); each is timed to the first frame painted after the filter box holds the "
         "new text and the table got its new rows, so the ~16.7 ms (60 fps) screen tick is "
         "included"
+    )
+
+
+def report_metrics_view(res: Results, section: str, data: dict[str, Any]) -> None:
+    """What the metrics view did while the keys were typed: that it was really at work."""
+    metrics = data["metrics"]
+    did, holds = describe(metrics["during"], metrics["at_end"])
+    first = metrics["at_open"]
+    res.add(
+        Figure(
+            section,
+            "metrics view: push -> every chart drawn (shown, then the list on top again)",
+            len(metrics["first_builds"]),
+            f"{metrics['opened_s'] * 1e3:,.0f} ms; chart builds {ms_range(metrics['first_builds'])}"
+            f"; {first['tags']} tags, {first['points']:,} points read",
+        )
+    )
+    res.add(Figure(section, "metrics view beneath the list, while typing", 1, did))
+    res.add(Figure(section, "metrics view at the end", 1, holds))
+    res.add(
+        Figure(
+            section,
+            "RSS: list loaded / the metrics view open / after the typing (peak)",
+            1,
+            f"{data['rss_loaded']:.0f} / {data['rss_metrics']:.0f} / {data['rss_after_live']:.0f}"
+            f" ({data['peak_after_live']:.0f}) MiB",
+        )
     )
 
 
@@ -981,6 +1089,16 @@ def report_rss(res: Results, data: dict[str, Any], big: dict[str, float] | None)
             verdict(loaded_mb <= 300, f"{loaded_mb:.0f} MB"),
         )
     )
+    if "rss_metrics" in data:
+        res.add(
+            Figure(
+                section,
+                "in-process: RSS / peak once the metrics view was open (after it drew)",
+                1,
+                f"{data['rss_metrics']:.0f} / {data['peak_metrics']:.0f} MiB "
+                f"(+{data['rss_metrics'] - data['rss_loaded']:.0f} over the list loaded)",
+            )
+        )
     res.add(
         Figure(
             section,
@@ -1034,7 +1152,42 @@ def report_rss(res: Results, data: dict[str, Any], big: dict[str, float] | None)
 # -- the run -----------------------------------------------------------------------------------
 
 
-def run(cfg: Config, keep: bool) -> int:
+def start_metrics_job(svc: Any, root: Path, res: Results) -> MetricsJob:
+    """``--metrics-open``: the job the metrics view is opened on, writing event files."""
+    from metrics_load import RATE, stage_packages, start_job, writer_tags
+
+    print("[metrics] a job writing event files: building and staging its packages", flush=True)
+    uris = stage_packages(svc, root)
+    job = start_job(svc, METRICS_PROJECT, "tui_bench_metrics", uris)
+    res.notes.append(
+        f"--metrics-open: job {job.job_id} (project {job.project}) writes {len(writer_tags())} "
+        f"tags at {RATE:g} steps/s to {job.job_dir}/train through the service's storage API "
+        f"(first event file {job.ready_s:.1f} s after create); a MetricsScreen on it was shown "
+        "until its charts were drawn, then kept installed beneath the list, its worker polling "
+        "every second (Textual paints only the top screen: its charts are not rebuilt while "
+        "the list is on top). Cold start and the real tui-app are measured as without"
+    )
+    return job
+
+
+def filter_child(
+    cfg: Config, env: dict[str, str], svc: Any, root: Path, res: Results, metrics_open: bool
+) -> dict[str, Any]:
+    """Figure 2's child; with ``metrics_open``, beside a running job's metrics view."""
+    from metrics_load import stop_job
+
+    args = ["--child-filter", str(BIG_JOBS), str(cfg.filter_reps)]
+    if not metrics_open:
+        return run_child(args, env, 1200)
+    job = start_metrics_job(svc, root, res)
+    try:
+        return run_child([*args, "--metrics", str(svc.state.root), job.project, job.job_id],
+                         env, 1200)  # fmt: skip
+    finally:
+        stop_job(svc, job)
+
+
+def run(cfg: Config, keep: bool, metrics_open: bool = False) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from service_bench import Service, kill_stragglers
 
@@ -1061,7 +1214,7 @@ def run(cfg: Config, keep: bool) -> int:
             cold, screen = cold_start(tmux, svc.state.root, genv, env, cfg.cold_runs)
             report_cold(res, cold)
             print("[2+3] 100k jobs in process: filter keystrokes and RSS", flush=True)
-            data = run_child(["--child-filter", str(BIG_JOBS), str(cfg.filter_reps)], env, 1200)
+            data = filter_child(cfg, env, svc, root, res, metrics_open)
             report_filter(res, data)
             big = None
             if cfg.real_big:
@@ -1085,16 +1238,42 @@ def run(cfg: Config, keep: bool) -> int:
     return 0
 
 
-def run_filter_only(cfg: Config) -> int:
+def run_filter_only(cfg: Config, keep: bool = False, metrics_open: bool = False) -> int:
     """Figure 2 alone: it needs neither the service nor tmux (its jobs are in-process dicts),
-    so a change to the keystroke path can be measured in a few minutes."""
+    so a change to the keystroke path can be measured in a few minutes. With ``metrics_open``
+    a service runs the job whose metrics view is open."""
     print(machine_header(cfg), flush=True)
     res = Results()
     env = dict(os.environ)
     env.pop("TUI_APP_STATE_DIR", None)
-    print(f"[2] {BIG_JOBS // 1000}k jobs in process: filter keystrokes", flush=True)
-    data = run_child(["--child-filter", str(BIG_JOBS), str(cfg.filter_reps)], env, 1200)
-    report_filter(res, data)
+    if not metrics_open:
+        print(f"[2] {BIG_JOBS // 1000}k jobs in process: filter keystrokes", flush=True)
+        data = run_child(["--child-filter", str(BIG_JOBS), str(cfg.filter_reps)], env, 1200)
+        report_filter(res, data)
+        print_table(res, "median (min-max)")
+        return 0
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from service_bench import Service, kill_stragglers
+
+    with workspace("tui-bench-", keep) as root:
+        svc = Service(root)
+        env["TUI_APP_CONFIG_DIR"] = str(root / "config")  # no user settings
+        try:
+            svc.start()
+            print(f"service pid {svc.pid} at {svc.url}, state {svc.state.root}", flush=True)
+            print(f"[2] {BIG_JOBS // 1000}k jobs in process: filter keystrokes", flush=True)
+            data = filter_child(cfg, env, svc, root, res, True)
+            report_filter(res, data)
+        except KeyboardInterrupt:
+            print("\ninterrupted: cleaning up", file=sys.stderr)
+            return 130
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the clean-up finish
+            svc.stop()
+            killed = kill_stragglers(root)
+            if killed:
+                print(f"killed {killed} straggling process(es)", file=sys.stderr)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     print_table(res, "median (min-max)")
     return 0
 
@@ -1110,21 +1289,29 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--child-headless", nargs=3, metavar=("STATE", "PROJECT", "N"),
                         help=argparse.SUPPRESS)  # fmt: skip
+    parser.add_argument(
+        "--metrics-open",
+        action="store_true",
+        help="figure 2 (and the in-process RSS) with a metrics view open on a running job that "
+        "writes event files (a service runs it, also with --filter-only)",
+    )
     parser.add_argument("--child-filter", nargs=2, metavar=("N", "REPS"), help=argparse.SUPPRESS)
+    parser.add_argument("--metrics", nargs=3, metavar=("STATE", "PROJECT", "JOB"),
+                        help=argparse.SUPPRESS)  # fmt: skip
     args = parser.parse_args(argv)
     if args.child_headless:
         state, project, n = args.child_headless
         child_headless(state, project, int(n))
         return 0
     if args.child_filter:
-        child_filter(int(args.child_filter[0]), int(args.child_filter[1]))
+        child_filter(int(args.child_filter[0]), int(args.child_filter[1]), args.metrics)
         return 0
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with &
     signal.signal(signal.SIGTERM, raise_interrupt)
     signal.signal(signal.SIGHUP, raise_interrupt)
     if args.filter_only:
-        return run_filter_only(Config.make(args.quick))
-    return run(Config.make(args.quick), args.keep)
+        return run_filter_only(Config.make(args.quick), args.keep, args.metrics_open)
+    return run(Config.make(args.quick), args.keep, args.metrics_open)
 
 
 if __name__ == "__main__":
