@@ -1,4 +1,5 @@
-"""Log pane benchmark (issue 4, done-when 3): ``python benchmarks/log_bench.py [--quick]``.
+"""Log pane benchmark (issue 4, done-when 3): ``python benchmarks/log_bench.py [--quick]
+[--pin] [--metrics-open]``.
 
 Prints a table (median and min-max, n stated) with each goal beside its figure. The real
 ``JobsApp`` runs headless in a fresh child process (``App.run_test(size=(120, 40))``) against
@@ -38,6 +39,20 @@ batch is counted as it is appended.
    of as many lines runs to completion, its logs are opened (the stream's ``tail`` of 100k
    lines) and closed again, and the RSS is taken the same way: memory released or not.
 
+``--metrics-open`` (issue 26: the logs keep their goals while a metrics view is open on a
+running job): every figure above, with the metrics view's background work in the app's process.
+Before each child the parent starts a BASIC job that writes TensorFlow event files, 20 tags at
+4 steps a second, to its ``gs://`` jobDir through the service's storage API (``metrics_load.py``
+beside this script); the child opens the real ``MetricsScreen`` on it as ``M`` does
+(``JobsApp.open_metrics``, reading through the real ``JobScalars``), waits until its charts are
+drawn, then pushes the logs over it. "Open" means this: Textual paints only the top screen, so
+while the logs are measured the view's worker goes on polling every second (the job, a listing
+of its output folder, a ranged read of the new bytes, numpy decoding), its series grow, and its
+``_polled`` runs on the event loop; its charts are rebuilt only when it is shown (between the
+flood and the second job, once the first logs are closed). Its polls, updates and chart builds
+join the work late heartbeats are laid beside. The service gets ``REPLICAS + 1`` CPU slots, so
+that the writing job does not keep the flood job queued (slots decide admission only).
+
 Everything lives in a temporary directory that is removed at the end; the service, the app's
 child process and any process started from that directory are stopped, also on Ctrl-C or
 SIGTERM. Run it with the project's virtualenv: it imports ``tui_app``.
@@ -47,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import gc
 import itertools
@@ -61,7 +77,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import version
@@ -77,6 +93,7 @@ from bench_report import (  # beside this script
     raise_interrupt,
     workspace,
 )
+from metrics_load import OpenView, ViewMeter, describe, open_under
 from service_bench import (
     PROJECT,
     TERMINAL,
@@ -386,10 +403,46 @@ def run_app(app: JobsApp, body: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(main())
 
 
+class MetricsBeneath:
+    """``--metrics-open`` in a child: the metrics view on a running job, opened as ``M`` opens
+    it and shown until drawn; the logs screen is then pushed over it, so the view's worker
+    polls (and its ``_polled`` runs on the loop) while the logs are measured. Its work is added
+    to ``windows``, the other work late heartbeats are laid beside."""
+
+    def __init__(self, windows: dict[str, list[tuple[float, float]]]) -> None:
+        self.windows = windows
+        self.meter: ViewMeter | None = None
+        self.view: OpenView | None = None
+        self.t_open = 0.0
+
+    async def open(self, app: JobsApp, job_id: str) -> None:
+        self.meter = ViewMeter()  # its imports (numpy, plotext) load here, after rss_app
+        self.windows.update(self.meter.windows())
+        self.view = await open_under(app, job_id, self.meter)
+        self.t_open = time.perf_counter()
+
+    def done(self, result: dict[str, Any]) -> None:
+        """What the view did from its opening until now (the measured part), into ``result``."""
+        if self.meter is None or self.view is None:
+            return
+        result["metrics"] = {
+            "opened_s": self.view.opened_s,
+            "first_builds": self.view.first_builds,
+            "during": self.meter.summary(self.t_open, time.perf_counter()),
+            "at_end": self.view.state(),
+        }
+
+    def summary(self, t0: float, t1: float) -> dict[str, Any]:
+        assert self.meter is not None
+        return self.meter.summary(t0, t1)
+
+
 # -- child 1: replica write -> on screen --------------------------------------------------------
 
 
-def child_latency(state_root: str, work: str, probe_uri: str, count: int) -> None:
+def child_latency(
+    state_root: str, work: str, probe_uri: str, count: int, metrics_job: str | None = None
+) -> None:
     from tui_app.shell.app import JobsApp
     from tui_app.shell.screens.logs_screen import LogsScreen
 
@@ -425,6 +478,8 @@ def child_latency(state_root: str, work: str, probe_uri: str, count: int) -> Non
 
     async def run() -> None:
         await until(lambda: bool(app.last_rows), 60, "the job list")
+        if metrics_job is not None:
+            await metrics.open(app, metrics_job)
         await in_thread(lambda: app.source.call(lambda c: c.create(body)))
         screen = LogsScreen(job_id)
         await app.push_screen(screen)
@@ -436,9 +491,11 @@ def child_latency(state_root: str, work: str, probe_uri: str, count: int) -> Non
                 break
             await asyncio.sleep(0.2)
         result["state"] = job["state"]
+        metrics.done(result)
         screen.action_back()
         await asyncio.sleep(0.1)
 
+    metrics = MetricsBeneath(inst.windows)
     run_app(app, run)
     for line in lines_out:
         line["polled"] = inst.polled_at.get(line["id"])
@@ -462,8 +519,10 @@ def child_flood(
     second: int,
     svc_pid: int,
     tag: str,
+    metrics_job: str | None = None,
 ) -> None:
-    """Job A floods with its logs open; then (``second`` > 0) job B is opened when finished."""
+    """Job A floods with its logs open; then (``second`` > 0) job B is opened when finished.
+    With ``metrics_job``, a metrics view on that job is open beneath the logs throughout."""
     rss_start = rss_mb()
     from tui_app.shell.app import JobsApp
     from tui_app.shell.screens.logs_screen import ALL, LogsScreen
@@ -607,6 +666,7 @@ def child_flood(
         )
         await asyncio.sleep(0.3)  # the frame that shows the last batch
         a_done[0] = True
+        metrics.done(result)
         result["shown_a"] = counted[0]
         result["views_a"] = view_counts(screen)
         result["rss_flood"] = rss_mb()
@@ -650,6 +710,9 @@ def child_flood(
         await until(lambda: bool(app.last_rows), 60, "the job list")
         await asyncio.sleep(0.5)
         result["rss_app"] = rss_mb()
+        if metrics_job is not None:
+            await metrics.open(app, metrics_job)
+            result["rss_metrics"] = rss_mb()
         ref_a = await flood_a()
         await close(ref_a, "a")
         if second:
@@ -663,6 +726,7 @@ def child_flood(
             result["b_alive_after_unfreeze"] = ref_b() is not None
         beat.stop()
 
+    metrics = MetricsBeneath(inst.windows)
     run_app(app, run)
     first, last = progress[0][0], progress[-1][0]
     # The flood began when its first line was stamped (wall clock -> perf_counter).
@@ -700,6 +764,8 @@ def child_flood(
         behind=behind,
         peak_end=peak_mb(),
     )
+    if "metrics" in result:
+        result["metrics"]["flood"] = metrics.summary(began, last)
     emit(result)
 
 
@@ -729,8 +795,35 @@ def epoch(ts: str) -> float:
     return dt.datetime.fromisoformat(ts).timestamp()
 
 
+def report_metrics(res: Results, section: str, data: dict[str, Any], key: str = "during") -> None:
+    """``--metrics-open``: that the view beneath was at work while the logs were measured."""
+    metrics = data["metrics"]
+    did, holds = describe(metrics[key], metrics["at_end"])
+    builds = metrics["first_builds"]
+    res.add(
+        Figure(
+            section,
+            "metrics view: M -> every chart drawn (then the logs pushed over it)",
+            len(builds),
+            f"{metrics['opened_s'] * 1e3:,.0f} ms; chart builds "
+            f"{', '.join(f'{b * 1e3:.0f}' for b in builds[:8])} ms",
+        )
+    )
+    res.add(Figure(section, "metrics view beneath the logs, " + METRICS_WINDOW[key], 1, did))
+    res.add(Figure(section, "metrics view then", 1, holds))
+
+
+METRICS_WINDOW = {
+    "during": "from its opening to the logs' end",
+    "flood": "first flood line stamped → last shown",
+}
+
+
 def report_latency(res: Results, data: dict[str, Any], count: int) -> None:
     section = "1 replica write → line on screen (merged view, headless 120x40)"
+    if "metrics" in data:
+        section += ", a metrics view open beneath"
+        report_metrics(res, section, data)
     start = data["follow_started"]
     lines = [x for x in data["lines"] if x["printed"] >= start]
     skipped = len(data["lines"]) - len(lines)
@@ -809,6 +902,9 @@ def stalls(lag: Sequence[float]) -> list[float]:
 def report_flood(res: Results, data: dict[str, Any]) -> None:
     total, per = data["total"], data["per_replica"]
     section = f"2 flood: master + {WORKERS} workers × {per:,} lines, screen open throughout"
+    if "metrics" in data:
+        section += ", a metrics view open beneath"
+        report_metrics(res, section, data, "flood")
     span = data["last_shown"] - data["first_shown"]
     moved = data["shown_at_last"] - data["shown_at_first"]
     whole = data["last_wall"] - data["first_entry"]
@@ -1042,6 +1138,15 @@ def report_memory(res: Results, data: dict[str, Any], small: dict[str, Any]) -> 
             f"{data['rss_start']:.0f} / {data['rss_imported']:.0f} / {data['rss_app']:.0f} MiB",
         )
     )
+    if "rss_metrics" in data:
+        res.add(
+            Figure(
+                section,
+                "RSS with the metrics view open (after it drew), before the flood",
+                1,
+                f"{data['rss_metrics']:.0f} MiB (+{data['rss_metrics'] - data['rss_app']:.0f})",
+            )
+        )
     marks = []
     for pct in (25, 50, 75, 100):
         hit = next((s for s in data["rss_samples"] if s[2] >= total * pct / 100), None)
@@ -1214,11 +1319,56 @@ def stored_flood(svc: Service, job_id: str) -> tuple[int, float]:
     return int(count), ((last - first) / 1e6 if count else 0.0)
 
 
-def run(cfg: Config, keep: bool, pin: bool = False) -> int:
+class MetricsJobs:
+    """``--metrics-open``: a fresh job writing event files for each child's metrics view (it
+    opens a few seconds into the job, as a user would look at a job that just started)."""
+
+    def __init__(self, svc: Service, root: Path, res: Results, trainer_uri: str) -> None:
+        from metrics_load import stage_packages
+
+        self.svc = svc
+        self.res = res
+        self.uris = stage_packages(svc, root, trainer_uri)
+        self.count = 0
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[list[str]]:
+        """A job writing for the child's whole run: the child's extra arguments."""
+        from metrics_load import RATE, start_job, stop_job, writer_tags
+
+        self.count += 1
+        job = start_job(self.svc, PROJECT, f"log_bench_metrics_{self.count}", self.uris)
+        if self.count == 1:
+            self.res.notes.append(
+                f"--metrics-open: before each child a job (BASIC, the same project) starts "
+                f"writing {len(writer_tags())} tags at {RATE:g} steps/s to its gs:// jobDir "
+                f"through the service's storage API (first event file {job.ready_s:.1f} s after "
+                "create, the first time: its packages install); the child opens the metrics "
+                "view on it (JobsApp.open_metrics, as M does), waits until its charts are "
+                "drawn, then opens the logs over it: the view's worker polls every second "
+                "beneath them (Textual paints only the top screen: its charts are rebuilt "
+                f"only when shown). The service ran with {METRICS_SLOTS} CPU slots, so that the "
+                "writing job does not hold back the 4-replica flood job (slots only decide "
+                "admission)"
+            )
+        try:
+            yield ["--metrics-job", job.job_id]
+        finally:
+            stop_job(self.svc, job)
+
+
+METRICS_SLOTS = REPLICAS + 1
+"""``--metrics-open``: the flood job's replicas and the writing job, admitted together."""
+
+
+def run(cfg: Config, keep: bool, pin: bool = False, metrics_open: bool = False) -> int:
     from tui_app.entry.demo import build_sdist
+    from tui_app.local.service_cli import SLOTS_ENV
 
     print(machine_header(cfg), flush=True)
     res = Results()
+    if metrics_open:
+        os.environ[SLOTS_ENV] = str(METRICS_SLOTS)  # the service inherits it
     with workspace("tui-log-bench-", keep) as root:
         svc = Service(root, {1} if pin else None)
         env = dict(os.environ)
@@ -1241,30 +1391,41 @@ def run(cfg: Config, keep: bool, pin: bool = False) -> int:
             secs = warm_up(svc, trainer_uri, probe_uri)
             res.notes.append(f"warm-up (packages installed into the service's cache): {secs:.1f} s")
             state = str(svc.state.root)
+            jobs = MetricsJobs(svc, root, res, trainer_uri) if metrics_open else None
+
+            def beside() -> contextlib.AbstractContextManager[list[str]]:
+                return jobs.running() if jobs else contextlib.nullcontext([])
+
             print("[1] replica write → line on screen", flush=True)
-            lat = run_child(
-                ["--child-latency", state, str(root), probe_uri, str(cfg.probe_lines)], env, 600
-            )
+            with beside() as extra:
+                lat = run_child(
+                    ["--child-latency", state, str(root), probe_uri, str(cfg.probe_lines),
+                     *extra],
+                    env,
+                    600,
+                )  # fmt: skip
             report_latency(res, lat, cfg.probe_lines)
             assert svc.pid is not None
             half = cfg.flood_per_replica // 2
             print(
                 f"[3] flood of {half * REPLICAS:,} lines (the memory bound's baseline)", flush=True
             )
-            small = run_child(
-                ["--child-flood", state, str(root), trainer_uri, str(half), "0", str(svc.pid),
-                 "half"],
-                env,
-                1800,
-            )  # fmt: skip
+            with beside() as extra:
+                small = run_child(
+                    ["--child-flood", state, str(root), trainer_uri, str(half), "0",
+                     str(svc.pid), "half", *extra],
+                    env,
+                    1800,
+                )  # fmt: skip
             print(f"[2+3] flood of {cfg.flood_per_replica * REPLICAS:,} lines, then a second job's "
                   "logs", flush=True)  # fmt: skip
-            flood = run_child(
-                ["--child-flood", state, str(root), trainer_uri, str(cfg.flood_per_replica),
-                 str(cfg.second_per_replica), str(svc.pid), "full"],
-                env,
-                2400,
-            )  # fmt: skip
+            with beside() as extra:
+                flood = run_child(
+                    ["--child-flood", state, str(root), trainer_uri, str(cfg.flood_per_replica),
+                     str(cfg.second_per_replica), str(svc.pid), "full", *extra],
+                    env,
+                    2400,
+                )  # fmt: skip
             flood["stored"] = stored_flood(svc, "log_bench_flood_full")
             report_flood(res, flood)
             report_memory(res, flood, small)
@@ -1291,23 +1452,30 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run the app on CPU 0 and the service with its replicas on CPU 1 (2+ CPUs)",
     )
+    parser.add_argument(
+        "--metrics-open",
+        action="store_true",
+        help="every figure with a metrics view open beneath the logs, on a running job that "
+        "writes event files",
+    )
     parser.add_argument("--child-latency", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--child-flood", nargs=7, help=argparse.SUPPRESS)
+    parser.add_argument("--metrics-job", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child_latency:
         state, work, uri, count = args.child_latency
-        child_latency(state, work, uri, int(count))
+        child_latency(state, work, uri, int(count), args.metrics_job)
         return 0
     if args.child_flood:
         state, work, uri, per, second, pid, tag = args.child_flood
-        child_flood(state, work, uri, int(per), int(second), int(pid), tag)
+        child_flood(state, work, uri, int(per), int(second), int(pid), tag, args.metrics_job)
         return 0
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with &
     signal.signal(signal.SIGTERM, raise_interrupt)
     signal.signal(signal.SIGHUP, raise_interrupt)
     if args.pin and len(os.sched_getaffinity(0)) < 2:
         parser.error("--pin needs two CPUs")
-    return run(Config.make(args.quick), args.keep, args.pin)
+    return run(Config.make(args.quick), args.keep, args.pin, args.metrics_open)
 
 
 if __name__ == "__main__":
