@@ -348,8 +348,9 @@ async def test_t_picks_a_trial_and_enter_opens_its_own_tags(tmp_path: Path) -> N
         await pilot.press("t")
         await wait_for(pilot, lambda: _picker(app) is not None)
         items = _picker(app).items
-        assert items[0].startswith("★ trial 5  rmse=0.0132")  # the best first
-        assert any(i.strip() == "trial 10  (running)" for i in items)
+        assert items[0].startswith("★ trial 5  0.0132")  # the best first
+        assert any(i.strip() == "trial 10  running" for i in items)
+        assert any(i.strip() == "trial 4  no metric" for i in items)  # it failed
         await pilot.press("down", "enter")  # the next trial, by id
         chosen = items[1].split()[1]
         trial_view = await opened(pilot, TUNING_ID, chosen)

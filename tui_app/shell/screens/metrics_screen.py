@@ -57,6 +57,7 @@ from tui_app.model.metric_series import MetricSet, SeriesKey, XAxis, drawn_keys,
 from tui_app.model.metric_tags import filter_tags, tag_sort_key
 from tui_app.model.states import STATE_SYMBOL, JobState
 from tui_app.model.trials import (
+    LIVE_STATES,
     final_objectives,
     goal_of,
     is_tuning_job,
@@ -595,20 +596,22 @@ class MetricsScreen(Screen[None], ScreenToasts):
             return
         best = self._best_trial()
         finals = final_objectives(self.job)
-        ids = [
-            str(as_mapping(t).get("trialId") or "")
+        states = {
+            str(as_mapping(t).get("trialId") or ""): str(as_mapping(t).get("state") or "")
             for t in as_list(as_mapping(self.job.get("trainingOutput")).get("trials"))
-        ]
-        ids = sorted((i for i in ids if i), key=trial_order)
+        }
+        ids = sorted((i for i in states if i), key=trial_order)
         if best is not None and best in ids:
             ids.remove(best)
             ids.insert(0, best)
-        items = [
-            ("★ " if i == best else "  ")
-            + f"trial {i}"
-            + (f"  {self.goal_tag()}={finals[i]:.6g}" if i in finals else "  (running)")
-            for i in ids
-        ]
+
+        def final(trial_id: str) -> str:
+            if trial_id in finals:
+                return f"{finals[trial_id]:.6g}"
+            return "running" if states[trial_id] in LIVE_STATES else "no metric"
+
+        # The goal's tag is in the title; the values alone keep each item on one line at 80.
+        items = [("★ " if i == best else "  ") + f"trial {i}  {final(i)}" for i in ids]
         if not items:
             self.notify("No trial has started yet.", severity="warning")
             return
@@ -617,7 +620,8 @@ class MetricsScreen(Screen[None], ScreenToasts):
             if item is not None:
                 self.post_message(MetricsRequested(self.job_id, ids[items.index(item)]))
 
-        self.app.push_screen(PickerScreen("Show the curves of", items), chosen)
+        title = f"Show the curves of (final {self.goal_tag()})"
+        self.app.push_screen(PickerScreen(title, items), chosen)
 
     def action_back(self) -> None:
         box = self.query_one("#metrics-filter", Input)
