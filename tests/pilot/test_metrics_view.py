@@ -423,6 +423,7 @@ async def test_printed_metrics_give_way_to_event_files(tmp_path: Path) -> None:
         for run in ("keras_tensorboard/train", "keras_tensorboard/validation"):
             fed.add(SeriesKey("events", run, "loss"), [1, 2, 3], [2.5, 1.5, 0.5])
         await wait_for(pilot, lambda: screen._all_tags == ["loss"])
+        await wait_for(pilot, lambda: len(charts(app)) == 1)  # lr's chart is being removed
         (chart,) = charts(app)
         await wait_for(pilot, lambda: "validation" in drawn(chart))
         text = drawn(chart)
