@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from tui_app.api.job_scalars import JobScalars, ScalarBatch, SourceStatus
 from tui_app.model.metric_series import SeriesKey, drawn_keys
+from tui_app.model.wire import json_double
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -149,14 +150,6 @@ def _write_csv(found: list[_Series], *, tuning: bool) -> None:
             out.writerow([step, _wall(wall), repr(value), *tail])
 
 
-def _json_number(value: float) -> float | str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return value
-
-
 def _write_json(found: list[_Series]) -> None:
     doc = [
         {
@@ -165,7 +158,7 @@ def _write_json(found: list[_Series]) -> None:
             "source": s.key.source,
             **({"trial": s.key.trial} if s.key.trial else {}),
             "points": [
-                [step, wall if math.isfinite(wall) else None, _json_number(value)]
+                [step, wall if math.isfinite(wall) else None, json_double(value)]
                 for step, wall, value in zip(s.steps, s.wall_times, s.values, strict=True)
             ],
         }

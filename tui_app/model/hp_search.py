@@ -45,6 +45,7 @@ from optuna.trial import TrialState
 
 # The service's trials read the default tag from here, with the search it configures.
 from tui_app.model.job_spec import DEFAULT_METRIC_TAG as DEFAULT_METRIC_TAG
+from tui_app.model.wire import json_double
 
 EARLY_STOP_MIN_TRIALS = 3
 """Completed trials needed before the median rule may stop one."""
@@ -345,13 +346,5 @@ def metric_history(
     else:
         picked = list(series)
     return [
-        {"trainingStep": str(step), "objectiveValue": _json_double(value)} for step, value in picked
+        {"trainingStep": str(step), "objectiveValue": json_double(value)} for step, value in picked
     ]
-
-
-def _json_double(value: float) -> float | str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return value

@@ -73,6 +73,17 @@ def as_int(value: object, *, whole_floats: bool = False) -> int | None:
     return None
 
 
+def json_double(value: float) -> float | str:
+    """A double as proto3's JSON mapping writes it: a number, or ``"NaN"``, ``"Infinity"``,
+    ``"-Infinity"`` (JSON has no such numbers, and Python's json would write bare ``NaN``,
+    which other readers refuse). ``as_float`` reads all of them back."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
 def as_float(value: object, *, keep_nan: bool = False) -> float | None:
     """A double as it may arrive: a JSON number or a numeric string (``"NaN"``, ``"1e-3"``).
 
