@@ -36,7 +36,8 @@ from tui_app.model.log_metrics import LogMetricParser
 from tui_app.model.metric_series import SeriesKey
 from tui_app.model.states import JobState
 from tui_app.model.tf_events import EventFileReader, is_event_file
-from tui_app.model.wire import as_float, as_int, as_list, as_mapping, as_str
+from tui_app.model.trials import objective_points
+from tui_app.model.wire import as_list, as_mapping, as_str
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -343,14 +344,12 @@ class JobScalars:
                     [v for _, v in fresh],
                 )
             )
-        who = f"trial {self.trial_id}" if self.trial_id is not None else "trials"
-        text = (
-            f"Hypertune: {tag} reported by {reported} {who if reported != 1 else 'trial'}."
-            if reported
-            else f"Hypertune: no {tag} reports yet."
-        )
-        if self.trial_id is not None and reported:
+        if not reported:
+            text = f"Hypertune: no {tag} reports yet."
+        elif self.trial_id is not None:
             text = f"Hypertune: {tag} reported by trial {self.trial_id}."
+        else:
+            text = f"Hypertune: {tag} reported by {_count(reported, 'trial')}."
         out.statuses.append(SourceStatus("hypertune", text))
 
     # -- logs -----------------------------------------------------------------------------------
@@ -496,15 +495,7 @@ def _run_of(path: str, root: str, trials: set[str]) -> tuple[str, str]:
 
 def _reports(trial: Mapping[str, Any]) -> list[tuple[int, float]]:
     """A trial's ``(step, value)`` reports, by step; ``finalMetric`` when there is no history."""
-    history = as_list(trial.get("allMetrics")) or [trial.get("finalMetric")]
-    points: dict[int, float] = {}
-    for item in history:
-        m = as_mapping(item)
-        value = as_float(m.get("objectiveValue"), keep_nan=True)
-        step = as_int(m.get("trainingStep"))
-        if value is not None:
-            points[step if step is not None else 0] = value
-    return sorted(points.items())
+    return objective_points(as_list(trial.get("allMetrics")) or [trial.get("finalMetric")])
 
 
 def _epoch_seconds(line: LogLine) -> float:

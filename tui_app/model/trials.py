@@ -135,18 +135,25 @@ def final_objectives(job: Mapping[str, Any]) -> dict[str, float]:
     return finals
 
 
-def objective_history(trial: Mapping[str, Any]) -> tuple[float, ...]:
-    """The trial's reported objective by step, oldest first (``allMetrics``; a report without
-    a step keeps its place in the list). A step reported twice keeps its last value."""
+def objective_points(metrics: object) -> list[tuple[int, float]]:
+    """``(step, value)`` of each ``HyperparameterMetric`` in ``metrics`` (``allMetrics``), by
+    step; a report without a step keeps its place in the list, a step reported twice keeps its
+    last value, NaN is kept (a blown-up trial)."""
     by_step: dict[int, float] = {}
-    for i, m in enumerate(as_list(trial.get("allMetrics"))):
+    for i, m in enumerate(as_list(metrics)):
         metric = as_mapping(m)
         value = as_float(metric.get("objectiveValue"), keep_nan=True)
         if value is None:
             continue
         step = as_int(metric.get("trainingStep"))
         by_step[step if step is not None else i] = value
-    return tuple(v for _, v in sorted(by_step.items()))
+    return sorted(by_step.items())
+
+
+def objective_history(trial: Mapping[str, Any]) -> tuple[float, ...]:
+    """The trial's reported objective by step, oldest first (``objective_points`` of its
+    ``allMetrics``)."""
+    return tuple(v for _, v in objective_points(trial.get("allMetrics")))
 
 
 def completed_trials(job: Mapping[str, Any]) -> int | None:
