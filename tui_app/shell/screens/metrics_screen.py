@@ -58,14 +58,16 @@ from tui_app.model.metric_tags import filter_tags, tag_sort_key
 from tui_app.model.states import STATE_SYMBOL, JobState
 from tui_app.model.trials import (
     LIVE_STATES,
+    TrialRow,
     final_objectives,
+    format_objective,
     goal_of,
     is_tuning_job,
     metric_tag,
     trial_of,
     trial_order,
+    trial_rows,
 )
-from tui_app.model.wire import as_list, as_mapping
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.metrics_request import MetricsRequested
 from tui_app.shell.screens.picker_screen import PickerScreen
@@ -594,24 +596,19 @@ class MetricsScreen(Screen[None], ScreenToasts):
         trial's own view, with every tag it wrote."""
         if not self.tuning or self.job is None:
             return
-        best = self._best_trial()
-        finals = final_objectives(self.job)
-        states = {
-            str(as_mapping(t).get("trialId") or ""): str(as_mapping(t).get("state") or "")
-            for t in as_list(as_mapping(self.job.get("trainingOutput")).get("trials"))
-        }
-        ids = sorted((i for i in states if i), key=trial_order)
-        if best is not None and best in ids:
-            ids.remove(best)
-            ids.insert(0, best)
+        rows = trial_rows(self.job, self.shell.clock())
+        best = self._best_trial()  # the chart's star, so the two never disagree
 
-        def final(trial_id: str) -> str:
-            if trial_id in finals:
-                return f"{finals[trial_id]:.6g}"
-            return "running" if states[trial_id] in LIVE_STATES else "no metric"
+        def value(row: TrialRow) -> str:
+            if row.final:
+                return format_objective(row.objective)
+            return "running" if row.state in LIVE_STATES else "no metric"
 
         # The goal's tag is in the title; the values alone keep each item on one line at 80.
-        items = [("★ " if i == best else "  ") + f"trial {i}  {final(i)}" for i in ids]
+        items = [
+            ("★ " if r.trial_id == best else "  ") + f"trial {r.trial_id}  {value(r)}" for r in rows
+        ]
+        ids = [r.trial_id for r in rows]
         if not items:
             self.notify("No trial has started yet.", severity="warning")
             return
