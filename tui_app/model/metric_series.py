@@ -472,6 +472,9 @@ class MetricSet:
         }
         self._series: dict[SeriesKey, Series] = {}
         self._tags: list[str] | None = None
+        self._by_tag: dict[str, list[SeriesKey]] = {}
+        """Each tag's keys, kept as series are made: a chart asks for its tag's series at every
+        redraw, and a job may have 10,000 tags."""
 
     def __len__(self) -> int:
         return len(self._series)
@@ -498,6 +501,7 @@ class MetricSet:
         if series is None:
             series = self._series[key] = Series(**self._options)
             self._tags = None
+            self._by_tag.setdefault(key.tag, []).append(key)
         series.extend(steps, wall_times, values)
         return series.version
 
@@ -519,7 +523,7 @@ class MetricSet:
     def keys_for(self, tag: str) -> list[SeriesKey]:
         """The series of one tag (one chart), by source, run and trial."""
         return sorted(
-            (key for key in self._series if key.tag == tag),
+            self._by_tag.get(tag, ()),
             key=lambda k: (k.source, tag_sort_key(k.run), tag_sort_key(k.trial)),
         )
 
