@@ -209,10 +209,13 @@ class MetricsScreen(Screen[None], ScreenToasts):
         self._chosen = False
         """The user picked tags (enter, ``[`` ``]``): new tags no longer change ``shown``."""
         self._all_tags: list[str] = []
-        self._tags_seen: list[str] = []
-        self._run_names: dict[str, str] = {}
-        """Event runs as the legend names them (``run_labels``)."""
         """Every tag in the picker's order (sorted once per new tag, filtered per keystroke)."""
+        self._tags_seen: list[str] = []
+        self._drawn: set[SeriesKey] = set()
+        """The series the charts draw (``drawn_keys``), as of the last poll: keys change only
+        when a poll brings new series, so a redraw does not scan them all again per chart."""
+        self._run_names: dict[str, str] = {}
+        """Event runs as the legend names them (``run_labels``), as of the last poll."""
         self._poller: Worker[None] | None = None
 
     # -- layout ----------------------------------------------------------------------------------
@@ -306,6 +309,8 @@ class MetricsScreen(Screen[None], ScreenToasts):
         self.ended = ended
         with self.data_lock:
             drawn = drawn_keys(self.metrics)
+        self._drawn = set(drawn)
+        self._run_names = run_labels(k.run for k in drawn if k.source == "events")
         tags = sorted({k.tag for k in drawn}, key=tag_sort_key)
         if tags != self._tags_seen:  # printed-only tags go once event files give points
             self._tags_seen = tags
@@ -370,18 +375,15 @@ class MetricsScreen(Screen[None], ScreenToasts):
     def lines_of(self, tag: str) -> list[ChartLine]:
         """One line per series of ``tag``: named by run and trial, the best trial strongest."""
         with self.data_lock:
-            drawn = set(drawn_keys(self.metrics))
-            keys = [k for k in self.metrics.keys_for(tag) if k in drawn]
+            keys = [k for k in self.metrics.keys_for(tag) if k in self._drawn]
             versions = [self.metrics.version(k) for k in keys]
             series = [self.metrics.series(k) for k in keys]
-            labels = run_labels(k.run for k in self.metrics if k.source == "events")
         best = self._best_trial()
         keys_order = sorted(
             range(len(keys)), key=lambda i: (trial_order(keys[i].trial), keys[i].source)
         )
         runs = {k.run for k in keys}
         lines: list[ChartLine] = []
-        self._run_names = labels
         for i in keys_order:
             key = keys[i]
             role: LineRole = "normal"
