@@ -1,7 +1,9 @@
 """A tiny trainer package that keeps a core busy and holds memory in a child process.
 
 For the per-replica CPU and memory tests: the trainer burns CPU itself while a child it spawned
-holds ``--child-mb`` MiB, so only a sampler that sums the whole process tree sees both.
+holds ``--child-mb`` MiB, so only a sampler that sums the whole process tree sees both. With
+``--until-file`` it burns until that file exists (``--seconds`` is then only a bound), so a test
+that waits for a busy sample is never racing the burner's clock on a loaded machine.
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ SAMPLE_SECONDS = "0.3"
 
 BURNER_TASK = textwrap.dedent(
     """
-    import argparse, subprocess, sys, time
+    import argparse, os, subprocess, sys, time
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--child-mb", type=int, default=0)
+    parser.add_argument("--until-file", default="")
     args, _ = parser.parse_known_args()
     child = None
     if args.child_mb:
@@ -42,6 +45,8 @@ BURNER_TASK = textwrap.dedent(
     spins = 0
     while time.time() < end:
         spins += 1
+        if args.until_file and spins % 100000 == 0 and os.path.exists(args.until_file):
+            break
     if child is not None:
         child.terminate()
         child.wait()
