@@ -11,7 +11,7 @@ import argparse
 import sys
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tui_app import __version__
 from tui_app.local.paths import StateDir, default_state_dir
@@ -67,6 +67,77 @@ _JOBS_EXIT_CODES = """exit status:
   2  the command line cannot be used as given: a bad option, a --filter the list cannot
      read, a JOB_ID prefix that several jobs start with (they are listed)
   130  interrupted (ctrl+c)"""
+
+
+_DIFF_EXIT_CODES = """exit status (as diff(1)):
+  0  the two jobs are the same in every field compared (or both ids name one job)
+  1  they differ
+  2  trouble: a JOB_ID that names no job or several, the server refused, a bad option
+  130  interrupted (ctrl+c)"""
+
+_WAIT_EXIT_CODES = """exit status (by outcome; with several jobs the first that applies):
+  0  every job waited for SUCCEEDED (with --any: the first to end did)
+  1  the server refused, or a JOB_ID names no job (nothing was waited for)
+  2  the command line cannot be used as given (a bad --timeout, an ambiguous prefix)
+  3  a job FAILED
+  4  a job was CANCELLED
+  124  --timeout ran out before the jobs ended (as timeout(1))
+  130  interrupted (ctrl+c)"""
+
+
+def _add_diff_and_wait(jsub: Any) -> None:
+    """``jobs diff`` and ``jobs wait``: their exit statuses are not the other commands' (diff's
+    1 means "they differ"; wait's say how the jobs ended), so each has its own table."""
+    prefix = "a job id, or a prefix only one job id starts with"
+    p = jsub.add_parser(
+        "diff",
+        help="what differs between two jobs, as diff -u of their YAML",
+        description=textwrap.fill(
+            "What differs between two jobs: a unified diff (diff -u) of their YAML, followed "
+            "by what the service recorded of each run (the trainer packages by content hash, "
+            "the runtime's framework versions) and the outcome (state, duration, ML units, "
+            "metrics, the cause of a failure). A JOB_ID may be projects/P/jobs/ID to compare "
+            "jobs of two projects. TRIAL ids (JOB_ID/TRIAL) compare two trials of one job.",
+            79,
+        ),
+        epilog=_DIFF_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_connection(p)
+    p.add_argument("job_a", metavar="A", help=prefix)
+    p.add_argument("job_b", metavar="B", help=prefix)
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default: unified diff) or json (the differences field by field)",
+    )
+    p = jsub.add_parser(
+        "wait",
+        help="block until jobs end; the exit status says how they ended",
+        description=textwrap.fill(
+            "Block until every JOB_ID has ended (with --any: the first one), printing each "
+            "one's end state and cause as it happens, and a one-line progress on stderr when "
+            "stderr is a terminal. A job that has already ended is reported at once.",
+            79,
+        ),
+        epilog=_WAIT_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_connection(p)
+    p.add_argument("job_ids", nargs="+", metavar="JOB_ID", help=prefix)
+    p.add_argument("--any", action="store_true", help="return when the first job ends")
+    p.add_argument(
+        "--timeout",
+        metavar="DURATION",
+        help="give up after this long (exit 124): 90, 90s, 15m, 2h, 1h30m",
+    )
+    p.add_argument(
+        "--notify",
+        action="store_true",
+        help="when a job ends, ring the terminal's bell and raise a desktop notification "
+        "through the terminal, as the TUI's w does (settings.yaml's notify: applies)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -197,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="csv (default; a header row, non-finite values as nan/inf) or json (one object "
         'per series, points as [step, wall_time, value]; NaN written as "NaN")',
     )
+    _add_diff_and_wait(jsub)
 
     svc = sub.add_parser("service", help="manage the local jobs service")
     ssub = svc.add_subparsers(dest="action", required=True)

@@ -133,6 +133,14 @@ def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
         client = connection.jobs(project)
         if args.action == "logs":
             return _logs(args, connection, client)
+        if args.action == "diff":
+            from tui_app.entry.diff_cli import diff_command
+
+            return diff_command(args, connection, project)
+        if args.action == "wait":
+            from tui_app.entry.wait_cli import wait_command
+
+            return wait_command(args, connection, project, settings)
         if args.action == "metrics":
             from tui_app.entry.metrics_cli import metrics_command
 
