@@ -22,6 +22,11 @@ DEFAULT_PROJECT = "local-project"
 DEFAULT_THEME = "tui-dark"
 DEFAULT_REFRESH_SECONDS = 2.0
 PROFILE_KINDS = ("local", "url", "vertex")
+NOTIFY_STATES = ("SUCCEEDED", "FAILED", "CANCELLED")
+"""The job states a watched job can end in (the ml v1 API's terminal states)."""
+NOTIFY_CHANNELS = ("toast", "flash", "bell", "desktop")
+"""Where a watched job's end is told; the same tuple as ``model/terminal_notify``'s, kept here
+because the configuration imports no other part of tui-app (a unit test holds them equal)."""
 VERTEX_REGION = re.compile(r"^[a-z]+(-[a-z]+)*\d*$")
 """A Google Cloud region as it appears in an API host name: ``us-central1``, ``europe-west4``."""
 
@@ -77,6 +82,20 @@ class Profile:
 
 
 @dataclass(frozen=True)
+class NotifySettings:
+    """``notify:``: which ends of a watched job are told, and how (the TUI's ``w``/``W`` and
+    ``jobs wait --notify``)."""
+
+    states: frozenset[str] = frozenset(NOTIFY_STATES)
+    """The end states that notify; a job that ends in another one ends quietly."""
+    channels: frozenset[str] = frozenset(NOTIFY_CHANNELS)
+    """Of ``toast``, ``flash``, ``bell``, ``desktop``; ``TUI_APP_NO_NOTIFY`` turns the last two
+    off whatever this says."""
+    watch_submitted: bool = False
+    """Every job submitted from the TUI is watched from the start (``W`` toggles it)."""
+
+
+@dataclass(frozen=True)
 class Settings:
     profile: str = "local"
     project: str = DEFAULT_PROJECT
@@ -86,6 +105,7 @@ class Settings:
     profiles: dict[str, Profile] = field(default_factory=lambda: {"local": Profile("local")})
     confirm_resubmit: bool = True
     """``R`` asks before it starts the copy (a cloud profile's is a paid cluster)."""
+    notify: NotifySettings = field(default_factory=NotifySettings)
 
     def active_profile(self) -> Profile:
         """The profile in use.
@@ -212,6 +232,51 @@ def _shell_words(text: str) -> list[str] | None:
         return None
 
 
+def _word_set(key: str, value: Any, allowed: tuple[str, ...], upper: bool) -> frozenset[str]:
+    """A list of words from ``allowed`` (any case), as a set in the canonical case.
+
+    Raises:
+        SettingsError: naming ``key`` and the allowed words.
+    """
+    choices = ", ".join(allowed)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"{key} must be a list of {choices}, not {value!r}.")
+    words = [v.strip().upper() if upper else v.strip().lower() for v in value]
+    unknown = [v for v, w in zip(value, words, strict=True) if w not in allowed]
+    if unknown:
+        raise SettingsError(f"{key}: {', '.join(map(repr, unknown))} is not one of {choices}.")
+    return frozenset(words)
+
+
+def _notify(data: Any) -> NotifySettings:
+    """``notify:`` (absent or empty: the defaults).
+
+    Raises:
+        SettingsError: naming the key that is wrong and what it allows.
+    """
+    base = NotifySettings()
+    if data is None:
+        return base
+    if not isinstance(data, dict):
+        raise SettingsError("notify must be a mapping with states, channels, watch_submitted.")
+    unknown = set(data) - {"states", "channels", "watch_submitted"}
+    if unknown:
+        raise SettingsError(
+            f"notify: unknown keys {', '.join(sorted(map(str, unknown)))}; "
+            "known: states, channels, watch_submitted."
+        )
+    states = base.states
+    if "states" in data:
+        states = _word_set("notify.states", data["states"], NOTIFY_STATES, upper=True)
+    channels = base.channels
+    if "channels" in data:
+        channels = _word_set("notify.channels", data["channels"], NOTIFY_CHANNELS, upper=False)
+    watch = data.get("watch_submitted", base.watch_submitted)
+    if not isinstance(watch, bool):
+        raise SettingsError(f"notify.watch_submitted must be true or false, not {watch!r}.")
+    return NotifySettings(states=states, channels=channels, watch_submitted=watch)
+
+
 def parse_settings(text: str) -> Settings:
     """Settings from YAML text.
 
@@ -241,6 +306,7 @@ def parse_settings(text: str) -> Settings:
     if not isinstance(confirm, bool):
         raise SettingsError("confirm_resubmit must be true or false.")
     return Settings(
+        notify=_notify(data.get("notify")),
         confirm_resubmit=confirm,
         profile=str(data.get("profile", base.profile)),
         project=str(data.get("project", base.project)),
