@@ -1,0 +1,591 @@
+"""What differs between two jobs (or two trials of one tuning job), field by field.
+
+"Why did this run fail when yesterday's worked?" is answered by the difference between the two
+runs: one changed flag, a package rebuilt under the same URI, another runtime, another machine
+type. Each job becomes a *comparison document* (plain data in sections: what was asked, what it
+ran with, how it ended), and two documents are compared two ways:
+
+- ``diff_sections``: row by row, per section, for the TUI's side-by-side view (and the JSON of
+  ``tui-app jobs diff --format json``). Lists of scalars (``args``) are aligned with difflib, so
+  one inserted argument is one changed row, not a change of every argument after it;
+- ``unified_diff``: ``diff -u`` of the two documents' YAML, for ``tui-app jobs diff``.
+
+The document holds values as a person reads them (times as the describe view shows them, the
+run time in the one duration format of every view); the service's facts that are not in the Job
+resource (the trainer packages' content hashes, the runtime's framework versions, the last value
+of each metric) come in ``JobFacts``, gathered by ``tui_app.api.job_compare``. Jobs come from
+any backend and any age: nothing here raises on a missing or odd field, it compares what it can
+read. Pure: no IO, no Textual.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import yaml
+
+from tui_app.model.describe import format_time
+from tui_app.model.failure_cause import split_failure
+from tui_app.model.job_id import split_job_id
+from tui_app.model.job_spec import DEFAULT_METRIC_TAG
+from tui_app.model.job_view import JobRow, format_elapsed
+from tui_app.model.metric_goals import best_trial
+from tui_app.model.tiers import DEFAULT_SCALE_TIER
+from tui_app.model.trials import (
+    MINIMIZE,
+    final_objectives,
+    goal_of,
+    metric_tag,
+    objective_points,
+    trial_of,
+)
+from tui_app.model.wire import as_float, as_int, as_list, as_mapping, parse_time
+
+__all__ = [
+    "SECTION_TITLES",
+    "UNKNOWN",
+    "DiffRow",
+    "DiffSection",
+    "JobFacts",
+    "Partner",
+    "comparison_document",
+    "diff_json",
+    "diff_partner",
+    "diff_sections",
+    "document_yaml",
+    "trial_document",
+    "unified_diff",
+]
+
+UNKNOWN: Final = "unknown"
+"""What a fact the service did not tell (a package's hash, the environment) reads as: the same
+on both sides is no difference, and "unknown" against a hash is one."""
+
+SECTION_TITLES: Final[Mapping[str, str]] = {
+    "job": "Job",
+    "trainingInput": "Training input",
+    "labels": "Labels",
+    "packages": "Packages",
+    "environment": "Runtime environment",
+    "outcome": "Outcome",
+    "metrics": "Metrics",
+    "notes": "Notes",
+    "trial": "Trial",
+    "hyperparameters": "Hyperparameters",
+}
+"""Each section's title in the side-by-side view, in the order the documents put them."""
+
+_TRAINING_INPUT_ORDER: Final = (
+    "scaleTier",
+    "masterType",
+    "masterConfig",
+    "workerType",
+    "workerCount",
+    "workerConfig",
+    "parameterServerType",
+    "parameterServerCount",
+    "parameterServerConfig",
+    "evaluatorType",
+    "evaluatorCount",
+    "evaluatorConfig",
+    "runtimeVersion",
+    "pythonVersion",
+    "pythonModule",
+    "packageUris",
+    "args",
+    "jobDir",
+    "region",
+    "hyperparameters",
+    "scheduling",
+)
+"""trainingInput's fields in the order a person compares them (the cluster, what runs, where,
+the search, the limits); any other field follows, by name."""
+
+_PLAIN_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    """One job as the diff compares it."""
+
+    job: Mapping[str, Any]
+    """The jobs.get answer."""
+    project: str
+    environment: Mapping[str, Any] | None = None
+    """The local service's ``:environment`` answer; None when it is not known (a cloud
+    backend, a job whose environment is not ready, an error)."""
+    metrics: Mapping[str, float] | None = None
+    """The last value of each scalar series (``tag``, or ``run/tag`` for a run other than the
+    output folder itself), when they were read."""
+    notes: tuple[str, ...] = field(default=())
+    """What could not be gathered and why (the metrics could not be read): shown in the
+    document's "notes" section rather than failing the comparison."""
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One compared value: a leaf of the two documents, at the same place in both."""
+
+    path: str
+    """Where in the document: ``trainingInput.args[2]``, ``labels.owner``,
+    ``packages["trainer-0.1.tar.gz"]`` (a key other than letters, digits, ``_`` and ``-`` is
+    quoted)."""
+    label: str
+    """The first column of the side-by-side view: the path within its section (``args[2]``,
+    ``owner``, ``trainer-0.1.tar.gz``)."""
+    left: str | None
+    """Display text; None when the value is absent on that side."""
+    right: str | None
+
+    @property
+    def changed(self) -> bool:
+        return self.left != self.right
+
+
+@dataclass(frozen=True)
+class DiffSection:
+    """One section of the two documents, row by row."""
+
+    key: str
+    """``job``, ``trainingInput``, ``labels``, ``packages``, ``environment``, ``outcome``,
+    ``metrics``, ``notes``; for trials ``trial``, ``hyperparameters``, ``metrics``."""
+    title: str
+    rows: tuple[DiffRow, ...]
+
+    @property
+    def changed(self) -> tuple[DiffRow, ...]:
+        return tuple(r for r in self.rows if r.changed)
+
+    @property
+    def unchanged_count(self) -> int:
+        return sum(1 for r in self.rows if not r.changed)
+
+
+@dataclass(frozen=True)
+class Partner:
+    """The job a one-job diff compares with, and why that one."""
+
+    job_id: str
+    reason: str
+    """``resubmitted from it`` or ``the newest earlier job named mnist``."""
+
+
+# -- the documents --------------------------------------------------------------------------------
+
+
+def comparison_document(facts: JobFacts, now: datetime) -> dict[str, Any]:
+    """The document that is compared, in sections (top-level keys, in this order).
+
+    ``job`` (jobId, project, createTime, startTime, endTime), ``trainingInput`` (every field;
+    args a list; the hyperparameter spec with its parameters by name), ``labels``,
+    ``packages`` (by name: sha256, or "unknown"; a custom container's image by URI: digest),
+    ``environment`` (runtimeVersion, pythonVersion, the interpreter's variant, whether the
+    runtime was honoured exactly, frameworks {name: version}; "unknown" when not known),
+    ``outcome`` (state, duration, consumedMLUnits, for a tuning job the best trial and its
+    objective, errorMessage and its cause line), ``metrics`` (tag: last value) when known,
+    ``notes`` when something could not be gathered.
+
+    Args:
+        facts: The job and what the service told of it.
+        now: The current time: the run time of a job that still runs counts to it.
+
+    Returns:
+        Plain data (str, int, float, bool, dicts, lists) ready for YAML.
+    """
+    job = facts.job
+    doc: dict[str, Any] = {
+        "job": _job_section(job, facts.project),
+        "trainingInput": _training_input(as_mapping(job.get("trainingInput"))),
+        "labels": {str(k): _scalar(v) for k, v in sorted(as_mapping(job.get("labels")).items())},
+        "packages": _packages(as_mapping(job.get("trainingInput")), facts.environment),
+        "environment": _environment(facts.environment),
+        "outcome": _outcome(job, now),
+    }
+    if facts.metrics is not None:
+        doc["metrics"] = {str(k): facts.metrics[k] for k in sorted(facts.metrics)}
+    if facts.notes:
+        doc["notes"] = list(facts.notes)
+    return doc
+
+
+def trial_document(job: Mapping[str, Any], trial_id: str, project: str) -> dict[str, Any]:
+    """One trial of a tuning job as it is compared with another trial of the same job.
+
+    ``trial`` (jobId, project, trialId, state, startTime, endTime, duration),
+    ``hyperparameters`` (the trial's values by name), ``metrics`` (the job's metric tag, the
+    final metric and its step, the last and the best values reported, whether it was stopped
+    early). A trial the job does not list has only its ids.
+    """
+    trial = as_mapping(trial_of(job, trial_id))
+    head: dict[str, Any] = {
+        "jobId": str(job.get("jobId") or ""),
+        "project": project,
+        "trialId": trial_id,
+    }
+    _put(head, "state", _scalar(trial.get("state")) or None)
+    _put(head, "startTime", format_time(trial.get("startTime")))
+    _put(head, "endTime", format_time(trial.get("endTime")))
+    started, ended = parse_time(trial.get("startTime")), parse_time(trial.get("endTime"))
+    if started is not None and ended is not None:
+        head["duration"] = format_elapsed(ended - started)
+    params = {
+        str(k): _scalar(v) for k, v in sorted(as_mapping(trial.get("hyperparameters")).items())
+    }
+    metrics: dict[str, Any] = {"metricTag": metric_tag(job) or DEFAULT_METRIC_TAG}
+    final = as_mapping(trial.get("finalMetric"))
+    _put(metrics, "finalMetric", as_float(final.get("objectiveValue"), keep_nan=True))
+    _put(metrics, "finalStep", as_int(final.get("trainingStep")))
+    points = objective_points(trial.get("allMetrics"))
+    if points:
+        metrics["lastReported"] = points[-1][1]
+        finite = [v for _, v in points if math.isfinite(v)]
+        if finite:
+            metrics["bestReported"] = min(finite) if goal_of(job) == MINIMIZE else max(finite)
+    if trial:
+        metrics["stoppedEarly"] = bool(trial.get("isTrialStoppedEarly"))
+    return {"trial": head, "hyperparameters": params, "metrics": metrics}
+
+
+def _job_section(job: Mapping[str, Any], project: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"jobId": str(job.get("jobId") or ""), "project": project}
+    for key in ("createTime", "startTime", "endTime"):
+        # As the describe view shows times, in UTC: the document must not depend on the reader.
+        _put(out, key, format_time(job.get(key), UTC))
+    return out
+
+
+def _training_input(ti: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    ordered = [k for k in _TRAINING_INPUT_ORDER if k in ti]
+    ordered += sorted(str(k) for k in ti if k not in _TRAINING_INPUT_ORDER)
+    for key in ordered:
+        value = _plain(ti[key])
+        if key == "hyperparameters" and isinstance(value, dict):
+            value = _hyperparameters(value)
+        if value is not None and value != [] and value != {}:
+            out[key] = value
+    # An unset tier is BASIC (the API's default): a job that says so is no different.
+    if ti or "scaleTier" in out:
+        out = {"scaleTier": out.get("scaleTier") or DEFAULT_SCALE_TIER, **out}
+    return out
+
+
+def _hyperparameters(hp: dict[str, Any]) -> dict[str, Any]:
+    """The spec with its parameters keyed by name: one parameter added or removed is its own
+    rows, not a shift of every parameter after it."""
+    params = hp.get("params")
+    if not isinstance(params, list):
+        return hp
+    names = [p.get("parameterName") if isinstance(p, dict) else None for p in params]
+    if any(not isinstance(n, str) or not n for n in names) or len(set(names)) != len(names):
+        return hp  # unnamed or repeated names: compare them by position instead
+    by_name = {
+        str(n): {k: v for k, v in p.items() if k != "parameterName"}
+        for n, p in zip(names, params, strict=True)
+    }
+    return {**hp, "params": dict(sorted(by_name.items()))}
+
+
+def _packages(ti: Mapping[str, Any], env: Mapping[str, Any] | None) -> dict[str, str]:
+    """Each package by name: the sha256 of the bytes the job installed, or "unknown"."""
+    out: dict[str, str] = {}
+    env = as_mapping(env)
+    trainer = [as_mapping(p) for p in as_list(env.get("trainerPackages"))]
+    if trainer:
+        for p in trainer:
+            uri = _scalar(p.get("uri"))
+            name = _scalar(p.get("name")) or uri.rsplit("/", 1)[-1]
+            _put_unique(out, name, uri, _scalar(p.get("sha256")) or UNKNOWN)
+    else:
+        for uri in (str(u) for u in as_list(ti.get("packageUris"))):
+            _put_unique(out, uri.rstrip("/").rsplit("/", 1)[-1], uri, UNKNOWN)
+    image = as_mapping(env.get("image"))
+    image_uri = _scalar(image.get("uri"))
+    if image_uri:
+        _put_unique(out, image_uri, image_uri, _scalar(image.get("digest")) or UNKNOWN)
+    return out
+
+
+def _put_unique(out: dict[str, str], name: str, uri: str, value: str) -> None:
+    """Two packages of one name from two places are keyed by their URIs instead."""
+    out[uri if name in out or not name else name] = value
+
+
+def _environment(env: Mapping[str, Any] | None) -> dict[str, Any] | str:
+    if not env or not env.get("interpreter"):
+        return UNKNOWN
+    out: dict[str, Any] = {
+        "runtimeVersion": _scalar(env.get("runtimeVersion")) or "none",
+        "pythonVersion": _scalar(env.get("pythonVersion")) or UNKNOWN,
+    }
+    _put(out, "variant", _scalar(env.get("variant")) or None)
+    out["exact"] = bool(env.get("exact"))
+    packages = as_mapping(env.get("packages"))
+    out["frameworks"] = {str(k): _scalar(packages[k]) for k in sorted(packages, key=str)}
+    return out
+
+
+def _outcome(job: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    out: dict[str, Any] = {"state": _scalar(job.get("state")) or "STATE_UNSPECIFIED"}
+    now = now if now.tzinfo else now.replace(tzinfo=UTC)
+    elapsed = JobRow.from_job(job).elapsed(now)
+    if elapsed is not None:
+        out["duration"] = format_elapsed(elapsed)
+    output = as_mapping(job.get("trainingOutput"))
+    _put(out, "consumedMLUnits", as_float(output.get("consumedMLUnits"), keep_nan=True))
+    finals = final_objectives(job)
+    if output.get("isHyperparameterTuningJob") or finals:
+        _put(out, "completedTrials", as_int(output.get("completedTrialCount")))
+        goal = goal_of(job)
+        best = best_trial(finals, "MINIMIZE" if goal == MINIMIZE else "MAXIMIZE")
+        if best is not None:
+            out["bestTrial"] = best
+            out["bestObjective"] = finals[best]
+    message = job.get("errorMessage")
+    if isinstance(message, str) and message.strip():
+        out["cause"] = split_failure(message).cause
+        out["errorMessage"] = message
+    return out
+
+
+def _put(out: dict[str, Any], key: str, value: object) -> None:
+    if value is not None:
+        out[key] = value
+
+
+def _scalar(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def _plain(value: object) -> Any:
+    """JSON-like data as dicts (keys sorted: two backends' orders are no difference) and lists;
+    None and empty containers inside are left out."""
+    if isinstance(value, Mapping):
+        out = {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+        return {k: v for k, v in out.items() if v is not None and v != [] and v != {}}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+# -- comparing ------------------------------------------------------------------------------------
+
+
+class _Missing:
+    """A value that is not there (distinct from JSON null and from an empty string)."""
+
+
+_MISSING: Final = _Missing()
+
+
+def diff_sections(left: Mapping[str, Any], right: Mapping[str, Any]) -> list[DiffSection]:
+    """Two comparison (or trial) documents field by field, section by section.
+
+    Sections come in the left document's order, then any only the right one has. Mappings are
+    compared key by key (the left's order, then the right's new keys); lists of scalars (args,
+    packageUris, categorical values) are aligned with difflib, so one inserted argument is one
+    row with nothing on the left, not a change of every argument after it; other lists are
+    compared by position. A value present on one side only is a row with None on the other.
+    """
+    keys = list(left) + [k for k in right if k not in left]
+    sections = []
+    for key in keys:
+        rows = tuple(_rows(left.get(key, _MISSING), right.get(key, _MISSING), key, ""))
+        sections.append(DiffSection(key, SECTION_TITLES.get(key, key), rows))
+    return sections
+
+
+def _rows(a: object, b: object, path: str, label: str) -> Iterator[DiffRow]:
+    # Nothing on one side compares as an empty container of the other side's kind.
+    if isinstance(a, _Missing) and not _is_leaf(b):
+        a = {} if isinstance(b, Mapping) else []
+    elif isinstance(b, _Missing) and not _is_leaf(a):
+        b = {} if isinstance(a, Mapping) else []
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for k in list(a) + [k for k in b if k not in a]:
+            yield from _rows(
+                a.get(k, _MISSING), b.get(k, _MISSING), _key_path(path, k), _join(label, str(k))
+            )
+        return
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        yield from _list_rows(list(a), list(b), path, label)
+        return
+    if _is_leaf(a) and _is_leaf(b):
+        if not (isinstance(a, _Missing) and isinstance(b, _Missing)):
+            yield DiffRow(path, label or path, _display(a), _display(b))
+        return
+    # A container on one side and a scalar (or nothing) on the other: each side's own rows.
+    yield from _rows(a, _MISSING, path, label)
+    yield from _rows(_MISSING, b, path, label)
+
+
+def _is_leaf(value: object) -> bool:
+    return not isinstance(value, Mapping | list | tuple)
+
+
+def _list_rows(a: list[Any], b: list[Any], path: str, label: str) -> Iterator[DiffRow]:
+    def at(i: int) -> tuple[str, str]:
+        return f"{path}[{i}]", f"{label or path.rsplit('.', 1)[-1]}[{i}]"
+
+    if not all(_is_leaf(v) for v in a + b):
+        for i in range(max(len(a), len(b))):
+            p, lab = at(i)
+            yield from _rows(
+                a[i] if i < len(a) else _MISSING, b[i] if i < len(b) else _MISSING, p, lab
+            )
+        return
+    left, right = [_display(v) for v in a], [_display(v) for v in b]
+    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        # A row is named by its place on the right (the newer job) when it is there.
+        if tag == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                yield DiffRow(*at(j), left[i], right[j])
+            continue
+        paired = min(i2 - i1, j2 - j1)
+        for k in range(paired):
+            yield DiffRow(*at(j1 + k), left[i1 + k], right[j1 + k])
+        for i in range(i1 + paired, i2):
+            yield DiffRow(*at(i), left[i], None)
+        for j in range(j1 + paired, j2):
+            yield DiffRow(*at(j), None, right[j])
+
+
+def _key_path(path: str, key: object) -> str:
+    text = str(key)
+    if _PLAIN_KEY.fullmatch(text):
+        return f"{path}.{text}"
+    return f"{path}[{json.dumps(text, ensure_ascii=False)}]"
+
+
+def _join(label: str, key: str) -> str:
+    return f"{label}.{key}" if label else key
+
+
+def _display(value: object) -> str | None:
+    """A value as one cell shows it: text as it is, booleans and numbers as YAML writes them
+    (a float with every digit it has: 0.1 and 0.1000001 must not look the same)."""
+    if isinstance(value, _Missing):
+        return None
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+# -- the texts ------------------------------------------------------------------------------------
+
+
+class _DocumentDumper(yaml.SafeDumper):
+    """safe_dump, with multi-line text (an errorMessage's traceback) as ``|`` blocks, so that a
+    unified diff shows the traceback's lines that differ rather than one escaped line."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        # PyYAML quotes by itself what a block cannot hold exactly (control characters).
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_str(value)
+
+
+_DocumentDumper.add_representer(str, _represent_str)
+
+
+def document_yaml(document: Mapping[str, Any]) -> str:
+    """The document as YAML, sections in their order (what ``unified_diff`` compares)."""
+    return yaml.dump(
+        _plain_keep_order(document),
+        Dumper=_DocumentDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=10_000,  # never fold a long argument over two lines: a diff would show both
+    )
+
+
+def _plain_keep_order(value: object) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain_keep_order(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain_keep_order(v) for v in value]
+    return value
+
+
+def unified_diff(
+    left: Mapping[str, Any], right: Mapping[str, Any], left_name: str, right_name: str
+) -> str:
+    """``diff -u`` of the two documents' YAML (``--- left_name`` / ``+++ right_name``); ""
+    when they are equal."""
+    a, b = document_yaml(left), document_yaml(right)
+    if a == b:
+        return ""
+    lines = difflib.unified_diff(
+        a.splitlines(keepends=True), b.splitlines(keepends=True), left_name, right_name
+    )
+    return "".join(lines)
+
+
+def diff_json(
+    left: Mapping[str, Any], right: Mapping[str, Any], left_name: str, right_name: str
+) -> dict[str, Any]:
+    """``{"left": name, "right": name, "equal": bool, "differences": [{"path", "left",
+    "right"}]}``: every changed row, in the documents' order; an absent value is null."""
+    differences = [
+        {"path": row.path, "left": row.left, "right": row.right}
+        for section in diff_sections(left, right)
+        for row in section.changed
+    ]
+    return {
+        "left": left_name,
+        "right": right_name,
+        "equal": not differences,
+        "differences": differences,
+    }
+
+
+# -- which job to compare with --------------------------------------------------------------------
+
+
+def diff_partner(
+    job_id: str, job_ids: Iterable[str], resubmitted_from: Mapping[str, str]
+) -> Partner | None:
+    """What a diff of one job compares it with.
+
+    The job it was resubmitted from, when that is still listed; else the newest earlier job of
+    the same base name (by the ids' ``_YYYYMMDD_HHMMSS`` stamps: a later job is never taken);
+    None when neither exists.
+
+    Args:
+        job_id: The job to compare.
+        job_ids: The jobs listed (the candidates).
+        resubmitted_from: New id -> the id it was resubmitted from (``ResubmitHistory``).
+    """
+    ids = job_ids if isinstance(job_ids, set | frozenset) else set(job_ids)
+    source = resubmitted_from.get(job_id)
+    if source and source != job_id and source in ids:
+        return Partner(source, "resubmitted from it")
+    base, stamp = split_job_id(job_id)
+    if stamp is None:
+        return None
+    best: tuple[datetime, str] | None = None
+    for other in ids:
+        if other == job_id or not other.startswith(base):
+            continue
+        other_base, other_stamp = split_job_id(other)
+        if other_base != base or other_stamp is None or other_stamp >= stamp:
+            continue
+        if best is None or (other_stamp, other) > best:
+            best = (other_stamp, other)
+    if best is None:
+        return None
+    return Partner(best[1], f"the newest earlier job named {base}")
