@@ -17,6 +17,7 @@ ENV_CONFIG_DIR = "TUI_APP_CONFIG_DIR"
 SAVED_LOGS_FOLDER = "tui-app-logs"
 SERVICE_FILE = "service.json"
 TOKEN_FILE = "token"
+RESUBMITS_FILE = "resubmits.jsonl"
 
 
 def default_state_dir() -> Path:
@@ -25,6 +26,13 @@ def default_state_dir() -> Path:
     if env:
         return Path(env).expanduser()
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def resubmit_history_file() -> Path:
+    """Which job each resubmitted job was made from (``api.job_compare.ResubmitHistory``): in
+    the data dir, beside the local service's state, as every profile's resubmits are the user's
+    own record, whichever backend ran them."""
+    return default_state_dir() / RESUBMITS_FILE
 
 
 def config_dir() -> Path:
