@@ -38,6 +38,7 @@ def create_with_fresh_id(
     *,
     now: Callable[[], datetime] = _utc_now,
     wait: float = RETRY_WAIT_SECONDS,
+    source: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """Create ``body``; while its id is taken (409), restamp it with a later second and retry.
 
@@ -46,6 +47,8 @@ def create_with_fresh_id(
         body: A jobs.create body whose ``jobId`` ends in a timestamp (``resubmission``'s).
         now: The clock the new ids are stamped from (tests pin it).
         wait: Seconds between attempts, so that the real clock reaches the next second.
+        source: ``(project, job id)`` of the job ``body`` is a copy of: once created, the
+            copy is recorded as resubmitted from it (``ResubmitHistory``, for ``D``).
 
     Returns:
         The created Job, as the server answered.
@@ -57,10 +60,16 @@ def create_with_fresh_id(
 
     for attempt in range(ATTEMPTS):
         try:
-            return create(body)
+            created = create(body)
         except ApiCallError as exc:
             if exc.status_code != ALREADY_EXISTS:
                 raise
+        else:
+            if source is not None:
+                from tui_app.api.job_compare import ResubmitHistory
+
+                ResubmitHistory().record(source[0], str(created.get("jobId")), source[1])
+            return created
         if attempt + 1 < ATTEMPTS:
             time.sleep(wait)
             # The same job under the id of this moment; a jobDir named after the id follows it.
@@ -75,12 +84,14 @@ def resubmit(
     *,
     now: Callable[[], datetime] = _utc_now,
     wait: float = RETRY_WAIT_SECONDS,
+    project: str | None = None,
 ) -> dict[str, Any]:
     """Read ``job_id`` and create a copy of it (what the user submitted, nothing output only)
     under a fresh timestamped id.
 
     ``get`` and ``create`` are passed rather than a client so the TUI can route them through
-    its job source, which reconnects after the service went away.
+    its job source, which reconnects after the service went away. With ``project``, the copy
+    is recorded as resubmitted from ``job_id`` (see :func:`create_with_fresh_id`).
 
     Returns:
         The created Job; its ``jobId`` is the new id.
@@ -92,4 +103,6 @@ def resubmit(
     from tui_app.model.job_config import resubmission
 
     job = get(job_id)
-    return create_with_fresh_id(create, resubmission(job, now()), now=now, wait=wait)
+    source = (project, job_id) if project is not None else None
+    body = resubmission(job, now())
+    return create_with_fresh_id(create, body, now=now, wait=wait, source=source)

@@ -252,7 +252,7 @@ def _run(
     if args.action == "resubmit":
         job = finder.find(args.job_id)
         # The TUI's resubmit: a 409 (the new id taken this second) retries with the next one.
-        created = resubmit(job["jobId"], lambda _: job, client.create)
+        created = resubmit(job["jobId"], lambda _: job, client.create, project=client.project)
         print(created["jobId"])
         print(f"Resubmitted {job['jobId']} as {created['jobId']}.", file=sys.stderr)
         return 0

@@ -56,6 +56,7 @@ class JobActions(App[None]):
 
     source: JobsSource
     settings: Settings
+    project: str
 
     def refresh_now(self) -> None:
         """Poll the job list now (the App implements it)."""
@@ -154,7 +155,9 @@ class JobActions(App[None]):
 
         try:
             created = create_with_fresh_id(
-                lambda b: self.source.call(methodcaller("create", b)), body
+                lambda b: self.source.call(methodcaller("create", b)),
+                body,
+                source=(self.project, job_id),
             )
         except ApiCallError as exc:
             self.call_from_thread(self.notify, f"Resubmit failed: {exc}", severity="error")
@@ -185,7 +188,15 @@ class JobActions(App[None]):
             return
         from tui_app.model.job_config import resubmission
 
-        self.call_from_thread(self.open_builder, resubmission(job), note=f"Copy of {job_id}")
+        def open_copy() -> None:
+            from tui_app.shell.screens.builder_screen import BuilderScreen
+
+            self.open_builder(resubmission(job), note=f"Copy of {job_id}")
+            if isinstance(self.screen, BuilderScreen):
+                # Its submit is then recorded as resubmitted from this job (``D`` finds it).
+                self.screen.copied_from = job_id
+
+        self.call_from_thread(open_copy)
 
     def run_editor(self, path: Path) -> bool:
         """Edit ``path`` in $VISUAL/$EDITOR (vi), the TUI suspended; True when it exited 0."""

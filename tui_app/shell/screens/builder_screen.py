@@ -234,6 +234,9 @@ class BuilderScreen(Screen[None], ScreenToasts):
         self._show_preview = False
         self.engine: dict[str, Any] | None = None
         """The local service's container engine (``Connection.container_engine``), once read."""
+        self.copied_from: str | None = None
+        """The job this form is a copy of (``E``): a submit records the new job as resubmitted
+        from it (``ResubmitHistory``); loading another form forgets it."""
 
     # -- building the screen -------------------------------------------------------------------
 
@@ -276,6 +279,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
         """
         self.note = note
         self.config_path = config_path
+        self.copied_from = None
         self.server_errors = []
         self.submitted = False
         if self.is_mounted:
@@ -492,6 +496,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
     @work(thread=True, exclusive=True, group="builder", exit_on_error=False, description="Submit")
     def _submit(self, job: dict[str, Any], package_path: str) -> None:
         app, source = self.app, self.shell.source
+        copied_from, project = self.copied_from, self.shell.project
         try:
             if package_path:
                 if not source.connection().local:
@@ -500,6 +505,10 @@ class BuilderScreen(Screen[None], ScreenToasts):
                 ti = job.setdefault("trainingInput", {})
                 ti["packageUris"] = [*ti.get("packageUris", []), str(sdist)]
             created = str(source.call(lambda c: c.create(job))["jobId"])
+            if copied_from:
+                from tui_app.api.job_compare import ResubmitHistory
+
+                ResubmitHistory().record(project, created, copied_from)
         except PackageBuildError as exc:
             app.call_from_thread(self._refused, [FieldViolation("packagePath", str(exc))], str(exc))
         except ApiCallError as exc:
@@ -590,6 +599,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
             self.notify(f"Cannot open {path}: {why}", severity="error")
             return
         if self.load_config(content, str(path), folder=path.parent.resolve()):
+            self.copied_from = None
             self.config_path = _shown_path(path)
             self.note = f"From {self.config_path}"
             self.validate_now()
@@ -776,6 +786,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
             form.values["region"] = current.get("region")
         self.server_errors = []
         self.form.load(form)
+        self.copied_from = None
         if starter is not None:
             self.note = f"Built-in preset {name}"
             self.notify(f"Loaded the built-in preset {name!r}: {starter.summary}.")
