@@ -273,6 +273,15 @@ def test_nested_fields_and_hyperparameters_by_name() -> None:
     ]
 
 
+def test_a_job_dir_named_after_its_job_is_no_difference() -> None:
+    left = _doc(_job("m_20260301_100000", jobDir="gs://b/runs/m_20260301_100000"))
+    right = _doc(_job("m_20260301_110000", jobDir="gs://b/runs/m_20260301_110000/"))
+    assert left["trainingInput"]["jobDir"] == "gs://b/runs/<jobId>"
+    assert [r.path for r in _changed(left, right)] == ["job.jobId"]
+    elsewhere = _doc(_job("m_20260301_110000", jobDir="gs://b/runs/m_20260301_100000"))
+    assert [r.path for r in _changed(left, elsewhere)] == ["job.jobId", "trainingInput.jobDir"]
+
+
 def test_an_unset_tier_is_basic() -> None:
     plain = _job()
     del plain["trainingInput"]["scaleTier"]

@@ -49,6 +49,7 @@ from tui_app.model.trials import (
 from tui_app.model.wire import as_float, as_int, as_list, as_mapping, parse_time
 
 __all__ = [
+    "JOB_ID_PLACEHOLDER",
     "SECTION_TITLES",
     "UNKNOWN",
     "DiffRow",
@@ -67,6 +68,9 @@ __all__ = [
 UNKNOWN: Final = "unknown"
 """What a fact the service did not tell (a package's hash, the environment) reads as: the same
 on both sides is no difference, and "unknown" against a hash is one."""
+
+JOB_ID_PLACEHOLDER: Final = "<jobId>"
+"""Stands for the job's own id at the end of a ``jobDir`` (``gs://b/<jobId>``)."""
 
 SECTION_TITLES: Final[Mapping[str, str]] = {
     "job": "Job",
@@ -184,7 +188,8 @@ def comparison_document(facts: JobFacts, now: datetime) -> dict[str, Any]:
     """The document that is compared, in sections (top-level keys, in this order).
 
     ``job`` (jobId, project, createTime, startTime, endTime), ``trainingInput`` (every field;
-    args a list; the hyperparameter spec with its parameters by name), ``labels``,
+    args a list; the hyperparameter spec with its parameters by name; a jobDir named after the
+    job itself ends in ``<jobId>``, as a resubmit's copy renames it), ``labels``,
     ``packages`` (by name: sha256, or "unknown"; a custom container's image by URI: digest),
     ``environment`` (runtimeVersion, pythonVersion, the interpreter's variant, whether the
     runtime was honoured exactly, frameworks {name: version}; "unknown" when not known),
@@ -202,7 +207,9 @@ def comparison_document(facts: JobFacts, now: datetime) -> dict[str, Any]:
     job = facts.job
     doc: dict[str, Any] = {
         "job": _job_section(job, facts.project),
-        "trainingInput": _training_input(as_mapping(job.get("trainingInput"))),
+        "trainingInput": _training_input(
+            as_mapping(job.get("trainingInput")), str(job.get("jobId") or "")
+        ),
         "labels": {str(k): _scalar(v) for k, v in sorted(as_mapping(job.get("labels")).items())},
         "packages": _packages(as_mapping(job.get("trainingInput")), facts.environment),
         "environment": _environment(facts.environment),
@@ -261,7 +268,7 @@ def _job_section(job: Mapping[str, Any], project: str) -> dict[str, Any]:
     return out
 
 
-def _training_input(ti: Mapping[str, Any]) -> dict[str, Any]:
+def _training_input(ti: Mapping[str, Any], job_id: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     ordered = [k for k in _TRAINING_INPUT_ORDER if k in ti]
     ordered += sorted(str(k) for k in ti if k not in _TRAINING_INPUT_ORDER)
@@ -271,6 +278,13 @@ def _training_input(ti: Mapping[str, Any]) -> dict[str, Any]:
             value = _hyperparameters(value)
         if value is not None and value != [] and value != {}:
             out[key] = value
+    job_dir = out.get("jobDir")
+    if job_id and isinstance(job_dir, str):
+        head, sep, last = job_dir.rstrip("/").rpartition("/")
+        if sep and last == job_id:
+            # A folder named after its own job (what a resubmit's copy gets: the old one's
+            # renamed) is no difference of its own: the ids already differ.
+            out["jobDir"] = f"{head}/{JOB_ID_PLACEHOLDER}"
     # An unset tier is BASIC (the API's default): a job that says so is no different.
     if ti or "scaleTier" in out:
         out = {"scaleTier": out.get("scaleTier") or DEFAULT_SCALE_TIER, **out}
