@@ -1,5 +1,6 @@
 """``MetricsClient``: per-replica CPU and memory samples from the local service's extension,
-the runtime environment a job got (``:environment``) and why a queued job waits (``:queue``).
+the runtime environment a job got (``:environment``), why a queued job waits (``:queue``) and
+a long poll until a job changes (``:wait``).
 
 ``GET /v1/projects/{project}/jobs/{job}:metrics[?since=]`` is not in the ml v1 discovery
 document (the service documents it in ``tui_app/local/metrics.py``), so it goes through the same
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT_SECONDS = 10.0
 NOT_AVAILABLE = frozenset({404, 405, 501})
 """Answers that mean "this endpoint has no metrics" rather than "this call failed"."""
+WAIT_MAX_SECONDS = 55.0
+"""The longest ``:wait`` the local service holds a request (``local/server.py``)."""
 HISTORY_CAP = 4096
 """Samples a ``UsageHistory`` keeps per replica before it reads the service's (merged) copy."""
 
@@ -110,26 +113,9 @@ class MetricsClient:
         Raises:
             ApiCallError: the call failed (nothing answered, auth, a bad ``since``...).
         """
-        from google.auth import exceptions as auth_exc
-        from requests import RequestException
-
-        url = (
-            f"{self.endpoint}/v1/projects/{quote(self.project, safe='')}"
-            f"/jobs/{quote(job_id, safe='')}:metrics"
-        )
-        params = {"since": since} if since else None
-        try:
-            resp = self._session.get(url, params=params, timeout=self.timeout)
-        except auth_exc.RefreshError as exc:
-            raise ApiCallError(f"Cannot get credentials: {exc}", 401, "UNAUTHENTICATED") from None
-        except (RequestException, auth_exc.TransportError, OSError) as exc:
-            raise ApiCallError(f"The jobs service does not answer: {exc}") from None
+        resp, body = self._get(job_id, "metrics", {"since": since} if since else None)
         if resp.status_code in NOT_AVAILABLE:
             return None
-        try:
-            body: Any = resp.json()
-        except ValueError:
-            body = None
         if resp.status_code != 200:
             raise _error(resp.status_code, body, resp.reason)
         if not isinstance(body, dict):
@@ -154,7 +140,64 @@ class MetricsClient:
         """
         return self._extension(job_id, "queue")
 
-    def _extension(self, job_id: str, method: str) -> dict[str, Any] | None:
+    def wait_for_change(
+        self, job_id: str, etag: str | None, timeout_seconds: float
+    ) -> dict[str, Any] | None:
+        """The job (as jobs.get answers it) once its etag names another version than ``etag``,
+        or as it is after ``timeout_seconds`` (at most ``WAIT_MAX_SECONDS``): the local
+        service's ``:wait`` long poll. None where the endpoint has no such method (a cloud
+        one, an older service): the caller polls jobs.get instead.
+
+        Raises:
+            ApiCallError: the call failed; an unknown job is a 404 (``status_code``), told
+                apart from a missing method by the google.rpc body naming the job.
+        """
+        wait = min(timeout_seconds, WAIT_MAX_SECONDS) if timeout_seconds > 0 else 0.0
+        params = {"timeoutSeconds": f"{wait:g}"}
+        if etag:
+            params["etag"] = etag
+        # The read timeout runs from the request's end: the answer may take the whole wait.
+        resp, body = self._get(job_id, "wait", params, (self.timeout, wait + self.timeout))
+        if resp.status_code == 404 and self._names_job(body, job_id):
+            raise _error(resp.status_code, body, resp.reason)
+        if resp.status_code in NOT_AVAILABLE:
+            return None
+        if resp.status_code != 200:
+            raise _error(resp.status_code, body, resp.reason)
+        if not isinstance(body, dict):
+            raise ApiCallError("The jobs service sent a malformed answer.", 502, "UNKNOWN")
+        return body
+
+    def _names_job(self, body: Any, job_id: str) -> bool:
+        """Whether a 404's body is "no such job" rather than "no such method".
+
+        The local service's unknown job is NOT_FOUND with a ``name`` field violation and a
+        message ending in the job's name; a service without the method answers 404 with
+        "Unknown method :wait" (an older local one), "The requested URL .../jobs/J:wait was
+        not found" or an HTML page (a cloud front end), none of which pass this test.
+        """
+        err = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(err, dict) or err.get("status") != "NOT_FOUND":
+            return False
+        _, message, violations = rpc_error_parts(err, "NOT_FOUND", "")
+        name = f"projects/{self.project}/jobs/{job_id}"
+        return str(message).endswith(name) or any(
+            isinstance(v, dict) and v.get("field") == "name" for v in violations
+        )
+
+    def _get(
+        self,
+        job_id: str,
+        method: str,
+        params: dict[str, str] | None = None,
+        timeout: float | tuple[float, float] | None = None,
+    ) -> tuple[Any, Any]:
+        """GET ``.../jobs/{job_id}:{method}``: the response and its JSON body (None when it is
+        not JSON).
+
+        Raises:
+            ApiCallError: nothing answered, or no credentials.
+        """
         from google.auth import exceptions as auth_exc
         from requests import RequestException
 
@@ -163,7 +206,7 @@ class MetricsClient:
             f"/jobs/{quote(job_id, safe='')}:{method}"
         )
         try:
-            resp = self._session.get(url, timeout=self.timeout)
+            resp = self._session.get(url, params=params, timeout=timeout or self.timeout)
         except auth_exc.RefreshError as exc:
             raise ApiCallError(f"Cannot get credentials: {exc}", 401, "UNAUTHENTICATED") from None
         except (RequestException, auth_exc.TransportError, OSError) as exc:
@@ -172,6 +215,10 @@ class MetricsClient:
             body: Any = resp.json()
         except ValueError:
             body = None
+        return resp, body
+
+    def _extension(self, job_id: str, method: str) -> dict[str, Any] | None:
+        resp, body = self._get(job_id, method)
         if resp.status_code in NOT_AVAILABLE:
             # A job this service does not know is a real 404 with a google.rpc body naming the
             # job; an endpoint without the method answers 404 too: both mean "nothing to show".

@@ -22,6 +22,7 @@ from typing import Any
 
 from tui_app.local import containers, interpreters, packages, runtime_envs
 from tui_app.local.errors import ApiError, invalid, invalid_field, not_found_job
+from tui_app.local.job_changes import JobChanges
 from tui_app.local.job_filter import compile_job_filter
 from tui_app.local.log_ingest import LogSource
 from tui_app.local.log_writer import LogWriter, ServiceEntry
@@ -156,6 +157,8 @@ class JobService:
         """The storage proxy for libcurl clients (``gcs_proxy``), set once it listens."""
         self._write_log = WriteLog()
         self._write_callbacks: list[Callable[[ReplicaWriter, str, str], None]] = []
+        self.changes = JobChanges()
+        """Wakes the ``:wait`` long polls of a job when ``_save`` writes it."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -166,6 +169,7 @@ class JobService:
 
     async def close(self) -> None:
         """Stop every live job (their replicas too), then the log writer."""
+        self.changes.close()
         runners = list(self.runners.values())
         for r in runners:
             r.abort("The local jobs service stopped while the job was running.")
@@ -255,6 +259,7 @@ class JobService:
         except StoreError as exc:
             log.error("%s", exc)
             raise storage_error(exc) from None
+        self.changes.changed(project, job["jobId"])
         return job
 
     def transition(
@@ -630,6 +635,30 @@ class JobService:
 
     def get(self, project: str, job_id: str) -> dict[str, Any]:
         return self.render(self.stored(project, job_id))
+
+    async def wait(
+        self, project: str, job_id: str, etag: str | None, timeout: float
+    ) -> dict[str, Any]:
+        """The ``:wait`` answer: the job once it is another version than ``etag`` names (at
+        once when it already is, or when no etag is given), else as it is after ``timeout``
+        seconds.
+
+        "Another version" is ``same_version``'s: a running job's etag also carries its ML
+        units, which grow every second; were that a change, a wait on a running job would
+        answer every second, and a waiter would be polling after all. Every change a client
+        acts on (state, errorMessage, trials, labels) writes a new stored etag.
+
+        Raises:
+            ApiError: NOT_FOUND for an unknown job (or one removed while it was waited on).
+        """
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            job = self.stored(project, job_id)
+            left = deadline - asyncio.get_running_loop().time()
+            changed = not etag or not same_version(etag, str(job.get("etag")))
+            if changed or left <= 0 or self.changes.closed:
+                return self.render(job)
+            await self.changes.wait(project, job_id, left)
 
     def list(
         self, project: str, page_size: str | None, page_token: str | None, filter_text: str | None

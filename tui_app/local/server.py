@@ -1,9 +1,12 @@
 """HTTP for the local service: the ml v1 Jobs routes and Logging ``entries:list`` (aiohttp).
 
-Two extensions: ``GET .../jobs/{job}:metrics``, per-replica CPU and memory (see ``metrics.py``),
-and ``GET .../jobs/{job}:environment``, the runtime environment the job got (``{}`` until it is
-ready): ``runtimeVersion``, ``pythonVersion``, ``interpreter``, ``exact``, ``packages`` (name to
-version), ``substitutions`` and ``notes`` (see ``jobs.JobService.runtime_environment``).
+Extensions (docs/wire-formats.md has their formats): ``GET .../jobs/{job}:metrics``,
+per-replica CPU and memory (see ``metrics.py``); ``GET .../jobs/{job}:environment``, the runtime
+environment the job got (``{}`` until it is ready): ``runtimeVersion``, ``pythonVersion``,
+``interpreter``, ``exact``, ``packages`` (name to version), ``substitutions`` and ``notes`` (see
+``jobs.JobService.runtime_environment``); ``GET .../jobs/{job}:queue``, why a job waits; and
+``GET .../jobs/{job}:wait?etag=&timeoutSeconds=``, the job once it changes (a long poll, see
+``jobs.JobService.wait``).
 
 Handlers translate HTTP into ``JobService`` calls and nothing else. Every error leaves as a
 google.rpc JSON body with the matching status; only a bug in this code can produce a 5xx.
@@ -15,6 +18,7 @@ import asyncio
 import hmac
 import json
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -207,9 +211,35 @@ async def get_job(request: web.Request) -> web.Response:
         return _json(svc.environment(project, job_id))
     if verb == "queue":  # our extension: why a QUEUED job waits (scheduler.py)
         return _json(svc.queue(project, job_id))
+    if verb == "wait":  # our extension: a long poll until the job changes
+        timeout = _wait_timeout(request.query.get("timeoutSeconds"))
+        return _json(await svc.wait(project, job_id, request.query.get("etag"), timeout))
     if verb is not None:
         raise ApiError("NOT_FOUND", f"Unknown method :{verb[:40]} for GET.")
     return _json(svc.get(project, job_id))
+
+
+WAIT_DEFAULT_SECONDS = 25.0
+WAIT_MAX_SECONDS = 55.0
+"""``:wait``'s default and longest wait: under a minute, which proxies and HTTP clients commonly
+allow an idle request, so a waiter's request ends with an answer rather than a dropped line."""
+
+
+def _wait_timeout(text: str | None) -> float:
+    """``timeoutSeconds`` of ``:wait``: decimal seconds >= 0, more than the most taken as it."""
+    if text is None:
+        return WAIT_DEFAULT_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):  # NaN, "1e400" (inf), "-1", "abc"
+        raise invalid_field(
+            "timeoutSeconds",
+            f"timeoutSeconds must be a number of seconds from 0 to {WAIT_MAX_SECONDS:g} "
+            f"(got {text[:40]!r}).",
+        )
+    return min(seconds, WAIT_MAX_SECONDS)
 
 
 async def post_job(request: web.Request) -> web.Response:
@@ -303,6 +333,12 @@ async def healthz(request: web.Request) -> web.Response:
     )
 
 
+async def _end_waits(app: web.Application) -> None:
+    """Answer every open ``:wait`` now: the server waits for open requests before it stops,
+    and the service is closed only after that (``service_cli``)."""
+    app[SERVICE_KEY].changes.close()
+
+
 def make_app(
     service: JobService, token: str | None, guard: BrowserGuard | None = None
 ) -> web.Application:
@@ -317,6 +353,7 @@ def make_app(
     app[SERVICE_KEY] = service
     app[TOKEN_KEY] = token
     app[GUARD_KEY] = guard or BrowserGuard("127.0.0.1")
+    app.on_shutdown.append(_end_waits)
     r = app.router
     r.add_get("/healthz", healthz)
     r.add_post("/v1/projects/{project}/jobs", create_job)
