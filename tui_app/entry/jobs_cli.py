@@ -156,7 +156,8 @@ def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
         return exc.status
     except ApiCallError as exc:
         print("\n".join(error_lines(exc)), file=sys.stderr)
-        return REFUSED
+        # diff's 1 is "they differ": a service that cannot be reached is its 2, as diff(1) has it.
+        return USAGE if args.action == "diff" else REFUSED
 
 
 def error_lines(exc: ApiCallError) -> list[str]:

@@ -1,0 +1,42 @@
+"""``tui-app jobs ...`` run as a script runs it, and the changed lines of its unified diff: what
+the ``jobs diff`` service tests share."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.support.live_service import PROJECT, LiveService
+
+QUICK = ("--steps", "2", "--checkpoint-every", "0")
+"""A sample-trainer run of a second or two."""
+
+
+def tui(service: LiveService, *args: str) -> subprocess.CompletedProcess[str]:
+    """``tui-app jobs ARGS`` against ``service`` in ``PROJECT``."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tui_app",
+            "jobs",
+            *args,
+            "--state-dir",
+            str(service.state_dir),
+            "--project",
+            PROJECT,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+
+def changed_lines(diff: str) -> list[str]:
+    """The ``-``/``+`` lines of a unified diff, without its ``---``/``+++`` header."""
+    return [
+        line
+        for line in diff.splitlines()
+        if line[:1] in "+-" and not line.startswith(("--- ", "+++ "))
+    ]
