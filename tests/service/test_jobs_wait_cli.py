@@ -8,6 +8,7 @@ begun, and the test acts on it, never on a fixed sleep.
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import os
 import pty
@@ -18,6 +19,7 @@ import struct
 import subprocess
 import sys
 import termios
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -25,7 +27,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import unique_id
+from tests.support.counting_clients import counting
 from tests.support.live_service import PROJECT, LiveService, basic_job
+from tui_app.config.settings import Settings
+from tui_app.entry.wait_cli import wait_command
 
 OTHER_PROJECT = "wait-other-project"
 LONG = ("--steps", "100000", "--sleep", "0.1")
@@ -326,3 +331,28 @@ def test_notify_tells_nothing_of_a_job_that_had_ended_before_the_wait(
     status, stdout, stderr = run.finish()
     assert status == 0 and stdout.startswith(f"{ended}  SUCCEEDED  ")
     assert stderr == ""
+
+
+def test_the_command_long_polls_the_service_rather_than_polling(
+    service: LiveService, package_uri: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command run in this process on counted clients: the one jobs.get is the finder's;
+    the wait itself is the service's long poll, cancelled once it is open."""
+    job_id = submit(service, package_uri, "wait_long_poll", *LONG)
+    conn = counting(service)
+
+    def cancel_once_waiting() -> None:
+        if conn.wait_for_call("wait_for_change", 60):
+            service.client().cancel(job_id)
+
+    canceller = threading.Thread(target=cancel_once_waiting)
+    canceller.start()
+    args = argparse.Namespace(job_ids=[job_id], any=False, timeout="5m", notify=False)
+    try:
+        status = wait_command(args, conn, PROJECT, Settings())
+    finally:
+        canceller.join()
+    assert status == 4, capsys.readouterr()
+    assert capsys.readouterr().out.startswith(f"{job_id}  CANCELLED  ")
+    assert conn.calls["get"] == 1
+    assert conn.calls["wait_for_change"] >= 1

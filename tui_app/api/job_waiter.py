@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -35,6 +36,7 @@ from tui_app.model.states import JobState
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
     from tui_app.api.jobs_api import JobsApi
+    from tui_app.api.metrics_client import MetricsClient
 
 __all__ = [
     "CLOUD_POLL_SECONDS",
@@ -102,6 +104,8 @@ class ReadTrouble:
 
 
 WaitEvent = JobChanged | ReadTrouble
+_WAKE: Final = None
+"""Put by ``stop``: a ``next_event`` blocked without a timeout returns."""
 
 
 def _etag(job: Mapping[str, Any]) -> str | None:
@@ -147,7 +151,7 @@ class JobWaiter:
         self.interval = interval or (CLOUD_POLL_SECONDS if connection.vertex else POLL_SECONDS)
         self.mode = "list" if len(self.live) > THREADS_AT_MOST else "job"
         """``job``: a reader per job; ``list``: a reader per project, listing its jobs."""
-        self._events: queue.Queue[WaitEvent] = queue.Queue()
+        self._events: queue.Queue[WaitEvent | None] = queue.Queue()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -181,8 +185,10 @@ class JobWaiter:
         thread.start()
 
     def stop(self) -> None:
-        """End the wait: no reader reports again, and ``next_event`` answers None at once."""
+        """End the wait: no reader reports again, and ``next_event`` answers None at once,
+        even one another thread is blocked in."""
         self._stop.set()
+        self._events.put(_WAKE)
 
     def next_event(self, timeout: float | None = None) -> WaitEvent | None:
         """The next change or trouble; None when ``timeout`` seconds pass without one, or
@@ -212,28 +218,46 @@ class JobWaiter:
         """One job's reader: long polls while the service has them, else ``jobs.get``."""
         job_id = str(job.get("jobId"))
         client: JobsApi | None = None
+        metrics: MetricsClient | None = None
+        long_poll = self.long_poll
         failures = 0
-        delay = self.interval
-        while not self._stop.wait(delay):
-            try:
-                if client is None:
-                    client = self.connection.jobs(project)
-                fresh = client.get(job_id)
-            except ApiCallError as exc:
-                delay = self._failed(project, job_id, exc, failures)
-                if delay < 0:
+        delay = 0.0 if long_poll else self.interval
+        try:
+            while not self._stop.wait(delay):
+                began = time.monotonic()
+                try:
+                    if long_poll:
+                        if metrics is None:
+                            metrics = self.connection.metrics(project)
+                        fresh = metrics.wait_for_change(job_id, _etag(job), LONG_POLL_SECONDS)
+                        if fresh is None:  # a server without the long poll: poll it instead
+                            long_poll, delay = False, self.interval
+                            continue
+                    else:
+                        if client is None:
+                            client = self.connection.jobs(project)
+                        fresh = client.get(job_id)
+                except ApiCallError as exc:
+                    delay = self._failed(project, job_id, exc, failures)
+                    if delay < 0:
+                        return
+                    failures += 1
+                    continue
+                if failures:
+                    self._put(ReadTrouble(project, job_id, None))
+                    failures = 0
+                delay = self.interval
+                if _differs(job, fresh):
+                    job = fresh
+                    self._put(JobChanged(project, fresh))
+                    delay = 0.0 if long_poll else delay
+                elif long_poll and time.monotonic() - began >= QUICK_ANSWER_SECONDS:
+                    delay = 0.0  # the wait ran its time: ask again at once
+                if parse_state(fresh.get("state")).is_terminal:
                     return
-                failures += 1
-                continue
-            if failures:
-                self._put(ReadTrouble(project, job_id, None))
-                failures = 0
-            delay = self.interval
-            if _differs(job, fresh):
-                job = fresh
-                self._put(JobChanged(project, fresh))
-            if parse_state(fresh.get("state")).is_terminal:
-                return
+        finally:
+            if metrics is not None:
+                metrics.close()
 
     def _read_list(self, project: str, jobs: list[dict[str, Any]]) -> None:
         """One project's reader: ``jobs.list`` each interval; a job the list lacks (a backend

@@ -83,9 +83,10 @@ class Progress:
 
     def show(self, text: str) -> None:
         if self.enabled:
+            # Marked first: a ctrl+c in the middle of the write must still clear what got out.
+            self.shown = True
             self.stream.write("\r" + text + "\x1b[K")
             self.stream.flush()
-            self.shown = True
 
     def clear(self) -> None:
         if self.shown:
