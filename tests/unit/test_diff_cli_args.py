@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tui_app.entry.diff_cli import TROUBLE, Side, _write, parse_side
@@ -39,3 +46,40 @@ def test_a_terminal_gets_no_control_characters(capsys: pytest.CaptureFixture[str
     assert shown.startswith("--- p/a\n+++ p/b\n-  - x") and shown.endswith("\n")
     _write(text, terminal=False)  # a pipe gets the diff as it is
     assert capsys.readouterr().out == text
+
+
+def _diff_on(endpoint: str, config: Path) -> subprocess.Popen[str]:
+    (config / "settings.yaml").write_text(
+        f"profiles:\n  there:\n    kind: url\n    endpoint: {endpoint}\n"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "tui_app", "jobs", "diff", "a", "b", "--profile", "there"],
+        env={**os.environ, "TUI_APP_CONFIG_DIR": str(config)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_service_that_does_not_answer_is_trouble(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = _diff_on(f"http://127.0.0.1:{port}", tmp_path)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, err
+    assert "does not answer" in err and out == ""
+
+
+def test_ctrl_c_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    with socket.socket() as server:  # a service that takes the call and never answers
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        proc = _diff_on(f"http://127.0.0.1:{server.getsockname()[1]}", tmp_path)
+        server.settimeout(60)
+        conn, _ = server.accept()  # the diff is now waiting on its first call
+        with conn:
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and out == ""
