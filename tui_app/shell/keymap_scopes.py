@@ -23,6 +23,7 @@ def keymap_scopes(app_bindings: Iterable[BindingType]) -> dict[str, Scope]:
     from tui_app.shell.screens.command_screen import CommandScreen
     from tui_app.shell.screens.confirm_screen import ConfirmScreen
     from tui_app.shell.screens.describe_screen import DescribeScreen
+    from tui_app.shell.screens.diff_screen import DiffScreen
     from tui_app.shell.screens.help_screen import HelpScreen
     from tui_app.shell.screens.jobs_screen import JobsScreen
     from tui_app.shell.screens.logs_screen import LogsScreen
@@ -46,6 +47,7 @@ def keymap_scopes(app_bindings: Iterable[BindingType]) -> dict[str, Scope]:
         "the logs": (LogsScreen, LogView),
         "describe": (DescribeScreen, DetailScroll, TrialsTable),
         "the metrics": (MetricsScreen, TagPicker),
+        "a diff": (DiffScreen, DetailScroll),
         "the builder": (BuilderScreen, CodePreview, ParamsTable),
         "help": (HelpScreen, DetailScroll),
         "the command line": (CommandScreen,),
