@@ -46,6 +46,16 @@ REFINE_SHARE = 4
 FAULT_STATES = frozenset({JobState.FAILED, JobState.CANCELLED})
 
 
+_PARTNER_WHY = {"resubmitted from it": "the job it was resubmitted from"}
+"""``diff_partner``'s reasons as the diff's header words them after "against"."""
+
+
+def _age_key(row: JobRow | None, job_id: str) -> tuple[float, str]:
+    """Older first: by creation (the id's stamp when the list has no createTime), then id."""
+    when = (row.created or row.stamp) if row is not None else None
+    return (when.timestamp() if when is not None else float("-inf"), job_id)
+
+
 class JobsScreen(Screen[None]):
     """Rows keyed by job id; refreshes keep the cursor, the marks and the scroll position."""
 
@@ -66,6 +76,14 @@ class JobsScreen(Screen[None]):
         Binding("minus", "fold", "Fold", show=False, id="jobs.fold", tooltip="Fold this base name"),
         Binding("F", "fold_all", "Fold all", show=False, id="jobs.fold-all"),
         Binding("c", "copy_id", "Copy id", show=False, id="jobs.copy-id"),
+        Binding(
+            "D",
+            "diff",
+            "Diff",
+            show=False,
+            id="jobs.diff",
+            tooltip="Two marked jobs, or this one against its earlier run",
+        ),
     ]
 
     shell = shell_app()
@@ -468,6 +486,68 @@ class JobsScreen(Screen[None]):
         if job_id:
             self.app.copy_to_clipboard(job_id)
             self.notify(f"Copied {job_id}.")
+
+    def action_diff(self) -> None:
+        """``D``: two marked jobs side by side (older on the left); one job against the one it
+        was resubmitted from, else the newest earlier job of its name; on a folded group, its
+        newest job against the one before it. Says why not when there is no such pair."""
+        marked = sorted(self.table.marked)
+        if len(marked) == 1:
+            self.notify(
+                "1 job marked: mark exactly two jobs (space) to compare them, or clear the "
+                "mark (esc) and press D on one job to compare it with its earlier run.",
+                severity="warning",
+            )
+        elif len(marked) > 2:
+            self.notify(
+                f"{len(marked)} jobs marked: mark exactly two jobs to compare them.",
+                severity="warning",
+            )
+        elif marked:
+            by_id = {r.job_id: r for r in self.rows}
+            older, newer = sorted(marked, key=lambda i: _age_key(by_id.get(i), i))
+            self._open_diff(older, newer, "two marked jobs, the older on the left")
+        elif (key := self.table.cursor_key) is None:
+            return
+        elif key.startswith("group:"):
+            base = key.removeprefix("group:")
+            family = sorted(
+                (r for r in self._filtered if r.base == base), key=lambda r: _age_key(r, r.job_id)
+            )
+            if len(family) >= 2:
+                self._open_diff(
+                    family[-2].job_id,
+                    family[-1].job_id,
+                    f"the newest {base} job against the one before it",
+                )
+        else:
+            self.diff_with_partner(key)
+
+    def diff_with_partner(self, job_id: str) -> None:
+        """Compare ``job_id`` with the job it was resubmitted from, else the newest earlier job
+        of its name (``D`` on one job, ``:diff ID``); a toast says why when there is neither."""
+        from tui_app.api.job_compare import ResubmitHistory
+        from tui_app.model.job_diff import diff_partner
+
+        by_id = {r.job_id: r for r in self.rows}
+        sources = ResubmitHistory().sources(self.shell.project)
+        partner = diff_partner(job_id, by_id.keys(), sources)
+        if partner is None:
+            row = by_id.get(job_id)
+            base = row.base if row is not None else job_id
+            self.notify(
+                f"No earlier job named {base}, and {job_id} was not resubmitted from one: "
+                "mark two jobs (space) and press D.",
+                severity="warning",
+            )
+            return
+        why = _PARTNER_WHY.get(partner.reason, partner.reason)
+        self._open_diff(partner.job_id, job_id, f"against {why}")
+
+    def _open_diff(self, left: str, right: str, reason: str) -> None:
+        from tui_app.shell.screens.diff_screen import DiffScreen  # loaded on first use
+
+        self.app.push_screen(DiffScreen.of_jobs(left, right, reason))
 
     def set_now(self, now: datetime) -> None:
         self.table.now = now
