@@ -29,7 +29,7 @@ come only from the component classes in DEFAULT_CSS (theme variables).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -47,6 +47,7 @@ from tui_app.model.trials import (
     format_objective,
     objective_series,
     scatter_positions,
+    trial_order,
 )
 
 PLOT_ROWS = 4
@@ -65,6 +66,45 @@ COLUMNS = (
 )
 CURVE_WIDTH = 10
 """The sparkline's cells: ten reports side by side, or ten averages of a longer history."""
+MARK_GLYPH = "●"
+"""Before a marked trial's id (``space``): the two that ``D`` compares."""
+
+
+def trial_pair(
+    rows: Sequence[TrialRow], marked: Collection[str], cursor: str | None
+) -> tuple[str, str, str] | str:
+    """The two trials ``D`` compares, ``(left, right, why)``, or why there are not two.
+
+    Two marked trials, the lower id on the left; else the trial under the cursor against the
+    best one (the best on the left, as the reference); on the best itself, against the
+    runner-up (the next trial, best first, with a final objective).
+
+    Args:
+        rows: The table's rows, best first (``trial_rows``).
+        marked: The marked trial ids.
+        cursor: The trial under the cursor, if any.
+    """
+    if len(marked) == 2:
+        left, right = sorted(marked, key=trial_order)
+        return left, right, "two marked trials"
+    if marked:
+        count = f"{len(marked)} trial{'' if len(marked) == 1 else 's'} marked"
+        return f"{count}: mark exactly two trials (space) to compare them."
+    if cursor is None:
+        return "No trial here: mark two trials (space) and press D."
+    finished = [r for r in rows if r.final and r.objective is not None]
+    best = next((r for r in rows if r.best), None)
+    if best is None:
+        return "No trial has a final objective yet: mark two trials (space) and press D."
+    if cursor != best.trial_id:
+        return best.trial_id, cursor, f"trial {cursor} against the best trial"
+    runner_up = next((r for r in finished if r.trial_id != best.trial_id), None)
+    if runner_up is None:
+        return (
+            f"Trial {best.trial_id} is the only one with a final objective: "
+            "mark two trials (space) and press D."
+        )
+    return best.trial_id, runner_up.trial_id, "the best trial against the runner-up"
 
 
 class TrialsPlot(Widget):
@@ -142,12 +182,28 @@ class TrialsPlot(Widget):
 
 class TrialsTable(DataTable[str | Text]):
     """One row per trial, best first; ``enter`` posts ``TrialSelected``, ``M``
-    ``TrialMetricsRequested``."""
+    ``TrialMetricsRequested``, ``D`` ``TrialDiffRequested``; ``space`` marks a trial."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "Trial logs", id="trials.logs"),
         Binding(
             "M", "metrics", "Trial metrics", id="trials.metrics", tooltip="This trial's curves"
+        ),
+        Binding(
+            "space",
+            "toggle_mark",
+            "Mark",
+            show=False,
+            id="trials.mark",
+            tooltip="Mark or unmark the trial, then move down (D compares two)",
+        ),
+        Binding(
+            "D",
+            "diff",
+            "Diff trials",
+            show=False,
+            id="trials.diff",
+            tooltip="Two marked trials, or this one against the best",
         ),
         Binding("j", "cursor_down", "Down", show=False, id="trials.down"),
         Binding("k", "cursor_up", "Up", show=False, id="trials.up"),
@@ -183,6 +239,15 @@ class TrialsTable(DataTable[str | Text]):
             super().__init__()
             self.trial_id = trial_id
 
+    class TrialDiffRequested(Message):
+        """``D``: compare two trials (``trial_pair`` chose them, and says why)."""
+
+        def __init__(self, left: str, right: str, reason: str) -> None:
+            super().__init__()
+            self.left = left
+            self.right = right
+            self.reason = reason
+
     def __init__(
         self,
         *,
@@ -190,6 +255,8 @@ class TrialsTable(DataTable[str | Text]):
         classes: str | None = None,
     ) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
+        self.marked: set[str] = set()
+        """The trials marked with ``space``, kept across refreshes."""
         self.shown: list[TrialRow] = []
         """The rows on screen, in their order."""
         self.with_output = False
@@ -225,7 +292,7 @@ class TrialsTable(DataTable[str | Text]):
         if self.has_focus and current in ids:
             self.move_cursor(row=ids.index(current), animate=False, scroll=False)
 
-    def _cells(self, row: TrialRow) -> list[str | Text]:
+    def _row_style(self, row: TrialRow) -> str:
         if row.best:
             style = self.get_component_rich_style("trials-table--best", partial=True)
         elif row.state in ("FAILED", "CANCELLED", "CANCELLING"):
@@ -234,13 +301,16 @@ class TrialsTable(DataTable[str | Text]):
             style = self.get_component_rich_style("trials-table--running", partial=True)
         else:
             style = None
-        style_text = str(style) if style else ""
+        return str(style) if style else ""
+
+    def _cells(self, row: TrialRow) -> list[str | Text]:
+        style_text = self._row_style(row)
         objective = row.objective_text
         if row.objective is not None and not row.final:
             objective += "…"  # a running trial's latest value, not its final one
         cells: list[str | Text] = [
             Text(BEST_GLYPH if row.best else " ", style=style_text),
-            Text(row.trial_id, style=style_text),
+            Text(self._trial_text(row.trial_id), style=style_text),
             Text(objective, style=style_text, justify="right"),
             Text(row.step_text, style=style_text, justify="right"),
             Text(row.state_text, style=style_text),
@@ -252,6 +322,34 @@ class TrialsTable(DataTable[str | Text]):
             shared = self._shared_style() if row.shared_with else style_text
             cells.insert(-1, Text(row.output_text, style=shared))
         return cells
+
+    def _trial_text(self, trial_id: str) -> str:
+        return f"{MARK_GLYPH} {trial_id}" if trial_id in self.marked else trial_id
+
+    def _current(self) -> str | None:
+        if self.shown and 0 <= self.cursor_row < len(self.shown):
+            return self.shown[self.cursor_row].trial_id
+        return None
+
+    def action_toggle_mark(self) -> None:
+        trial_id = self._current()
+        if trial_id is None:
+            return
+        self.marked.symmetric_difference_update({trial_id})
+        row = self.shown[self.cursor_row]
+        self.update_cell(
+            trial_id, "Trial", Text(self._trial_text(trial_id), style=self._row_style(row))
+        )
+        self.action_cursor_down()
+
+    def action_diff(self) -> None:
+        pair = trial_pair(
+            self.shown, self.marked & {r.trial_id for r in self.shown}, self._current()
+        )
+        if isinstance(pair, str):
+            self.screen.notify(pair, severity="warning")  # the screen's toast: goes with it
+        else:
+            self.post_message(self.TrialDiffRequested(*pair))
 
     def _shared_style(self) -> str:
         return str(self.get_component_rich_style("trials-table--shared", partial=True))

@@ -13,7 +13,8 @@ For a hyperparameter tuning job, a "Trials" section (``widgets.trials_table``) b
 a plot of the objective by trial and the trials table, best first, redrawn with every re-read of
 the job (the list's poll, every ``refresh_seconds``, while the job is live). ``t`` focuses the
 table and ``enter`` on a trial opens the logs filtered to it, ``M`` its metric curves (``M``
-anywhere else: the job's, every trial's curve of the goal metric overlaid).
+anywhere else: the job's, every trial's curve of the goal metric overlaid); ``space`` marks
+trials and ``D`` compares two (or the one under the cursor with the best) in the diff view.
 """
 
 from __future__ import annotations
@@ -253,6 +254,14 @@ class DescribeScreen(Screen[None], ScreenToasts):
         """``M`` on a trial row: that trial's own curves (``M`` elsewhere: the job's)."""
         message.stop()
         self.post_message(MetricsRequested(self.job_id, message.trial_id))
+
+    def on_trials_table_trial_diff_requested(self, message: TrialsTable.TrialDiffRequested) -> None:
+        """``D`` on the trials: the two trials' documents side by side."""
+        message.stop()
+        from tui_app.shell.screens.diff_screen import DiffScreen  # loaded on first use
+
+        screen = DiffScreen.of_trials(self.job_id, message.left, message.right, message.reason)
+        self.app.push_screen(screen)
 
     # -- per-replica usage -----------------------------------------------------------------------
 
