@@ -9,6 +9,7 @@ service's own Python, and refusals).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -149,6 +150,17 @@ def _environment(svc: LiveService, job_id: str) -> tuple[int, dict[str, Any]]:
     return svc.request("GET", f"/v1/projects/{PROJECT}/jobs/{job_id}:environment")
 
 
+def _package_entry(svc: LiveService, pkg: Path) -> dict[str, str]:
+    """What ``trainerPackages`` says of ``pkg`` staged with ``svc.stage``."""
+    data = pkg.read_bytes()
+    return {
+        "uri": svc.stage(pkg),
+        "name": pkg.name,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "sizeBytes": str(len(data)),
+    }
+
+
 @needs_37
 def test_exact_runtime_on_python37_is_built_once_and_layered(
     with_37: LiveService, tmp_path: Path
@@ -276,6 +288,8 @@ def test_fallback_lists_substitutions(without_37: LiveService, tmp_path: Path) -
     assert versions["python"] == own
     status, env = _environment(without_37, jid)
     assert status == 200 and env["exact"] is False and env["pythonVersion"] == own
+    # With a runtimeVersion as without one: the bytes the job installed (issue 27).
+    assert env["trainerPackages"] == [_package_entry(without_37, pkg)]
     if own == "3.11":  # the stand-in wheels cover the substitutions for Python 3.11
         assert versions["tensorflow"] == "2.12.0" and versions["sklearn"] == "1.1.3"
         assert any(
@@ -322,6 +336,7 @@ def test_environment_endpoint_without_runtime_and_unknown_job(
     assert without_37.wait_state(jid)["state"] == "SUCCEEDED"
     status, env = _environment(without_37, jid)
     assert status == 200 and env["runtimeVersion"] is None
+    assert env["trainerPackages"] == [_package_entry(without_37, pkg)]
     assert env["interpreter"]
     assert any("No runtimeVersion" in line for line in _lines(without_37, jid, "service"))
     status, body = _environment(without_37, "no_such_job")

@@ -16,7 +16,7 @@ import logging
 import os
 import struct
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -432,8 +432,11 @@ class JobService:
         ti: dict[str, Any],
         gpu: bool,
         log: Callable[[str], None],
+        trainer_packages: Sequence[Mapping[str, str]] = (),
     ) -> runtime_envs.Environment | None:
-        """Build (or reuse) the job's runtime environment, and record it for ``:environment``.
+        """Build (or reuse) the job's runtime environment, and record it for ``:environment``
+        with the job's ``trainer_packages`` (``trainerPackages``: each one's uri, name, sha256
+        and sizeBytes, in ``packageUris`` order).
 
         Raises:
             runtimes.RuntimeRefused, runtime_envs.RuntimeEnvError: the job fails with the message.
@@ -458,6 +461,7 @@ class JobService:
                     "notes": [
                         "No runtimeVersion: the service's own Python, the job's packages only."
                     ],
+                    "trainerPackages": [dict(p) for p in trainer_packages],
                 },
             )
             return None
@@ -484,6 +488,7 @@ class JobService:
                 "packages": env.packages,
                 "substitutions": [s.text() for s in plan.substitutions],
                 "notes": plan.notes(),
+                "trainerPackages": [dict(p) for p in trainer_packages],
             },
         )
         return env

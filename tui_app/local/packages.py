@@ -13,6 +13,10 @@ Two ways, by whether the job names a ``runtimeVersion``:
 
 Either way the service's environment is never touched, and a resubmitted job with the same
 package starts without installing anything.
+
+Each job installs its own copy of its packages (``fetch``), made in the one read that also
+hashes them: the sha256 the ``:environment`` answer reports is of the bytes pip installed,
+even when someone overwrites the object at the same URI while the job prepares.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ import os
 import shutil
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from tui_app.local import runtime_envs
@@ -76,25 +81,85 @@ def resolve_all(state: StateDir, uris: list[str]) -> list[Path]:
     return files
 
 
-def content_key(files: list[Path]) -> str:
-    """A hash of the packages' names and bytes: the cache key."""
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.name.encode() + b"\0")
-        with open(f, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        h.update(b"\0")
-    return h.hexdigest()
+@dataclass(frozen=True)
+class FetchedPackage:
+    """One ``packageUris`` entry as a job got it."""
+
+    uri: str
+    path: Path
+    """The job's own copy, which pip installs (named as the package is: pip reads the name)."""
+    sha256: str
+    """Of the bytes copied, hex."""
+    size: int
+
+    def as_json(self) -> dict[str, str]:
+        """An entry of ``trainerPackages`` in the ``:environment`` answer (``sizeBytes`` is an
+        int64, so a string on the wire)."""
+        return {
+            "uri": self.uri,
+            "name": self.path.name,
+            "sha256": self.sha256,
+            "sizeBytes": str(self.size),
+        }
 
 
-async def install(state: StateDir, files: list[Path], log: Callable[[str], None]) -> Path:
-    """Install ``files`` (sdists/wheels) into the cache and return the folder for PYTHONPATH.
+@dataclass(frozen=True)
+class JobPackages:
+    """A job's packages, fetched: its copies in ``packageUris`` order, and their cache key."""
+
+    packages: tuple[FetchedPackage, ...]
+    key: str
+    """A hash of the packages' names and bytes, in order: the install cache's key."""
+
+    @property
+    def files(self) -> list[Path]:
+        return [p.path for p in self.packages]
+
+    def as_json(self) -> list[dict[str, str]]:
+        return [p.as_json() for p in self.packages]
+
+
+def fetch(state: StateDir, uris: Sequence[str], into: Path) -> JobPackages:
+    """Copy each package under ``into`` (one folder per entry: two URIs may end in the same
+    name), hashing each and the cache key in the same read. Blocking: run it in a thread.
+
+    Raises:
+        PackageError: a package is missing (as ``resolve_all``) or cannot be read or copied.
+    """
+    files = resolve_all(state, list(uris))
+    key = hashlib.sha256()
+    fetched = []
+    for i, (uri, source) in enumerate(zip(uris, files, strict=True)):
+        copy = into / str(i) / source.name
+        own = hashlib.sha256()
+        size = 0
+        key.update(source.name.encode() + b"\0")
+        try:
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            with open(source, "rb") as src, open(copy, "wb") as dst:
+                for block in iter(lambda: src.read(1 << 20), b""):
+                    own.update(block)
+                    key.update(block)
+                    dst.write(block)
+                    size += len(block)
+        except OSError as exc:
+            raise PackageError(
+                f"The package {uri} cannot be read: {exc.strerror or exc}.",
+                f"trainingInput.packageUris[{i}]",
+            ) from None
+        key.update(b"\0")
+        fetched.append(FetchedPackage(uri, copy, own.hexdigest(), size))
+    return JobPackages(tuple(fetched), key.hexdigest())
+
+
+async def install(state: StateDir, fetched: JobPackages, log: Callable[[str], None]) -> Path:
+    """Install the job's packages (sdists/wheels) into the cache and return the folder for
+    PYTHONPATH.
 
     Raises:
         PackageError: pip failed; the message carries its last lines.
     """
-    key = content_key(files)
+    key, files = fetched.key, fetched.files
     target = state.package_cache / key
     marker = target / ".installed"
     if marker.exists():
@@ -154,7 +219,7 @@ def runtime_variables(path: Path | None) -> dict[str, str]:
 
 
 async def install_layer(
-    state: StateDir, runtime: Environment, files: list[Path], log: Callable[[str], None]
+    state: StateDir, runtime: Environment, fetched: JobPackages, log: Callable[[str], None]
 ) -> Path:
     """The job's packages on top of ``runtime``: the folder of a virtual environment to run.
 
@@ -162,7 +227,8 @@ async def install_layer(
         PackageError: pip failed; the message says what to do and ends with pip's last line
             (a resolution error names the pin that cannot install on this runtime).
     """
-    key = hashlib.sha256((runtime.root.name + "\0" + content_key(files)).encode()).hexdigest()
+    files = fetched.files
+    key = hashlib.sha256((runtime.root.name + "\0" + fetched.key).encode()).hexdigest()
     target = state.package_cache / f"{runtime.root.name}-{key[:16]}"
     if (target / LAYER_MARKER).exists():
         log(f"Using cached packages {target.name} on runtime environment {runtime.root.name}.")

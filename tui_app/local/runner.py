@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 import time
@@ -55,6 +56,10 @@ STDERR_TAIL_BYTES = 256 * 1024
 SUPERVISOR_SLACK_SECONDS = 5.0
 SWEEP_SECONDS = 5.0
 
+
+PACKAGE_COPIES = ".packages"
+"""The folder in a job's dir its packages are copied to while they install (a dot: no replica's
+task name starts with one)."""
 
 SUPERVISOR_MODULE = "tui_app.local.supervisor"
 ADOPTED_POLL_SECONDS = 0.1
@@ -510,7 +515,6 @@ class JobRunner:
     async def _prepare(self, ti: dict[str, Any]) -> tuple[Path | None, Path | None] | str:
         """Packages installed (or images pulled) and the job dir mapped, or the reason the job
         fails."""
-        state = self.host.state
         target: Path | None = None
         images = job_images(ti)
         try:
@@ -521,14 +525,7 @@ class JobRunner:
                 for image in images:
                     await puller.ensure(image, self.note)
             else:
-                files = packages.resolve_all(state, ti.get("packageUris") or [])
-                runtime = await self.host.runtime_environment(
-                    self.project, self.job_id, ti, self.gpu_variant, self.note
-                )
-                if runtime is not None:
-                    target = await packages.install_layer(state, runtime, files, self.note)
-                else:
-                    target = await packages.install(state, files, self.note) if files else None
+                target = await self._install_packages(ti)
         except (
             packages.PackageError,
             RuntimeEnvError,
@@ -547,6 +544,29 @@ class JobRunner:
             except OSError as exc:
                 return f"The job dir {uri} cannot be created: {exc.strerror}."
         return target, job_dir
+
+    async def _install_packages(self, ti: dict[str, Any]) -> Path | None:
+        """The job's own copies of its packages (hashed as they are copied, for
+        ``:environment``) installed on its runtime, or on the service's Python without one.
+
+        Raises:
+            PackageError, RuntimeEnvError, RuntimeRefused: the job fails with the message.
+        """
+        state = self.host.state
+        copies = self.replica_root() / PACKAGE_COPIES
+        try:
+            fetched = await asyncio.to_thread(
+                packages.fetch, state, ti.get("packageUris") or [], copies
+            )
+            runtime = await self.host.runtime_environment(
+                self.project, self.job_id, ti, self.gpu_variant, self.note, fetched.as_json()
+            )
+            if runtime is not None:
+                return await packages.install_layer(state, runtime, fetched, self.note)
+            return await packages.install(state, fetched, self.note) if fetched.packages else None
+        finally:
+            # Installed (or cached) by content: the copies served their one install.
+            await asyncio.to_thread(shutil.rmtree, copies, True)
 
     async def _start_replicas(
         self, ti: dict[str, Any], pythonpath: Path | None, job_dir: Path | None, grant: Grant

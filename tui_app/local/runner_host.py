@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import concurrent.futures
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from tui_app.local.containers import Engine, ImagePuller
     from tui_app.local.log_ingest import LogSource
@@ -112,8 +112,11 @@ class RunnerHost(Protocol):
         ti: dict[str, Any],
         gpu: bool,
         log: Callable[[str], None],
+        trainer_packages: Sequence[Mapping[str, str]] = (),
     ) -> Environment | None:
         """The job's runtime environment, built or reused; None without a runtimeVersion.
+        ``trainer_packages`` (what the job's packages were: ``FetchedPackage.as_json``) go
+        into the ``:environment`` answer with it.
 
         Raises:
             runtimes.RuntimeRefused, runtime_envs.RuntimeEnvError: the job fails with the message.
