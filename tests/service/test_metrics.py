@@ -78,7 +78,9 @@ def test_busy_tree_is_measured_and_kept_after_the_job(
         assert status == 200, body
         if body["replicas"]:
             seen = samples_of(body)
-            busy = [s for s in seen if s["cpuPercent"] > 50 and int(s["memoryBytes"]) > 120 * MiB]
+            # Over a quarter of a core: a spinning parent on a machine loaded by parallel tests
+            # (an idle tree reads ~0); over 120 MiB only when the child's memory is summed.
+            busy = [s for s in seen if s["cpuPercent"] > 25 and int(s["memoryBytes"]) > 120 * MiB]
     stop.touch()  # seen busy, and long enough: the burner may end now
     assert body["sampleInterval"] == "0.3s"
     assert isinstance(busy[0]["memoryBytes"], str)  # int64 on the wire is a string
