@@ -22,13 +22,14 @@ import termios
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import unique_id
+from tests.conftest import _start, _stop, unique_id
 from tests.support.counting_clients import counting
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
 from tui_app.config.settings import Settings
 from tui_app.entry.wait_cli import wait_command
 
@@ -356,3 +357,40 @@ def test_the_command_long_polls_the_service_rather_than_polling(
     assert capsys.readouterr().out.startswith(f"{job_id}  CANCELLED  ")
     assert conn.calls["get"] == 1
     assert conn.calls["wait_for_change"] >= 1
+
+
+@pytest.fixture
+def restartable(tmp_path: Path, trainer_sdist: Path) -> Iterator[tuple[list[LiveService], str]]:
+    """A service of its own on a fixed port, which the test may kill and start again."""
+    svcs = [_start(tmp_path / "state", port=free_port())]
+    uri = svcs[0].stage(trainer_sdist)
+    try:
+        yield svcs, uri
+    finally:
+        _stop(svcs[-1])
+
+
+def test_a_lost_service_is_a_warning_and_the_wait_resumes(
+    restartable: tuple[list[LiveService], str], pty_runs: list[PtyRun]
+) -> None:
+    svcs, uri = restartable
+    job_id = submit(svcs[0], uri, "wait_lost", *LONG)
+    run = PtyRun(svcs[0], job_id)
+    pty_runs.append(run)
+    run.read_until(b"0 of 1 ended \xc2\xb7 " + job_id.encode())
+    os.kill(svcs[0].proc.pid, signal.SIGKILL)
+    svcs[0].proc.wait(10)
+    run.read_until(f"warning: {job_id}: ".encode())
+    port = int(svcs[0].url.rsplit(":", 1)[1])
+    svcs.append(_start(svcs[0].state_dir, port=port))
+    run.read_until(f"Resumed ({job_id}).".encode())
+    svcs[-1].client().cancel(job_id)
+    status, stdout, stderr = run.finish()
+    assert status == 4, stderr
+    assert stdout.startswith(f"{job_id}  CANCELLED  ")
+    assert "Traceback" not in stderr
+    said = [line for line in re.split(r"\r\n|\r", stderr) if line and "ended" not in line]
+    said = [line.replace("\x1b[K", "") for line in said]
+    warnings = [line for line in said if line.startswith("warning: ")]
+    assert 1 <= len(warnings) <= 2, said  # once per cause of the outage, not once per retry
+    assert f"Resumed ({job_id})." in said

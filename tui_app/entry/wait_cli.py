@@ -183,6 +183,8 @@ class _Wait:
         self.notifier = notifier
         self.ended: list[Ended] = []
         self.done: set[tuple[str, str]] = set()
+        self.warned: dict[str, str] = {}
+        """The last warning said for each job (or project) whose reads fail, until resumed."""
         self.progress = Progress(sys.stderr)
         self.clean = sys.stdout.isatty()
 
@@ -287,10 +289,16 @@ def _trouble(run: _Wait, event: ReadTrouble) -> int | None:
     """Say what went wrong (or right again); the exit status when the wait cannot go on."""
     what = run.name((event.project, event.job_id)) if event.job_id else f"project {event.project}"
     if event.error is None:
+        run.warned.pop(what, None)
         run.say(f"Resumed ({what}).")
         return None
     if not event.fatal:
-        run.say(f"warning: {what}: {event.error} (retrying)")
+        # Said once per outage and cause: a laptop asleep for an hour would otherwise come
+        # back to a screenful of the same line, one per retry.
+        text = f"warning: {what}: {event.error} (retrying)"
+        if run.warned.get(what) != text:
+            run.warned[what] = text
+            run.say(text)
         return None
     for line in error_lines(event.error):
         run.say(line.replace("error: ", f"error: {what}: ", 1))
