@@ -118,7 +118,8 @@ def _add_diff_and_wait(jsub: Any) -> None:
         description=textwrap.fill(
             "Block until every JOB_ID has ended (with --any: the first one), printing each "
             "one's end state and cause as it happens, and a one-line progress on stderr when "
-            "stderr is a terminal. A job that has already ended is reported at once.",
+            "stderr is a terminal. A job that has already ended is reported at once. A JOB_ID "
+            "may be projects/P/jobs/ID to wait for a job of another project.",
             79,
         ),
         epilog=_WAIT_EXIT_CODES,
