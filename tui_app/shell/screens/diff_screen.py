@@ -135,6 +135,8 @@ class DiffScreen(Screen[None], ScreenToasts):
         self._reading = False
         self._states: dict[str, str] = {}
         """Each job's state when it was read: a list refresh that differs reads again."""
+        self._missed = False
+        """A list changed while a read was on its way (see ``on_jobs_refreshed``)."""
 
     @classmethod
     def of_jobs(cls, left_id: str, right_id: str, reason: str = "") -> DiffScreen:
@@ -301,9 +303,17 @@ class DiffScreen(Screen[None], ScreenToasts):
             self._failed(f"{type(event.worker.error).__name__}: {event.worker.error}")
 
     def on_jobs_refreshed(self, message: JobsRefreshed) -> None:
-        """Read again when the list shows one of the jobs in another state than was read."""
-        if self._fixed or self._reading or not self._states:
+        """Read again when the list shows one of the jobs in another state than was read.
+
+        A list in which nothing changed is skipped (the list can hold 100k rows), unless a
+        change came while a read was on its way: that read may predate it.
+        """
+        if self._fixed or not self._states or not (message.changed or self._missed):
             return
+        if self._reading:
+            self._missed = True
+            return
+        self._missed = False
         for row in message.rows:
             seen = self._states.get(row.job_id)
             if seen is not None and seen != row.state.value:
