@@ -12,10 +12,14 @@ Invariants:
 - Line 0 is a sticky header; row ``i`` is virtual line ``i + 1``.
 - Colours come only from the COMPONENT_CLASSES in DEFAULT_CSS (theme variables). Every state also
   has a symbol and a name, so colour is never the only cue.
+- The two gutter cells say what the user did to a row: the first ● marked, the second ⚑ watched
+  (``w``: the App tells when it ends). The header's right end counts the watched jobs, which
+  is also the ⚑'s legend.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -32,6 +36,7 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
+from textual.timer import Timer
 
 from tui_app.model.job_id import split_job_id
 from tui_app.model.job_view import (
@@ -56,6 +61,14 @@ from tui_app.widgets.line_cursor import (
 )
 
 MARK_GLYPH = "●"
+WATCH_GLYPH = "⚑"
+"""A watched job's second gutter cell (``w``). One cell wide in every terminal font we know of,
+unlike the bell and eye emoji, which take two."""
+FLASH_SECONDS = 4.0
+"""How long a row flashes when its watched job ends: long enough to be seen when the eyes come
+back from another window, short enough not to be mistaken for a state."""
+FLASH_PERIOD = 0.5
+"""The flash's half period: on for this long, off for this long."""
 GROUP_GLYPH = "▸"
 ELLIPSIS = "…"
 
@@ -158,6 +171,8 @@ class _Styles:
     header: Style
     cursor: Style
     marked: Style
+    flash: Style
+    watched: Style
     group: Style
     dim: Style
     states: dict[JobState, Style]
@@ -183,6 +198,8 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         "job-table--state-failed",
         "job-table--state-cancelling",
         "job-table--state-cancelled",
+        "job-table--watched",
+        "job-table--flash",
     }
     """
     | Class | Description |
@@ -193,6 +210,8 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
     | `job-table--group` | Folded families (`▸ mnist (5 jobs)`). |
     | `job-table--dim` | Secondary text: CREATED, ML UNITS, "No jobs". |
     | `job-table--state-*` | The STATE cell, one per state: the one place state colours live. |
+    | `job-table--watched` | The ⚑ of a watched job, and the header's count of them. |
+    | `job-table--flash` | A row whose watched job just ended, while it flashes. |
     """
 
     DEFAULT_CSS = """
@@ -221,6 +240,12 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         & > .job-table--state-succeeded { color: $success; }
         & > .job-table--state-failed { color: $error; }
         & > .job-table--state-cancelled { color: $text-muted; }
+        & > .job-table--watched { color: $accent; text-style: bold; }
+        & > .job-table--flash {
+            background: $warning 50%;
+            color: $foreground;
+            text-style: bold;
+        }
     }
     """ + cursor_css("JobTable", "job-table--cursor")
 
@@ -240,6 +265,15 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
             "Open",
             tooltip="Open the job under the cursor",
             id="job-table.activate",
+        ),
+        Binding(
+            "w",
+            "toggle_watch",
+            "Watch",
+            show=False,  # the footer's room at 80 columns is for triage; ? and the palette list it
+            tooltip=f"Watch the job under the cursor or the marked ones ({WATCH_GLYPH}); "
+            "told when it ends: toast, flash, bell, desktop notification",
+            id="job-table.watch",
         ),
     ]
 
@@ -276,6 +310,15 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
             self.table = table
             self.marked = marked
 
+    class WatchRequested(ControlMessage["JobTable"]):
+        """``w``: watch or unwatch these jobs (the marked ones, else the cursor's row; a folded
+        group's jobs). The App keeps the watches: they outlive a screen."""
+
+        def __init__(self, table: JobTable, job_ids: tuple[str, ...]) -> None:
+            super().__init__(table)
+            self.table = table
+            self.job_ids = job_ids
+
     class GroupMarkRequested(ControlMessage["JobTable"]):
         """``space`` on a folded group: the table holds no ids for it, the screen does."""
 
@@ -301,6 +344,12 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         self._longest_id = 0
         self.marked: set[str] = set()
         """Marked job ids. Read it freely; change it with toggle_mark/set_marks/clear_marks."""
+        self._watched: frozenset[str] = frozenset()
+        self._watch_note = ""
+        self._flash_until: dict[str, float] = {}
+        """Flashing job ids and when (time.monotonic) each stops."""
+        self._flash_lit = True
+        self._flash_timer: Timer | None = None
         self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(1024)
         self._style_cache: _Styles | None = None
         self._column_layout: tuple[tuple[int, int], _Layout] | None = None
@@ -496,6 +545,75 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         """Unmark every job."""
         self.set_marks(())
 
+    @property
+    def watched(self) -> frozenset[str]:
+        """The job ids shown as watched (the App's, given with :meth:`set_watched`)."""
+        return self._watched
+
+    def set_watched(self, job_ids: Iterable[str], note: str = "") -> None:
+        """Show ``job_ids`` as watched, and ``note`` (``⚑2 watched``) at the header's right end.
+
+        The table only draws the watches; the App keeps them, so they survive the screen.
+        """
+        watched = frozenset(job_ids)
+        if watched != self._watched or note != self._watch_note:
+            self._watched = watched
+            self._watch_note = note
+            self.refresh()
+
+    def watch_selection(self) -> tuple[str, ...]:
+        """What ``w`` acts on: the marked jobs, else the cursor's job (a folded group: its
+        jobs); () on an empty list."""
+        if self.marked:
+            return tuple(sorted(self.marked))
+        row = self.current
+        if isinstance(row, GroupRow):
+            return row.job_ids
+        if isinstance(row, JobRow):
+            return (row.job_id,)
+        return ()
+
+    def action_toggle_watch(self) -> None:
+        """Ask the App to watch (or stop watching) the jobs ``w`` is on."""
+        ids = self.watch_selection()
+        if ids:
+            self.post_message(self.WatchRequested(self, ids))
+
+    @property
+    def flashing(self) -> frozenset[str]:
+        """The job ids whose rows are flashing now."""
+        return frozenset(self._flash_until)
+
+    def flash(self, job_id: str, seconds: float = FLASH_SECONDS) -> None:
+        """Flash ``job_id``'s row (on, off, on...) for ``seconds``: its watched job just ended.
+
+        The row need not be showing (a filter, a folded group); it flashes if it comes back
+        in time.
+        """
+        self._flash_until[job_id] = time.monotonic() + seconds
+        self._flash_lit = True
+        if self._flash_timer is None:
+            self._flash_timer = self.set_interval(FLASH_PERIOD, self._flash_tick)
+        self.refresh()
+
+    def _flash_tick(self) -> None:
+        now = time.monotonic()
+        self._flash_until = {k: t for k, t in self._flash_until.items() if t > now}
+        self._flash_lit = not self._flash_lit
+        if not self._flash_until and self._flash_timer is not None:
+            self._flash_timer.stop()
+            self._flash_timer = None
+        self.refresh()
+
+    def _row_flags(self, job_id: str) -> int:
+        """Bit 0 marked, bit 1 watched, bit 2 lit by a flash: part of a row's cache key."""
+        flags = int(job_id in self.marked)
+        if job_id in self._watched:
+            flags |= 2
+        if self._flash_lit and job_id in self._flash_until:
+            flags |= 4
+        return flags
+
     # -----------------------------------------------------------------------------------------
     # Cursor and scrolling
 
@@ -590,6 +708,8 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
             header=base + get("job-table--header"),
             cursor=base + get("job-table--cursor"),
             marked=base + get("job-table--marked"),
+            flash=base + get("job-table--flash"),
+            watched=fg("job-table--watched"),
             group=fg("job-table--group"),
             dim=fg("job-table--dim"),
             states={state: fg(name) for state, name in _STATE_CLASS.items()},
@@ -659,6 +779,17 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         if layout.ml:
             # "▼ML UNITS" is one cell wider than the column: it borrows the gap before it.
             parts.append(title("ML UNITS", ML_W + 1, SortColumn.ML_UNITS, right=True))
+        note = self._watch_note
+        if note and cell_len(note) + len("ERROR ") > layout.error_w:
+            note = note.split(" ", 1)[0]  # "⚑2 watched" -> "⚑2"
+        if note and cell_len(note) + len("ERROR ") <= layout.error_w:
+            error_w = layout.error_w - cell_len(note)
+            parts += [" ", _fit("ERROR", error_w)]
+            text = _fit("".join(parts), layout.width - cell_len(note))
+            return Strip(
+                [Segment(text, styles.header), Segment(note, styles.header + styles.watched)],
+                layout.width,
+            )
         parts += [" ", _fit("ERROR", layout.error_w)]
         text = "".join(parts)
         return Strip([Segment(_fit(text, layout.width), styles.header)], layout.width)
@@ -669,19 +800,20 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         now = self._now
         if type(row) is GroupRow:
             marks = self._group_marks(row)
-            key: tuple[object, ...] = (row, layout, is_cursor, marks, None, None)
+            watched = bool(self._watched) and not self._watched.isdisjoint(row.job_ids)
+            key: tuple[object, ...] = (row, layout, is_cursor, marks, watched, None)
         else:
             assert isinstance(row, JobRow)
             live = row.ended is None and (row.started or row.created) is not None
             tick = int(now.timestamp()) if live else None
-            marks = int(row.job_id in self.marked)
-            key = (row, layout, is_cursor, marks, tick, now.tzinfo)
+            flags = self._row_flags(row.job_id)
+            key = (row, layout, is_cursor, flags, tick, now.tzinfo)
         strip = self._strips.get(key)
         if strip is None:
             if isinstance(row, GroupRow):
-                strip = self._group_strip(row, layout, styles, is_cursor, marks)
+                strip = self._group_strip(row, layout, styles, is_cursor, marks, watched)
             else:
-                strip = self._job_strip(row, layout, styles, is_cursor, bool(marks), now)
+                strip = self._job_strip(row, layout, styles, is_cursor, flags, now)
             self._strips.set(key, strip)
         return strip
 
@@ -691,21 +823,28 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         layout: _Layout,
         styles: _Styles,
         is_cursor: bool,
-        is_marked: bool,
+        flags: int,
         now: datetime,
     ) -> Strip:
+        is_marked, is_watched, is_lit = bool(flags & 1), bool(flags & 2), bool(flags & 4)
         back = styles.cursor if is_cursor else styles.marked if is_marked else styles.base
+        solid = is_cursor
+        if is_lit:  # a flash shows on the cursor's row too: that is often the job just watched
+            back, solid = styles.flash, True
 
         def paint(fg: Style) -> Style:
             # The cursor row is one solid style: state colours could vanish on its background.
-            return back if is_cursor else back + fg
+            return back if solid else back + fg
 
         plain = Style()
         state_text = f"{STATE_SYMBOL[row.state]} {state_name(row.state)}"
         if row.state is JobState.QUEUED and row.position is not None:
             state_text += f" #{row.position}"
-        cells: list[tuple[str, Style]] = [
-            ((MARK_GLYPH if is_marked else " ") + " ", plain),
+        mark = MARK_GLYPH if is_marked else " "
+        cells: list[tuple[str, Style]] = (
+            [(mark, plain), (WATCH_GLYPH, styles.watched)] if is_watched else [(mark + " ", plain)]
+        )
+        cells += [
             (fit_job_id(row.job_id, row.base, layout.id_w) + " ", plain),
             (_fit(state_text, STATE_W) + " ", styles.states[row.state]),
         ]
@@ -740,7 +879,13 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         return sum(job_id in marked for job_id in group.job_ids) if marked else 0
 
     def _group_strip(
-        self, group: GroupRow, layout: _Layout, styles: _Styles, is_cursor: bool, marks: int
+        self,
+        group: GroupRow,
+        layout: _Layout,
+        styles: _Styles,
+        is_cursor: bool,
+        marks: int,
+        watched: bool = False,
     ) -> Strip:
         back = styles.cursor if is_cursor else styles.marked if marks else styles.base
         noun = "job" if group.count == 1 else "jobs"
@@ -748,7 +893,10 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         mark = MARK_GLYPH if marks else " "
         if marks and marks < group.count:
             noun += f", {marks} marked"
-        segments = [Segment(f"{mark} {GROUP_GLYPH} {group.base} ({group.count} {noun}) ", back)]
+        watch = WATCH_GLYPH if watched else " "  # some of its jobs are watched
+        segments = [
+            Segment(f"{mark}{watch}{GROUP_GLYPH} {group.base} ({group.count} {noun}) ", back)
+        ]
         if not is_cursor:
             segments[0] = Segment(segments[0].text, back + styles.group)
         for state, n in group.counts:

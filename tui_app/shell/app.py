@@ -7,6 +7,7 @@ to the screens only by posting messages, so a slow or dead service never freezes
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -19,6 +20,7 @@ from textual import events, work
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.markup import escape
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
@@ -26,7 +28,10 @@ from tui_app.api.errors import ApiCallError
 from tui_app.config.settings import Settings, save_setting
 from tui_app.model.job_id import find_job_id
 from tui_app.model.job_view import JobRow, default_key
+from tui_app.model.states import JobState
+from tui_app.model.terminal_notify import in_tmux, notification_text, opted_out, terminal_bytes
 from tui_app.shell.job_actions import JobActions
+from tui_app.shell.job_watch import JobEnded, JobWatch
 from tui_app.shell.jobs_source import JobsSource
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 from tui_app.shell.metrics_request import MetricsRequested
@@ -35,6 +40,7 @@ from tui_app.shell.screens.help_screen import HelpScreen, key_label
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.themes import DEFAULT_THEME, register_themes
+from tui_app.widgets.job_table import WATCH_GLYPH, JobTable
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -111,6 +117,14 @@ class JobsApp(JobActions):
         Binding("1", "home", "Jobs", show=False, id="show-jobs"),
         Binding("3", "builder", "Builder", show=False, id="show-builder", tooltip="Config builder"),
         Binding("colon", "command", "Command", show=False, id="command", tooltip=":jobs :logs ..."),
+        Binding(
+            "W",
+            "toggle_watch_submitted",
+            "Watch new jobs",
+            show=False,
+            id="watch-submitted",
+            tooltip="On or off: every job submitted from here is watched, as w does",
+        ),
     ]
 
     def __init__(
@@ -161,6 +175,10 @@ class JobsApp(JobActions):
         self.theme = settings.theme if settings.theme in self.available_themes else DEFAULT_THEME
         self.keymap_warning: str | None = None
         """Why parts of the user's keymap were not applied (shown once the screen is up)."""
+        self.job_watch = JobWatch()
+        """The jobs ``w`` watches; they outlive every screen, so the App keeps them."""
+        self.watch_submitted = settings.notify.watch_submitted
+        """``W``: every job submitted from this TUI is watched from its creation."""
         if settings.keymap:
             self.set_keymap(self._checked_keymap(settings.keymap))
 
@@ -249,10 +267,94 @@ class JobsApp(JobActions):
             screen.post_message(
                 JobsRefreshed(message.rows, message.fetched_at, message.seconds, message.changed)
             )
+        if message.changed and len(self.job_watch):
+            for ended in self.job_watch.observe(message.rows):
+                self._tell_ended(ended)
+        self._show_watches()
 
     def on_jobs_submitted(self, message: JobsSubmitted) -> None:
         for screen in self.screen_stack:
             screen.post_message(JobsSubmitted(message.job_ids))
+        if self.watch_submitted:
+            self.job_watch.watch_submitted(message.job_ids)
+            self._show_watches()
+
+    # -- watching jobs (w, W) -------------------------------------------------------------------
+
+    def on_job_table_watch_requested(self, message: JobTable.WatchRequested) -> None:
+        """``w`` on the list: watch the jobs (or stop), and say so; an ended job is not watched."""
+        wanted = set(message.job_ids)
+        rows = {row.job_id: row for row in self.last_rows if row.job_id in wanted}
+        change = self.job_watch.toggle(message.job_ids, rows)
+        self._show_watches()
+        if change.already_ended and not change.watched:
+            self.notify(change.message(), severity="warning", markup=False)
+        else:
+            self.notify(change.message(), markup=False)
+
+    def action_toggle_watch_submitted(self) -> None:
+        self.watch_submitted = not self.watch_submitted
+        self._show_watches()
+        if self.watch_submitted:
+            self.notify("Watching every job submitted from here (W stops).", markup=False)
+        else:
+            self.notify("New jobs are no longer watched; the watched ones still are.")
+
+    def _job_tables(self) -> list[JobTable]:
+        return [table for screen in self.screen_stack for table in screen.query(JobTable)]
+
+    def _show_watches(self) -> None:
+        """Every job list marks the watched rows and counts them in its header."""
+        count = len(self.job_watch)
+        note = f"{WATCH_GLYPH}{count} watched" if count else ""
+        if self.watch_submitted:
+            note = f"{note} + new" if note else f"{WATCH_GLYPH} new jobs"
+        watched = self.job_watch.watched
+        for table in self._job_tables():
+            table.set_watched(watched, note)
+
+    def _tell_ended(self, ended: JobEnded) -> None:
+        """A watched job ended: tell the person through each channel ``notify:`` allows.
+
+        The bell and the desktop notification go to the terminal in one write through the
+        driver, as Textual's own ``App.bell`` writes its BEL: between two frames, never inside
+        one. Inside tmux the OSCs go through its passthrough and the BEL outside it, so tmux
+        flags the window (``model/terminal_notify``).
+        """
+        notify = self.settings.notify
+        state = ended.state.value
+        if state not in notify.states:
+            return
+        channels = notify.channels
+        title, body = notification_text(ended.job_id, state, ended.cause)
+        if "toast" in channels:
+            severity: SeverityLevel = "information"
+            if ended.state is JobState.FAILED:
+                severity = "error"
+            elif ended.state is JobState.CANCELLED:
+                severity = "warning"
+            self.notify(
+                ended.cause or "Watched job ended.",
+                title=f"{ended.job_id} {state}",
+                severity=severity,
+                timeout=15,
+                markup=False,
+            )
+        if "flash" in channels:
+            for table in self._job_tables():
+                table.flash(ended.job_id)
+        environ = os.environ
+        if opted_out(environ):
+            return
+        text = terminal_bytes(
+            title,
+            body,
+            bell="bell" in channels,
+            desktop="desktop" in channels,
+            tmux=in_tmux(environ),
+        )
+        if text and not self.is_headless and self._driver is not None:
+            self._driver.write(text)
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -406,7 +508,16 @@ class JobsApp(JobActions):
         teaches nothing, or the wrong thing.
         """
         offered: set[str] = set()
-        for target, bindings in ((screen, screen.BINDINGS), (self, self.BINDINGS)):
+        # The list's own w (its table's binding: it acts on the table's cursor and marks).
+        tables = list(screen.query(JobTable))
+        table_keys: list[BindingType] = [
+            b for b in JobTable.BINDINGS if isinstance(b, Binding) and b.action == "toggle_watch"
+        ]
+        targets: list[tuple[Any, list[BindingType]]] = [(screen, list(screen.BINDINGS))]
+        if tables:
+            targets.append((tables[0], table_keys))
+        targets.append((self, list(self.BINDINGS)))
+        for target, bindings in targets:
             for binding in bindings:
                 if not isinstance(binding, Binding) or not binding.description:
                     continue

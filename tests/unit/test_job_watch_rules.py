@@ -1,0 +1,69 @@
+"""JobWatch: which watched jobs just ended, told once, never for a job that had ended already."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui_app.model.job_view import JobRow
+from tui_app.model.states import JobState
+from tui_app.shell.job_watch import JobEnded, JobWatch
+
+
+def row(job_id: str, state: str, error: str | None = None) -> JobRow:
+    job: dict[str, Any] = {"jobId": job_id, "state": state}
+    if error:
+        job["errorMessage"] = error
+    return JobRow.from_job(job)
+
+
+def by_id(*rows: JobRow) -> dict[str, JobRow]:
+    return {r.job_id: r for r in rows}
+
+
+def test_a_live_job_that_ends_is_told_once_with_its_cause() -> None:
+    watch = JobWatch()
+    change = watch.toggle(["a"], by_id(row("a", "RUNNING")))
+    assert change.watched == ("a",) and watch.watched == {"a"}
+    assert "Watching a" in change.message()
+    assert watch.observe([row("a", "RUNNING"), row("b", "FAILED")]) == []
+    assert watch.observe([row("a", "CANCELLING")]) == []
+    ended = watch.observe([row("a", "FAILED", "ValueError: lr must be > 0")])
+    assert ended == [JobEnded("a", JobState.FAILED, "ValueError: lr must be > 0")]
+    assert watch.watched == frozenset()
+    assert watch.observe([row("a", "FAILED")]) == []  # once
+
+
+def test_a_job_that_had_ended_is_not_watched() -> None:
+    watch = JobWatch()
+    change = watch.toggle(["a", "b"], by_id(row("a", "SUCCEEDED"), row("b", "QUEUED")))
+    assert change.watched == ("b",)
+    assert change.already_ended == (("a", JobState.SUCCEEDED),)
+    assert "Already ended, nothing to watch: a (SUCCEEDED)." in change.message()
+    assert watch.watched == {"b"}
+
+
+def test_toggle_unwatches_when_every_job_is_watched_else_watches_the_rest() -> None:
+    watch = JobWatch()
+    rows = by_id(row("a", "RUNNING"), row("b", "RUNNING"))
+    watch.toggle(["a"], rows)
+    change = watch.toggle(["a", "b"], rows)  # b is not watched yet: watch it, keep a
+    assert change.watched == ("b",) and watch.watched == {"a", "b"}
+    assert "Watching b" in change.message()
+    change = watch.toggle(["a", "b"], rows)
+    assert change.unwatched == ("a", "b") and not watch.watched
+    assert change.message() == "Stopped watching 2 jobs."
+
+
+def test_a_submitted_job_is_told_even_when_first_seen_ended() -> None:
+    watch = JobWatch()
+    watch.watch_submitted(["new"])
+    ended = watch.observe([row("new", "FAILED", "boom")])
+    assert ended == [JobEnded("new", JobState.FAILED, "boom")]
+
+
+def test_a_job_watched_before_it_is_listed_tells_nothing_if_first_seen_ended() -> None:
+    watch = JobWatch()
+    watch.toggle(["ghost"], {})
+    assert watch.watched == {"ghost"}
+    assert watch.observe([row("ghost", "SUCCEEDED")]) == []  # its end may predate the watch
+    assert not watch.watched
