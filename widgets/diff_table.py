@@ -67,7 +67,9 @@ def label_width(sections: Sequence[DiffSection], unchanged: bool, width: int) ->
 
 def wrap_label(label: str, width: int) -> str:
     """``label`` in lines of at most ``width`` cells, broken after its dots where it can
-    (``workerConfig.`` / ``acceleratorConfig.`` / ``count``): a path cut mid-word reads badly."""
+    (``workerConfig.`` / ``acceleratorConfig.`` / ``count``; ``trainer-0.1.0.`` / ``tar.gz``):
+    a name cut mid-word reads badly. A piece longer than ``width`` is left for the table to
+    fold."""
     if len(label) <= width or "." not in label:
         return label
     lines: list[str] = []
