@@ -31,6 +31,8 @@ ESC = b"\x1b"
 ST = ESC + b"\\"
 BEL = b"\x07"
 LONG = ("--steps", "100000", "--sleep", "0.1")
+TERMINAL_NAMES = ("TERM_PROGRAM", "LC_TERMINAL", "KITTY_WINDOW_ID")
+"""What names the terminal the tests run in: left out, the app sends both desktop OSCs."""
 
 
 @dataclass
@@ -72,7 +74,7 @@ def run_app(tmp_path: Path) -> Iterator[Callable[[LiveService, str, dict[str, st
     (config / "settings.yaml").write_text("refresh_seconds: 0.3\n")
 
     def start(service: LiveService, project: str, extra_env: dict[str, str]) -> Terminal:
-        drop = ("TMUX", "TMUX_PANE", "TUI_APP_NO_NOTIFY", "COLUMNS", "LINES")
+        drop = ("TMUX", "TMUX_PANE", "TUI_APP_NO_NOTIFY", "COLUMNS", "LINES", *TERMINAL_NAMES)
         env = {k: v for k, v in os.environ.items() if k not in drop}
         env.update(TERM="xterm-256color", TUI_APP_CONFIG_DIR=str(config), **extra_env)
         argv = [

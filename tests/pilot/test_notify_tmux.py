@@ -22,6 +22,8 @@ import pytest
 from tests.support.live_service import LiveService, basic_job
 
 LONG = ("--steps", "100000", "--sleep", "0.1")
+TERMINAL_NAMES = ("TERM_PROGRAM", "LC_TERMINAL", "KITTY_WINDOW_ID")
+"""What names the terminal the tests run in: left out, the app sends both desktop OSCs."""
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -65,7 +67,7 @@ def tmux(tmp_path: Path) -> Iterator[Tmux]:
     config = tmp_path / "config"
     config.mkdir()
     (config / "settings.yaml").write_text("refresh_seconds: 0.3\n")
-    drop = ("TMUX", "TMUX_PANE", "TUI_APP_NO_NOTIFY", "COLUMNS", "LINES")
+    drop = ("TMUX", "TMUX_PANE", "TUI_APP_NO_NOTIFY", "COLUMNS", "LINES", *TERMINAL_NAMES)
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(TUI_APP_CONFIG_DIR=str(config), TERM="xterm-256color")
     server = Tmux(f"tui-app-test-{os.getpid()}-{time.monotonic_ns()}", env)

@@ -94,3 +94,34 @@ def test_environment(environ: dict[str, str], tmux: bool, out: bool) -> None:
 def test_settings_know_the_same_channels() -> None:
     assert settings_module.NOTIFY_CHANNELS == terminal_notify.NOTIFY_CHANNELS
     assert terminal_notify.OPT_OUT_VARIABLE == "TUI_APP_NO_NOTIFY"
+
+
+@pytest.mark.parametrize(
+    ("environ", "sequences"),
+    [
+        ({}, ("777", "9")),  # unknown: both
+        ({"TERM": "xterm-256color", "TERM_PROGRAM": "vscode"}, ("777", "9")),
+        ({"TERM_PROGRAM": "WezTerm"}, ("777",)),  # reads both: one notification, with a title
+        ({"TERM": "wezterm"}, ("777",)),
+        ({"TERM_PROGRAM": "ghostty"}, ("777",)),
+        ({"TERM": "xterm-ghostty"}, ("777",)),  # over SSH: TERM is what crosses
+        ({"TERM": "foot"}, ("777",)),
+        ({"TERM_PROGRAM": "iTerm.app"}, ("9",)),
+        ({"LC_TERMINAL": "iTerm2"}, ("9",)),
+        ({"TERM": "xterm-kitty"}, ("9",)),
+        ({"KITTY_WINDOW_ID": "3"}, ("9",)),
+        # Inside tmux the attached terminal may not be the one that started the server: both.
+        ({"TMUX": "/tmp/t,1,0", "TERM_PROGRAM": "tmux", "KITTY_WINDOW_ID": "3"}, ("777", "9")),
+    ],
+)
+def test_desktop_sequences_one_where_the_terminal_is_known(
+    environ: dict[str, str], sequences: tuple[str, ...]
+) -> None:
+    assert terminal_notify.desktop_sequences(environ) == sequences
+
+
+def test_terminal_bytes_sends_only_the_sequences_asked_for() -> None:
+    only_777 = terminal_bytes("t", "b", bell=False, desktop=True, tmux=False, sequences=("777",))
+    assert only_777 == f"{ESC}]777;notify;t;b{ST}"
+    only_9 = terminal_bytes("t", "b", bell=True, desktop=True, tmux=True, sequences=("9",))
+    assert only_9 == f"{ESC}Ptmux;{ESC}{ESC}]9;b{ESC}{ESC}\\{ST}{BEL}"

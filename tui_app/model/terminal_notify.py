@@ -3,7 +3,8 @@
 The bytes reach the person wherever the terminal is, over SSH and through tmux, with nothing
 installed on either machine: the terminal emulator turns them into its own alert. Two desktop
 notification sequences are in use and no terminal can be asked which one it reads, so both go
-out; a terminal ignores an OSC it does not know.
+out, unless the environment names a terminal known to read one of them
+(:func:`desktop_sequences`); a terminal ignores an OSC it does not know.
 
 - ``OSC 777 ; notify ; title ; body ST``: urxvt's notify extension, with a title.
 - ``OSC 9 ; body ST``: iTerm2's, body only. ConEmu and Windows Terminal read ``OSC 9 ; <digits>
@@ -26,13 +27,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Final
 
 __all__ = [
+    "DESKTOP_SEQUENCES",
     "NOTIFY_CHANNELS",
     "OPT_OUT_VARIABLE",
     "clean_text",
+    "desktop_sequences",
     "in_tmux",
     "notification_text",
     "opted_out",
@@ -60,6 +63,12 @@ BODY_LIMIT: Final = 240
 """Desktop notifications show a line or two; kitty's notification protocol caps a payload at
 2048 bytes. A job's cause is one line already (``model/failure_cause``); longer text is cut."""
 
+DESKTOP_SEQUENCES: Final = ("777", "9")
+"""Both desktop notification OSCs, OSC 777 first: what goes out when the terminal is unknown."""
+
+_READS_777: Final = ("777",)
+_READS_9: Final = ("9",)
+
 _CONTROLS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 """C0 controls (ESC, BEL, newlines), DEL and the C1 controls: 0x9c is an 8-bit ST and 0x9d an
 8-bit OSC, which some terminals still obey, so any of them could end or open a sequence."""
@@ -75,6 +84,35 @@ def opted_out(environ: Mapping[str, str]) -> bool:
     """True when :data:`OPT_OUT_VARIABLE` is set and not empty (``NO_COLOR``'s rule: an empty
     value is the same as unset, so ``TUI_APP_NO_NOTIFY= tui-app`` turns nothing off)."""
     return bool(environ.get(OPT_OUT_VARIABLE))
+
+
+def desktop_sequences(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """Which desktop notification OSCs to send: one where the terminal is known, else both.
+
+    Terminals that read both OSC 777 and OSC 9 show a notification for each: WezTerm documents
+    both (its ``notification_handling`` option), and Ghostty parses both into the same
+    notification. They get OSC 777 alone (it has a title), as foot does (it reads OSC 777 and
+    its own OSC 99). iTerm2 and kitty read OSC 9 and not OSC 777: they get OSC 9 alone.
+
+    Known by what the terminal puts in the environment: ``TERM_PROGRAM`` (``WezTerm``,
+    ``ghostty``, ``iTerm.app``), ``TERM`` (``wezterm``, ``xterm-ghostty``, ``foot``,
+    ``xterm-kitty``: this one crosses SSH), ``LC_TERMINAL=iTerm2`` (ssh forwards ``LC_*``)
+    and ``KITTY_WINDOW_ID``. Inside tmux both go: the variables are those of the terminal that
+    started the tmux server, and the one attached now may be another.
+    """
+    if in_tmux(environ):
+        return DESKTOP_SEQUENCES
+    program = environ.get("TERM_PROGRAM", "")
+    term = environ.get("TERM", "")
+    if program in ("WezTerm", "ghostty") or term in ("wezterm", "xterm-ghostty"):
+        return _READS_777
+    if term in ("foot", "foot-extra"):
+        return _READS_777
+    if program == "iTerm.app" or environ.get("LC_TERMINAL") == "iTerm2":
+        return _READS_9
+    if term == "xterm-kitty" or environ.get("KITTY_WINDOW_ID"):
+        return _READS_9
+    return DESKTOP_SEQUENCES
 
 
 def clean_text(text: str, limit: int) -> str:
@@ -113,7 +151,15 @@ def tmux_passthrough(sequence: str) -> str:
     return f"{ESC}Ptmux;{sequence.replace(ESC, ESC + ESC)}{ST}"
 
 
-def terminal_bytes(title: str, body: str, *, bell: bool, desktop: bool, tmux: bool) -> str:
+def terminal_bytes(
+    title: str,
+    body: str,
+    *,
+    bell: bool,
+    desktop: bool,
+    tmux: bool,
+    sequences: Collection[str] = DESKTOP_SEQUENCES,
+) -> str:
     """BEL, OSC 777 (notify;title;body) and OSC 9 (body); inside tmux the OSCs wrapped in
     tmux's passthrough (ESC P tmux; ... ESC \\ with every ESC doubled) and the BEL left outside
     it, so tmux itself sees the bell and raises the window's alert. Text is cleaned of control
@@ -125,6 +171,8 @@ def terminal_bytes(title: str, body: str, *, bell: bool, desktop: bool, tmux: bo
         bell: write the BEL.
         desktop: write the two OSCs.
         tmux: the program runs inside tmux (:func:`in_tmux`).
+        sequences: which of ``"777"`` and ``"9"`` to send (:func:`desktop_sequences`);
+            both by default, OSC 777 first.
 
     Returns:
         The text to write to the terminal in one write, "" when neither is asked for: the
@@ -134,7 +182,15 @@ def terminal_bytes(title: str, body: str, *, bell: bool, desktop: bool, tmux: bo
     if desktop:
         title = clean_text(title, TITLE_LIMIT)
         body = clean_text(body, BODY_LIMIT)
-        for sequence in (f"{OSC}777;notify;{title};{body}{ST}", f"{OSC}9;{body}{ST}"):
+        chosen = [
+            sequence
+            for number, sequence in (
+                ("777", f"{OSC}777;notify;{title};{body}{ST}"),
+                ("9", f"{OSC}9;{body}{ST}"),
+            )
+            if number in sequences
+        ]
+        for sequence in chosen:
             out.append(tmux_passthrough(sequence) if tmux else sequence)
     if bell:
         out.append(BEL)

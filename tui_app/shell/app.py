@@ -29,7 +29,13 @@ from tui_app.config.settings import Settings, save_setting
 from tui_app.model.job_id import find_job_id
 from tui_app.model.job_view import JobRow, default_key
 from tui_app.model.states import JobState
-from tui_app.model.terminal_notify import in_tmux, notification_text, opted_out, terminal_bytes
+from tui_app.model.terminal_notify import (
+    desktop_sequences,
+    in_tmux,
+    notification_text,
+    opted_out,
+    terminal_bytes,
+)
 from tui_app.shell.job_actions import JobActions
 from tui_app.shell.job_watch import JobEnded, JobWatch
 from tui_app.shell.jobs_source import JobsSource
@@ -352,6 +358,7 @@ class JobsApp(JobActions):
             bell="bell" in channels,
             desktop="desktop" in channels,
             tmux=in_tmux(environ),
+            sequences=desktop_sequences(environ),
         )
         if text and not self.is_headless and self._driver is not None:
             self._driver.write(text)
