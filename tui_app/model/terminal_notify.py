@@ -91,8 +91,9 @@ def desktop_sequences(environ: Mapping[str, str]) -> tuple[str, ...]:
 
     Terminals that read both OSC 777 and OSC 9 show a notification for each: WezTerm documents
     both (its ``notification_handling`` option), and Ghostty parses both into the same
-    notification. They get OSC 777 alone (it has a title), as foot does (it reads OSC 777 and
-    its own OSC 99). iTerm2 and kitty read OSC 9 and not OSC 777: they get OSC 9 alone.
+    notification. They get OSC 777 alone (it has a title), and so does foot (OSC 777 is the one
+    its own control-sequence list has always had; its README lists OSC 9 too). iTerm2 and kitty
+    read OSC 9 and not OSC 777: they get OSC 9 alone.
 
     Known by what the terminal puts in the environment: ``TERM_PROGRAM`` (``WezTerm``,
     ``ghostty``, ``iTerm.app``), ``TERM`` (``wezterm``, ``xterm-ghostty``, ``foot``,
