@@ -290,12 +290,19 @@ def cancelled_while_waiting(
     return job_id, run.finish()
 
 
+def unknown_terminal_env() -> dict[str, str]:
+    """This environment as a terminal that names itself to no one (so both OSCs go), outside
+    tmux, not opted out: whatever terminal the tests themselves run in."""
+    named = ("TMUX", "TUI_APP_NO_NOTIFY", "TERM_PROGRAM", "LC_TERMINAL", "KITTY_WINDOW_ID")
+    return {**{k: v for k, v in os.environ.items() if k not in named}, "TERM": "xterm-256color"}
+
+
 def test_notify_rings_the_bell_and_raises_a_desktop_notification(
     service: LiveService, package_uri: str, pty_runs: list[PtyRun]
 ) -> None:
     """The bytes the TUI's watch writes (``model/terminal_notify``), to the terminal, not to
     stdout, which may be a log file."""
-    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TUI_APP_NO_NOTIFY")}
+    env = unknown_terminal_env()
     job_id, (status, stdout, stderr) = cancelled_while_waiting(
         service, package_uri, pty_runs, "--notify", env=env
     )
@@ -326,7 +333,7 @@ def test_notify_tells_nothing_of_a_job_that_had_ended_before_the_wait(
     """As the TUI's ``w`` on an ended job: the answer is already on the screen."""
     ended = submit(service, package_uri, "wait_notify_ended", "--steps", "1")
     service.wait_state(ended)
-    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TUI_APP_NO_NOTIFY")}
+    env = unknown_terminal_env()
     run = PtyRun(service, ended, "--notify", env=env)
     pty_runs.append(run)
     status, stdout, stderr = run.finish()

@@ -118,6 +118,8 @@ class Notifier:
         if tn.opted_out(environ):
             self.bell = self.desktop = False
         self.tmux = tn.in_tmux(environ)
+        # One OSC where the terminal is known to read both (two notifications otherwise).
+        self.sequences = tn.desktop_sequences(environ)
 
     def notify(self, job_id: str, state: JobState, cause: str) -> None:
         if state.value not in self.states or not (self.bell or self.desktop):
@@ -126,7 +128,12 @@ class Notifier:
 
         title, body = self._tn.notification_text(job_id, state.value, cause or None)
         text = self._tn.terminal_bytes(
-            title, body, bell=self.bell, desktop=self.desktop, tmux=self.tmux
+            title,
+            body,
+            bell=self.bell,
+            desktop=self.desktop,
+            tmux=self.tmux,
+            sequences=self.sequences,
         )
         write_to_terminal(text)  # no terminal (cron, CI): the stdout line is the news
 
