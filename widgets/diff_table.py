@@ -36,6 +36,7 @@ from textual.widget import Widget
 
 from tui_app.model.job_diff import DiffRow, DiffSection
 from tui_app.model.states import STATE_SYMBOL, JobState
+from tui_app.widgets.state_colours import state_classes, state_css
 
 ABSENT = "(not set)"
 """What a side shows for a field it does not have."""
@@ -45,15 +46,7 @@ LABEL_MAX = 28
 at 80 columns each value column still holds a whole job id."""
 FOLD_GLYPH = "⋯"
 
-_STATE_CLASS: dict[JobState, str] = {
-    JobState.QUEUED: "diff-table--state-queued",
-    JobState.PREPARING: "diff-table--state-preparing",
-    JobState.RUNNING: "diff-table--state-running",
-    JobState.SUCCEEDED: "diff-table--state-succeeded",
-    JobState.FAILED: "diff-table--state-failed",
-    JobState.CANCELLING: "diff-table--state-cancelling",
-    JobState.CANCELLED: "diff-table--state-cancelled",
-}
+_STATE_CLASS: dict[JobState, str] = state_classes("diff-table")
 
 
 def label_width(sections: Sequence[DiffSection], unchanged: bool, width: int) -> int:
@@ -137,10 +130,11 @@ class DiffTable(Widget):
     | `diff-table--same` | A value both sides share (shown with ``u``). |
     | `diff-table--absent` | "(not set)": the side has no such field. |
     | `diff-table--fold` | "⋯ 12 the same": the folded rows. |
-    | `diff-table--state-*` | A state's value, one per state, as the job list colours it. |
+    | `diff-table--state-*` | A state's value, one per state (colours: widgets/state_colours.py). |
     """
 
-    DEFAULT_CSS = """
+    DEFAULT_CSS = (
+        """
     DiffTable {
         height: auto;
         & > .diff-table--title { text-style: bold underline; }
@@ -152,15 +146,12 @@ class DiffTable(Widget):
         & > .diff-table--same { color: $text-muted; }
         & > .diff-table--absent { color: $text-muted; text-style: italic; }
         & > .diff-table--fold { color: $text-muted; }
-        & > .diff-table--state-queued { color: $warning; }
-        & > .diff-table--state-preparing { color: $warning; }
-        & > .diff-table--state-running { color: $primary; }
-        & > .diff-table--state-cancelling { color: $accent; }
-        & > .diff-table--state-succeeded { color: $success; }
-        & > .diff-table--state-failed { color: $error; }
-        & > .diff-table--state-cancelled { color: $text-muted; }
+    """
+        + state_css("diff-table")
+        + """
     }
     """
+    )
 
     def __init__(
         self,

@@ -59,6 +59,7 @@ from tui_app.widgets.line_cursor import (
     cursor_css,
     scroll_target,
 )
+from tui_app.widgets.state_colours import state_classes, state_css
 
 MARK_GLYPH = "●"
 WATCH_GLYPH = "⚑"
@@ -104,13 +105,7 @@ _CORE = GUTTER + STATE_W + 1 + 1  # the gaps after JOB ID and before ERROR
 MIN_WIDTH = _CORE + MIN_ID_W + MIN_ERROR_W
 
 _STATE_CLASS: dict[JobState, str] = {
-    JobState.QUEUED: "job-table--state-queued",
-    JobState.PREPARING: "job-table--state-preparing",
-    JobState.RUNNING: "job-table--state-running",
-    JobState.SUCCEEDED: "job-table--state-succeeded",
-    JobState.FAILED: "job-table--state-failed",
-    JobState.CANCELLING: "job-table--state-cancelling",
-    JobState.CANCELLED: "job-table--state-cancelled",
+    **state_classes("job-table"),
     JobState.STATE_UNSPECIFIED: "job-table--dim",
 }
 
@@ -191,13 +186,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         "job-table--marked",
         "job-table--group",
         "job-table--dim",
-        "job-table--state-queued",
-        "job-table--state-preparing",
-        "job-table--state-running",
-        "job-table--state-succeeded",
-        "job-table--state-failed",
-        "job-table--state-cancelling",
-        "job-table--state-cancelled",
+        *state_classes("job-table").values(),
         "job-table--watched",
         "job-table--flash",
     }
@@ -209,12 +198,13 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
     | `job-table--marked` | Marked rows. |
     | `job-table--group` | Folded families (`▸ mnist (5 jobs)`). |
     | `job-table--dim` | Secondary text: CREATED, ML UNITS, "No jobs". |
-    | `job-table--state-*` | The STATE cell, one per state: the one place state colours live. |
+    | `job-table--state-*` | The STATE cell, one per state (colours: widgets/state_colours.py). |
     | `job-table--watched` | The ⚑ of a watched job, and the header's count of them. |
     | `job-table--flash` | A row whose watched job just ended, while it flashes. |
     """
 
-    DEFAULT_CSS = """
+    DEFAULT_CSS = (
+        """
     JobTable {
         background: $surface;
         color: $foreground;
@@ -233,21 +223,19 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
             text-style: bold;
         }
         & > .job-table--dim { color: $text-muted; }
-        & > .job-table--state-queued { color: $warning; }
-        & > .job-table--state-preparing { color: $warning; }
-        & > .job-table--state-running { color: $primary; }
-        & > .job-table--state-cancelling { color: $accent; }
-        & > .job-table--state-succeeded { color: $success; }
-        & > .job-table--state-failed { color: $error; }
-        & > .job-table--state-cancelled { color: $text-muted; }
         & > .job-table--watched { color: $accent; text-style: bold; }
         & > .job-table--flash {
             background: $warning 50%;
             color: $foreground;
             text-style: bold;
         }
+    """
+        + state_css("job-table")
+        + """
     }
-    """ + cursor_css("JobTable", "job-table--cursor")
+    """
+        + cursor_css("JobTable", "job-table--cursor")
+    )
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *cursor_bindings("job-table"),

@@ -27,6 +27,7 @@ SCREEN_NAMES: dict[str, str] = {
     "DescribeScreen": "a job's detail",
     "LogsScreen": "a job's logs",
     "MetricsScreen": "a job's metrics",
+    "DiffScreen": "a diff of two jobs",
     "BuilderScreen": "the config builder",
     "PresetsScreen": "the builder's presets",
     "ParamEditScreen": "the parameter editor",
