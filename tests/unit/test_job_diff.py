@@ -123,11 +123,14 @@ def test_unknown_environment_and_package_hashes() -> None:
     assert doc["packages"] == {"trainer-0.1.tar.gz": UNKNOWN}
     assert doc["environment"] == UNKNOWN
     assert "metrics" not in doc
-    # Known against unknown is a difference, row by row.
+    # Known against unknown is a difference, row by row: each known field against "unknown",
+    # with no extra row for the word itself.
     rows = _changed(doc, _doc(_job()))
     paths = {r.path for r in rows}
     assert 'packages["trainer-0.1.tar.gz"]' in paths
-    assert "environment" in paths and "environment.runtimeVersion" in paths
+    assert "environment" not in paths and "environment.runtimeVersion" in paths
+    env_rows = [r for r in rows if r.path.startswith("environment.")]
+    assert env_rows and all(r.left == UNKNOWN and r.right not in (None, UNKNOWN) for r in env_rows)
 
 
 def test_one_changed_argument_is_one_changed_row() -> None:

@@ -435,9 +435,25 @@ def _rows(a: object, b: object, path: str, label: str) -> Iterator[DiffRow]:
         if not (isinstance(a, _Missing) and isinstance(b, _Missing)):
             yield DiffRow(path, label or path, _display(a), _display(b))
         return
-    # A container on one side and a scalar (or nothing) on the other: each side's own rows.
-    yield from _rows(a, _MISSING, path, label)
-    yield from _rows(_MISSING, b, path, label)
+    # A container on one side and a word on the other ("unknown": the service has not
+    # recorded a queued job's environment yet): each field of the container against that
+    # word, rather than every field "(not set)" and one more row for the word.
+    if _is_leaf(b) and not isinstance(b, _Missing):
+        yield from _rows(a, _shaped_like(a, b), path, label)
+    elif _is_leaf(a) and not isinstance(a, _Missing):
+        yield from _rows(_shaped_like(b, a), b, path, label)
+    else:
+        yield from _rows(a, _MISSING, path, label)
+        yield from _rows(_MISSING, b, path, label)
+
+
+def _shaped_like(container: object, word: object) -> object:
+    """``container`` with every leaf replaced by ``word``."""
+    if isinstance(container, Mapping):
+        return {k: _shaped_like(v, word) for k, v in container.items()}
+    if isinstance(container, list | tuple):
+        return [_shaped_like(v, word) for v in container]
+    return word
 
 
 def _is_leaf(value: object) -> bool:
