@@ -13,6 +13,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 from textual.widgets import Static
 
@@ -81,29 +82,38 @@ async def on_row(pilot: Any, key: str) -> JobTable:
     return table
 
 
-def run_jobs(service: LiveService, project: str, package_uri: str) -> None:
-    """OLD (--steps 1), BETWEEN and NEW (--steps 2, "resubmitted" from OLD), all ended.
+SHARED = "diff-shared"
+"""The project of the three jobs the list tests share (created once per module)."""
 
-    OLD has ended before the others are created, so their times differ from its own even at
-    the seconds the documents keep."""
-    client = service.client(project)
+
+@pytest.fixture(scope="module")
+def shared_jobs(service: LiveService, trainer_sdist: Path) -> str:
+    """OLD (--steps 1), BETWEEN and NEW (--steps 2), all ended, in SHARED: the tests only
+    read them (a test that adds a job adds one no other test looks for)."""
+    package_uri = service.stage(trainer_sdist)
+    client = service.client(SHARED)
     client.create(basic_job(OLD, package_uri, "--steps", "1"))
-    service.wait_state(OLD, project=project)
+    service.wait_state(OLD, project=SHARED)
     client.create(basic_job(BETWEEN, package_uri, "--steps", "1"))
     client.create(basic_job(NEW, package_uri, "--steps", "2"))
-    ResubmitHistory().record(project, NEW, OLD)
     for job_id in (BETWEEN, NEW):
-        service.wait_state(job_id, project=project)
+        service.wait_state(job_id, project=SHARED)
+    return SHARED
+
+
+def resubmitted(project: str) -> str:
+    """NEW recorded as resubmitted from OLD (the record lives in each test's own data dir)."""
+    ResubmitHistory().record(project, NEW, OLD)
+    return project
 
 
 async def test_d_on_a_resubmitted_job_shows_the_one_changed_argument(
-    service: LiveService, package_uri: str, tmp_path: Path
+    service: LiveService, package_uri: str, shared_jobs: str, tmp_path: Path
 ) -> None:
     """The issue's done-when: one argument changed in a resubmit, and ``D`` on the new job
     shows exactly that argument as the training input's difference, with the new id and
     times; ``u`` unfolds the rest, ``s`` swaps, ``y`` copies ``diff -u``, esc goes back."""
-    project = "diff-resubmit"
-    run_jobs(service, project, package_uri)
+    project = resubmitted(shared_jobs)
     app = live_app(service, tmp_path, project)
     async with app.run_test(size=(120, 35)) as pilot:
         await on_row(pilot, NEW)
@@ -147,12 +157,11 @@ async def test_d_on_a_resubmitted_job_shows_the_one_changed_argument(
 
 
 async def test_marks_groups_and_the_reasons_d_gives_when_there_is_no_pair(
-    service: LiveService, package_uri: str, tmp_path: Path
+    service: LiveService, package_uri: str, shared_jobs: str, tmp_path: Path
 ) -> None:
     """Two marked: the older on the left whatever the marking order; three: a toast; a folded
     group: its newest against the one before; a job with no earlier run: a toast saying so."""
-    project = "diff-marks"
-    run_jobs(service, project, package_uri)
+    project = resubmitted(shared_jobs)
     lonely = "solo_20260101_000000"
     service.client(project).create(basic_job(lonely, package_uri, "--steps", "1"))
     app = live_app(service, tmp_path, project)
@@ -205,12 +214,11 @@ async def test_marks_groups_and_the_reasons_d_gives_when_there_is_no_pair(
 
 
 async def test_command_line_diff_and_a_side_that_cannot_be_read(
-    service: LiveService, package_uri: str, tmp_path: Path
+    service: LiveService, package_uri: str, shared_jobs: str, tmp_path: Path
 ) -> None:
     """``:diff A B`` (unique prefixes will do), ``:diff A`` (against its earlier run), an id
     that names no job, one job named twice; and a side that cannot be read says why."""
-    project = "diff-command"
-    run_jobs(service, project, package_uri)
+    project = resubmitted(shared_jobs)
     app = live_app(service, tmp_path, project)
     async with app.run_test(size=(80, 24)) as pilot:
         await on_row(pilot, OLD)

@@ -1,6 +1,6 @@
 """``tui-app jobs diff`` against a real service (issue 27): the unified diff, its exit status as
 diff(1) has it, ids of other projects and of trials, and the provenance ``jobs resubmit``
-records (package bytes by content hash: test_jobs_diff_packages.py)."""
+records (package bytes by content hash: test_packages.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import unique_id
-from tests.support.diff_cli_run import QUICK, changed_lines, tui
+from tests.support.diff_cli_run import QUICK, changed_lines, tui, tui_process
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.api.job_compare import ResubmitHistory
 
@@ -45,7 +45,7 @@ def pair(service: LiveService, trainer_sdist: Path) -> tuple[str, str]:
 
 def test_one_argument_differs(service: LiveService, pair: tuple[str, str]) -> None:
     a, b = pair
-    done = tui(service, "diff", a, b)
+    done = tui_process(service, "diff", a, b)  # as a script runs it; the other tests in-process
     assert done.returncode == 1, done.stderr
     head = done.stdout.splitlines()[:2]
     assert head == [f"--- {PROJECT}/{a}", f"+++ {PROJECT}/{b}"]

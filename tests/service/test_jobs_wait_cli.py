@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import _start, _stop, unique_id
+from tests.support.cli_in_process import run_in_process
 from tests.support.counting_clients import counting
 from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
 from tui_app.config.settings import Settings
@@ -42,8 +43,13 @@ CLEAR = "\r\x1b[K"
 def tui(
     service: LiveService, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``jobs wait ARGS``: in this process (tests/support/cli_in_process.py), or in a process
+    of its own when it needs another environment."""
+    argv = ["jobs", "wait", *args, *_where(service)]
+    if env is None:
+        return run_in_process(argv)
     return subprocess.run(
-        [sys.executable, "-m", "tui_app", "jobs", "wait", *args, *_where(service)],
+        [sys.executable, "-m", "tui_app", *argv],
         capture_output=True,
         text=True,
         timeout=120,

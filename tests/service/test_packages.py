@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import subprocess
 import sys
 import tarfile
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import unique_id
+from tests.support.diff_cli_run import changed_lines, tui
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.local import packages
 from tui_app.local.paths import StateDir
@@ -112,11 +114,13 @@ def test_same_uri_other_bytes_shows_as_another_hash(
     stored = service.state_dir / "gcs" / uri.removeprefix("gs://")
     stored.parent.mkdir(parents=True)
     client = service.client()
-    seen = []
+    seen: list[str] = []
+    ids: list[str] = []
     for run, package in enumerate([trainer_sdist, _repacked(trainer_sdist, tmp_path, "v2")]):
         data = package.read_bytes()
         stored.write_bytes(data)
         job_id = unique_id(f"replaced{run}")
+        ids.append(job_id)
         client.create(basic_job(job_id, uri, "--steps", "3"))
         job = service.wait_state(job_id)
         assert job["state"] == "SUCCEEDED", job.get("errorMessage")
@@ -135,6 +139,18 @@ def test_same_uri_other_bytes_shows_as_another_hash(
         job_dir = service.state_dir / "jobs" / PROJECT / job_id
         assert job_dir.is_dir() and not (job_dir / ".packages").exists()
     assert seen[0] != seen[1]
+    # And `jobs diff` says so, by the two hashes, with nothing else of the input different.
+    done = tui(service, "diff", *ids, "--format", "json")
+    assert done.returncode == 1, done.stderr
+    by_path = {d["path"]: d for d in json.loads(done.stdout)["differences"]}
+    assert (by_path[f'packages["{name}"]']["left"], by_path[f'packages["{name}"]']["right"]) == (
+        seen[0],
+        seen[1],
+    )
+    assert not any(p.startswith("trainingInput.") for p in by_path)
+    text = tui(service, "diff", *ids)
+    assert f"-  {name}: {seen[0]}" in changed_lines(text.stdout)
+    assert f"+  {name}: {seen[1]}" in changed_lines(text.stdout)
 
 
 def test_fetch_copies_each_package_in_order_even_with_one_name(tmp_path: Path) -> None:
