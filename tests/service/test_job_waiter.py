@@ -122,6 +122,9 @@ def test_stop_reaches_a_caller_blocked_on_the_next_event(
 ) -> None:
     job = submit(service, package_uri, "waiter_stopped", *LONG)
     try:
+        # RUNNING, as last stored: nothing more is written to it until it ends, so the only
+        # thing that can wake the caller is stop() (a QUEUED job's start would answer first).
+        job = service.wait_state(job["jobId"], ("RUNNING",))
         waiter = JobWaiter(counting(service), [(PROJECT, job)], interval=NEVER)
         waiter.start()
         got: list[Any] = ["nothing yet"]
