@@ -171,3 +171,15 @@ def package_uri(service: LiveService, trainer_sdist: Path) -> str:
 def unique_id(base: str) -> str:
     """A job id nobody else in the session uses."""
     return f"{base}_{time.strftime('%Y%m%d_%H%M%S')}_{os.getpid()}_{time.monotonic_ns() % 10**9}"
+
+
+@pytest.fixture
+def restartable(tmp_path: Path, trainer_sdist: Path) -> Iterator[tuple[list[LiveService], str]]:
+    """A service of its own on a fixed port, which the test may kill and start again (the list
+    holds every start; the last is stopped), and the sample trainer staged on it."""
+    svcs = [_start(tmp_path / "state", port=free_port())]
+    uri = svcs[0].stage(trainer_sdist)
+    try:
+        yield svcs, uri
+    finally:
+        _stop(svcs[-1])

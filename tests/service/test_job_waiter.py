@@ -13,15 +13,11 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import _start, unique_id
 from tests.support.counting_clients import counting
-from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
+from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.api.job_waiter import THREADS_AT_MOST, JobChanged, JobWaiter, ReadTrouble
 
 LONG = ("--steps", "100000", "--sleep", "0.1")
@@ -136,17 +132,6 @@ def test_stop_reaches_a_caller_blocked_on_the_next_event(
         assert got == [None]
     finally:
         service.client().cancel(job["jobId"])
-
-
-@pytest.fixture
-def restartable(tmp_path: Path, trainer_sdist: Path) -> Iterator[tuple[list[LiveService], str]]:
-    """A service of its own on a fixed port, which the test may kill and start again."""
-    svcs = [_start(tmp_path / "state", port=free_port())]
-    uri = svcs[0].stage(trainer_sdist)
-    try:
-        yield svcs, uri
-    finally:
-        _stop(svcs[-1])
 
 
 def test_a_lost_service_is_retried_and_the_wait_resumes(

@@ -22,15 +22,14 @@ import termios
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import _start, unique_id
 from tests.support.cli_in_process import run_in_process
 from tests.support.counting_clients import counting
-from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
+from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.config.settings import Settings
 from tui_app.entry.wait_cli import wait_command
 
@@ -370,17 +369,6 @@ def test_the_command_long_polls_the_service_rather_than_polling(
     assert capsys.readouterr().out.startswith(f"{job_id}  CANCELLED  ")
     assert conn.calls["get"] == 1
     assert conn.calls["wait_for_change"] >= 1
-
-
-@pytest.fixture
-def restartable(tmp_path: Path, trainer_sdist: Path) -> Iterator[tuple[list[LiveService], str]]:
-    """A service of its own on a fixed port, which the test may kill and start again."""
-    svcs = [_start(tmp_path / "state", port=free_port())]
-    uri = svcs[0].stage(trainer_sdist)
-    try:
-        yield svcs, uri
-    finally:
-        _stop(svcs[-1])
 
 
 def test_a_lost_service_is_a_warning_and_the_wait_resumes(

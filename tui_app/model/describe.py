@@ -161,9 +161,10 @@ def render_text(sections: Iterable[Section]) -> str:
     return "\n\n".join(blocks) + "\n" if blocks else ""
 
 
-class _ReadableDumper(yaml.SafeDumper):
+class ReadableDumper(yaml.SafeDumper):
     """safe_dump, with multi-line strings (errorMessage's traceback) as ``|`` block scalars:
-    as they were written, not quoted, escaped and re-wrapped."""
+    as they were written, not quoted, escaped and re-wrapped. ``jobs describe --yaml`` and
+    ``jobs diff`` both write with it, so a diff shows a traceback's lines that differ."""
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -174,7 +175,7 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return dumper.represent_str(value)
 
 
-_ReadableDumper.add_representer(str, _represent_str)
+ReadableDumper.add_representer(str, _represent_str)
 
 
 def job_yaml(job: Mapping[str, Any]) -> str:
@@ -188,7 +189,7 @@ def job_yaml(job: Mapping[str, Any]) -> str:
     """
     return yaml.dump(
         _plain(job),
-        Dumper=_ReadableDumper,
+        Dumper=ReadableDumper,
         sort_keys=True,
         allow_unicode=True,
         default_flow_style=False,

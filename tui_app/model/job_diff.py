@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import yaml
 
-from tui_app.model.describe import format_time
+from tui_app.model.describe import ReadableDumper, format_time
 from tui_app.model.failure_cause import split_failure
 from tui_app.model.job_id import split_job_id
 from tui_app.model.job_spec import DEFAULT_METRIC_TAG
@@ -516,26 +516,11 @@ def _display(value: object) -> str | None:
 # -- the texts ------------------------------------------------------------------------------------
 
 
-class _DocumentDumper(yaml.SafeDumper):
-    """safe_dump, with multi-line text (an errorMessage's traceback) as ``|`` blocks, so that a
-    unified diff shows the traceback's lines that differ rather than one escaped line."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    if "\n" in value:
-        # PyYAML quotes by itself what a block cannot hold exactly (control characters).
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    return dumper.represent_str(value)
-
-
-_DocumentDumper.add_representer(str, _represent_str)
-
-
 def document_yaml(document: Mapping[str, Any]) -> str:
     """The document as YAML, sections in their order (what ``unified_diff`` compares)."""
     return yaml.dump(
         _plain_keep_order(document),
-        Dumper=_DocumentDumper,
+        Dumper=ReadableDumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,
