@@ -8,6 +8,7 @@ polling while the job runs, stop when the screen closes or the job ends.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from textual.worker import WorkerState
 from tests.conftest import unique_id
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.burner import build_burner, burner_job, sampling_service
-from tests.support.live_service import LiveService
+from tests.support.live_service import PROJECT, LiveService
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.widgets.replica_usage import ReplicaUsage, ReplicaUsageRow
 
@@ -129,8 +130,26 @@ async def test_ended_job_shows_its_last_samples_and_stops(
     service: LiveService, burner_uri: str, tmp_path: Path
 ) -> None:
     job_id = unique_id("usage_done")
-    # Many sampling intervals long, so several samples exist while it runs.
-    service.client().create(burner_job(job_id, burner_uri, "--seconds", "5"))
+    # It burns until the service has sampled it busy (and several times), however loaded the
+    # machine: a fixed 5 s burn was once sampled at 6.7% at most on two busy cores.
+    stop = tmp_path / "stop"
+    service.client().create(
+        burner_job(job_id, burner_uri, "--seconds", "90", "--until-file", str(stop))
+    )
+    path = f"/v1/projects/{PROJECT}/jobs/{job_id}:metrics"
+    deadline = time.monotonic() + 80
+
+    def busy() -> bool:
+        status, body = service.request("GET", path)
+        samples = (
+            [s for r in body.get("replicas", []) for s in r["samples"]] if status == 200 else []
+        )
+        return len(samples) >= 3 and any(s["cpuPercent"] > 25 for s in samples)
+
+    while not busy():
+        assert time.monotonic() < deadline, service.request("GET", path)
+        time.sleep(0.3)
+    stop.touch()
     assert service.wait_state(job_id)["state"] == "SUCCEEDED"
     app = live_app(service, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -139,7 +158,7 @@ async def test_ended_job_shows_its_last_samples_and_stops(
         [row] = usage_of(app).rows()
         cpu, rss = figures(row)
         assert CPU_FIGURES.match(cpu) and RSS_FIGURES.match(rss), (cpu, rss)
-        assert usage_of(app).replicas[0].cpu_peak > 20  # it did burn a core for 5 s
+        assert usage_of(app).replicas[0].cpu_peak > 25  # its busy sample, kept after the end
         [worker] = usage_workers(app)
         await wait_for(pilot, lambda: worker.state is WorkerState.SUCCESS, timeout=10)
 
