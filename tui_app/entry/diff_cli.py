@@ -29,6 +29,7 @@ from tui_app.model.job_diff import (
     trial_document,
     unified_diff,
 )
+from tui_app.model.job_id import split_job_name
 from tui_app.model.wire import as_list, as_mapping
 
 if TYPE_CHECKING:
@@ -57,15 +58,16 @@ def parse_side(text: str, project: str) -> Side:
     Raises:
         Refused: the text is none of these (exit 2).
     """
-    parts = text.strip().split("/")
-    if parts[0] == "projects":
-        if len(parts) not in (4, 5) or parts[2] != "jobs" or not parts[1] or not parts[3]:
-            raise Refused(
-                f"{text!r}: a job of another project is projects/PROJECT/jobs/JOB_ID "
-                "(a trial: projects/PROJECT/jobs/JOB_ID/TRIAL)",
-                TROUBLE,
-            )
-        project, parts = parts[1], parts[3:]
+    text = text.strip()
+    try:
+        project, rest = split_job_name(text, project)
+    except ValueError:
+        raise Refused(
+            f"{text!r}: a job of another project is projects/PROJECT/jobs/JOB_ID "
+            "(a trial: projects/PROJECT/jobs/JOB_ID/TRIAL)",
+            TROUBLE,
+        ) from None
+    parts = rest.split("/")
     if len(parts) > 2 or not all(parts):
         raise Refused(
             f"{text!r} is not a job id: JOB_ID, JOB_ID/TRIAL or projects/PROJECT/jobs/JOB_ID",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import sys
 import time
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 from tui_app.api.job_waiter import JobChanged, JobWaiter, ReadTrouble
 from tui_app.entry.jobs_cli import JobFinder, Refused, error_lines
 from tui_app.model.durations import DURATION_FORMS, parse_duration_seconds
+from tui_app.model.job_id import split_job_name
 from tui_app.model.job_view import JobRow
 from tui_app.model.job_wait import (
     EXIT_INTERRUPTED,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from tui_app.api.connection import Connection
     from tui_app.config.settings import NotifySettings, Settings
 
-__all__ = ["split_job_name", "wait_command"]
+__all__ = ["wait_command"]
 
 TICK_SECONDS: Final = 1.0
 """How often the progress line's times are redrawn while nothing changes."""
@@ -50,26 +50,26 @@ at its own moment): long enough to cost nothing, short enough for a huge limit's
 CLEAR: Final = "\r\x1b[K"
 """Carriage return, then erase to the end of the line: the progress line gone, the cursor at
 its start."""
-_QUALIFIED: Final = re.compile(r"projects/(?P<project>[^/\s]+)/jobs/(?P<job>[^/\s]+)\Z")
 NOTIFY_TERMINAL_CHANNELS: Final = ("bell", "desktop")
 """The notification channels a script has: the TUI's toast and flash need its screen."""
 
 
-def split_job_name(text: str, project: str) -> tuple[str, str]:
-    """``(project, job)`` of an id as typed: ``projects/P/jobs/ID`` (the resource name, as
-    gcloud prints it) names a job of project P; anything else a job of ``project``.
+def _job_name(text: str, project: str) -> tuple[str, str]:
+    """``(project, job)`` of an id as typed (``model.job_id.split_job_name``); a job, never a
+    trial.
 
     Raises:
-        Refused: ``text`` starts like a resource name but is not one (``USAGE``).
+        Refused: ``text`` starts like a resource name but is not one of a job (``USAGE``).
     """
-    match = _QUALIFIED.match(text)
-    if match:
-        return match["project"], match["job"]
-    if text.startswith("projects/"):
+    try:
+        job_project, job = split_job_name(text, project)
+    except ValueError as exc:
+        raise Refused(str(exc), EXIT_USAGE) from None
+    if text.startswith("projects/") and "/" in job:
         raise Refused(
             f"{text!r} is not a job's name: write projects/PROJECT/jobs/JOB_ID.", EXIT_USAGE
         )
-    return project, text
+    return job_project, job
 
 
 class Progress:
@@ -150,7 +150,7 @@ def _find(
     finders: dict[str, JobFinder] = {}
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for text in args.job_ids:
-        job_project, job_text = split_job_name(text, project)
+        job_project, job_text = _job_name(text, project)
         finder = finders.get(job_project)
         if finder is None:
             finder = finders[job_project] = JobFinder(connection.jobs(job_project))

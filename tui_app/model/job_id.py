@@ -22,6 +22,24 @@ JOB_ID_RULE = (
 )
 TIMESTAMP_FORMAT = "%Y%m%d_%H%M%S"
 _SUFFIX = re.compile(r"^(?P<base>.+?)_(?P<ts>\d{8}_\d{6})$")
+_RESOURCE_NAME = re.compile(r"projects/(?P<project>[^/\s]+)/jobs/(?P<rest>[^/\s][^\s]*)\Z")
+
+
+def split_job_name(text: str, project: str) -> tuple[str, str]:
+    """``(project, what follows jobs/)`` of an id as a person types it: ``projects/P/jobs/ID``
+    (the job's resource name, as gcloud prints it) names a job of project P; anything else
+    names something of ``project`` and is returned as it is. What follows ``jobs/`` may go on
+    (``ID/TRIAL``): the caller says whether that is allowed.
+
+    Raises:
+        ValueError: ``text`` starts like a resource name but is not one.
+    """
+    if not text.startswith("projects/"):
+        return project, text
+    match = _RESOURCE_NAME.match(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a job's name: write projects/PROJECT/jobs/JOB_ID.")
+    return match["project"], match["rest"]
 
 
 def job_id_error(job_id: object) -> str | None:
