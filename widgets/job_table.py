@@ -62,6 +62,7 @@ from tui_app.widgets.line_cursor import (
 from tui_app.widgets.state_colours import state_classes, state_css
 
 MARK_GLYPH = "●"
+"""A marked row (``space``), here and before a marked trial in the trials table."""
 WATCH_GLYPH = "⚑"
 """A watched job's second gutter cell (``w``). One cell wide in every terminal font we know of,
 unlike the bell and eye emoji, which take two."""

@@ -49,6 +49,7 @@ from tui_app.model.trials import (
     scatter_positions,
     trial_order,
 )
+from tui_app.widgets.job_table import MARK_GLYPH
 
 PLOT_ROWS = 4
 FINAL_GLYPH = "●"
@@ -66,8 +67,6 @@ COLUMNS = (
 )
 CURVE_WIDTH = 10
 """The sparkline's cells: ten reports side by side, or ten averages of a longer history."""
-MARK_GLYPH = "●"
-"""Before a marked trial's id (``space``): the two that ``D`` compares."""
 
 
 def trial_pair(

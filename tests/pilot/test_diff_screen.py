@@ -28,8 +28,8 @@ from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.shell.screens.diff_screen import DiffScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.widgets.diff_table import DiffHeading, DiffTable
-from tui_app.widgets.job_table import JobTable
-from tui_app.widgets.trials_table import MARK_GLYPH, TrialsTable, trial_pair
+from tui_app.widgets.job_table import MARK_GLYPH, JobTable
+from tui_app.widgets.trials_table import TrialsTable, trial_pair
 
 OLD = "mnist_20260101_000000"
 BETWEEN = "mnist_20260101_000030"
