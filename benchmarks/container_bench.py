@@ -41,7 +41,7 @@ from bench_report import (  # beside this script
 )
 from service_bench import PROJECT, Service, med_range, verdict
 
-from tui_app.local.containers import (
+from tui_app.local.environments.containers import (
     LABEL_SERVICE,
     Engine,
     container_name,
@@ -49,7 +49,7 @@ from tui_app.local.containers import (
     remove,
     service_key,
 )
-from tui_app.local.containers import find_engine as find_container_engine
+from tui_app.local.environments.containers import find_engine as find_container_engine
 
 TINY_IMAGE = "localhost/tui-app-bench-tiny:1"
 TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")

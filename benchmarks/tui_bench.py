@@ -211,7 +211,7 @@ def make_job(i: int, template: dict[str, Any], mixed_states: bool) -> dict[str, 
         job["endTime"] = wire_time(stamp + dt.timedelta(seconds=5 + 60 + i % 3600))
         job["trainingOutput"] = {"consumedMLUnits": round(0.01 + (i % 97) / 100, 4)}
     if state == "FAILED":
-        # The shape local/runner.py's _describe_exit writes: the list shows the last line.
+        # The shape local/execution/runner.py's _describe_exit writes: the list shows the last line.
         job["errorMessage"] = (
             f"The replica master 0 exited with a non-zero status of {i % 7 + 1}.\n"
             "Traceback (most recent call last):\n"

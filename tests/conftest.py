@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, settings
 from tests.support import container_images
 from tests.support.live_service import LiveService, free_port
 from tui_app.entry.demo import build_trainer_sdist
-from tui_app.local.containers import Engine
+from tui_app.local.environments.containers import Engine
 
 REPO = Path(__file__).resolve().parent.parent
 TRAINER_SRC = REPO / "examples" / "trainer"

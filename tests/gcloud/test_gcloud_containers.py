@@ -16,7 +16,7 @@ from tests.conftest import _start, _stop, unique_id
 from tests.gcloud.test_gcloud_cli import Gcloud, numbers, parse_stream
 from tests.support.container_images import engine_env
 from tests.support.live_service import PROJECT, LiveService
-from tui_app.local.containers import LABEL_JOB, LABEL_SERVICE, Engine, service_key
+from tui_app.local.environments.containers import LABEL_JOB, LABEL_SERVICE, Engine, service_key
 
 pytestmark = pytest.mark.gcloud
 

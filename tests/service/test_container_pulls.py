@@ -28,7 +28,7 @@ import pytest
 from tests.conftest import _start, _stop, unique_id
 from tests.support.container_images import BUSYBOX, engine_env
 from tests.support.live_service import LiveService
-from tui_app.local.containers import Engine
+from tui_app.local.environments.containers import Engine
 
 
 class Registry:

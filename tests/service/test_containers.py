@@ -32,7 +32,7 @@ import pytest
 from tests.conftest import _start, _stop, unique_id
 from tests.support.container_images import engine_env
 from tests.support.live_service import PROJECT, LiveService, free_port
-from tui_app.local.containers import LABEL_JOB, LABEL_SERVICE, Engine, service_key
+from tui_app.local.environments.containers import LABEL_JOB, LABEL_SERVICE, Engine, service_key
 
 GRACE = 2.0
 """The services' --grace-seconds (``_start``'s default)."""

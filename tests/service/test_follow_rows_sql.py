@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tui_app.local.entries import follow_entries
+from tui_app.local.logs.entries import follow_entries
 from tui_app.local.store import LogStore
 
 MESSAGES = [

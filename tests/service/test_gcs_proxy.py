@@ -25,8 +25,8 @@ import pytest
 from tests.conftest import unique_id
 from tests.service.test_storage_api import call
 from tests.support.live_service import PROJECT, LiveService, basic_job
-from tui_app.local.gcs_proxy import GcsProxy
-from tui_app.local.proxy_certs import ensure_certs
+from tui_app.local.storage.gcs_proxy import GcsProxy
+from tui_app.local.storage.proxy_certs import ensure_certs
 from tui_app.shell.package_build import build_sdist
 
 PROBE_SRC = Path(__file__).resolve().parent.parent / "support" / "probe_trainer"

@@ -28,7 +28,7 @@ from tests.support.live_service import PROJECT, TERMINAL, LiveService, basic_job
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import make_credentials
 from tui_app.api.metrics_client import MetricsClient
-from tui_app.local.containers import EngineStatus
+from tui_app.local.environments.containers import EngineStatus
 from tui_app.local.jobs import JobService, same_version
 from tui_app.local.paths import StateDir
 from tui_app.local.server import make_app

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_app.local.log_query import (
+from tui_app.local.logs.log_query import (
     SEVERITIES,
     SUPPORTED_FIELDS,
     compile_log_filter,
@@ -516,7 +516,7 @@ _TIME_FILTERS = st.recursive(
 @given(_TIME_FILTERS)
 def test_the_implied_time_range_selects_the_same_rows(db: sqlite3.Connection, text: str) -> None:
     """The range ANDed to a filter is implied by it: the rows are those of the filter alone."""
-    from tui_app.local.log_query import _compile
+    from tui_app.local.logs.log_query import _compile
     from tui_app.model.filter_expr import parse_filter
 
     node = parse_filter(text)

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import unique_id
 from tests.support.live_service import LiveService, basic_job
-from tui_app.local.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE, lower_priority
+from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE, lower_priority
 
 
 @pytest.fixture

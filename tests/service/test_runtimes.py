@@ -24,7 +24,7 @@ import pytest
 from tests.conftest import _start, _stop, unique_id
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tests.support.stand_in_wheels import build_runtime_wheels, build_wheel
-from tui_app.local.interpreters import probe
+from tui_app.local.environments.interpreters import probe
 
 PYENV = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
 PY37 = next(iter(sorted(PYENV.glob("versions/3.7*/bin/python"))), None)

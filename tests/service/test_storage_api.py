@@ -23,8 +23,8 @@ from urllib.parse import parse_qs, quote, urlsplit
 import pytest
 
 from tests.support.live_service import LiveService
-from tui_app.local.object_store import ObjectStore
 from tui_app.local.paths import StateDir
+from tui_app.local.storage.object_store import ObjectStore
 
 BUCKET = "upload-bucket"
 UPLOAD = f"/upload/storage/v1/b/{BUCKET}/o"

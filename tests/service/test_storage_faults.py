@@ -21,8 +21,8 @@ import pytest
 from tests.conftest import _start, _stop, unique_id
 from tests.support.live_service import basic_job
 from tui_app.local.jobs import storage_error
-from tui_app.local.log_ingest import LogSource
-from tui_app.local.log_writer import LogWriter
+from tui_app.local.logs.log_ingest import LogSource
+from tui_app.local.logs.log_writer import LogWriter
 from tui_app.local.store import JobStore, LogStore, StoreError
 
 

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_app.local.containers import ENGINE_ENV, Engine, find_engine
+from tui_app.local.environments.containers import ENGINE_ENV, Engine, find_engine
 
 REPO = Path(__file__).resolve().parents[2]
 TRAINER_PACKAGE = REPO / "examples" / "trainer" / "trainer"

@@ -45,8 +45,8 @@ from typing import Any, NamedTuple
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tui_app.local.object_store import bucket_error, object_name_error
 from tui_app.local.paths import StateDir
+from tui_app.local.storage.object_store import bucket_error, object_name_error
 from tui_app.local.store import JobStore
 from tui_app.model.job_spec import parse_job
 

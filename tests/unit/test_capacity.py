@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tui_app.local.cluster_env import gpu_env
-from tui_app.local.scheduler import detect_gpus, machine_capacity
+from tui_app.local.execution.cluster_env import gpu_env
+from tui_app.local.execution.scheduler import detect_gpus, machine_capacity
 from tui_app.model.capacity import (
     PCI_BUS_ORDER,
     Capacity,
@@ -235,7 +235,7 @@ def test_replica_nice_flag() -> None:
     """``--replica-nice`` (0-19, default 10) reaches the service ``service start`` runs; a bad
     value is refused by argparse with the range."""
     from tui_app.entry.cli import build_parser
-    from tui_app.local.replica_priority import DEFAULT_REPLICA_NICE
+    from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE
     from tui_app.local.service_cli import ServiceError, ServiceOptions
 
     parser = build_parser()

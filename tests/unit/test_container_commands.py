@@ -1,9 +1,9 @@
 """The container engine's command lines and answers, without an engine (issue 30).
 
-``tui_app.local.containers`` builds every command a container replica's life takes and reads
-what podman and docker print back; ``engine_label`` names the engine to the user, and
-``job_images`` says which image each replica runs. A fake engine (a script on PATH) stands in
-for discovery.
+``tui_app.local.environments.containers`` builds every command a container replica's life
+takes and reads what podman and docker print back; ``engine_label`` names the engine to the
+user, and ``job_images`` says which image each replica runs. A fake engine (a script on PATH)
+stands in for discovery.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tui_app.local.containers import (
+from tui_app.local.environments.containers import (
     INSTALL_HINT,
     Engine,
     Mount,

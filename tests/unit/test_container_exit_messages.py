@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_app.local.runner import ReplicaHandle, _describe_exit
+from tui_app.local.execution.runner import ReplicaHandle, _describe_exit
 from tui_app.model.cluster import Replica
 from tui_app.model.tiers import Role
 

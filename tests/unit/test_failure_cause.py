@@ -20,7 +20,7 @@ EXIT_1 = "The replica worker 1 exited with a non-zero status of 1."
 
 
 def _replica_failure(fixture: str, head: str = EXIT_1) -> str:
-    """errorMessage as ``local/runner.py``'s ``_describe_exit`` builds it."""
+    """errorMessage as ``local/execution/runner.py``'s ``_describe_exit`` builds it."""
     return head + "\n" + error_summary((FIXTURES / fixture).read_text())
 
 

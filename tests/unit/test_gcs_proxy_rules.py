@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui_app.local.gcs_proxy import RequestHead, bucket_of, route
+from tui_app.local.storage.gcs_proxy import RequestHead, bucket_of, route
 
 LOCAL = {"data", "out"}
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tui_app.local.log_ingest import LogSource
+from tui_app.local.logs.log_ingest import LogSource
 from tui_app.model.log_records import record_severity, stream_severities
 from tui_app.model.severity import SEVERITIES, severity_name
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tui_app.local.cluster_env import cluster_addresses, replica_env, uses_chief
+from tui_app.local.execution.cluster_env import cluster_addresses, replica_env, uses_chief
 from tui_app.model.cluster import ml_units_per_hour, replicas
 from tui_app.model.job_id import (
     base_name,

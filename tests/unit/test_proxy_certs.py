@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from tui_app.local.proxy_certs import PROXIED_HOSTS, ensure_certs
+from tui_app.local.storage.proxy_certs import PROXIED_HOSTS, ensure_certs
 
 
 def test_files_are_made_private_and_reused(tmp_path: Path) -> None:

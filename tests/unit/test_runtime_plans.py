@@ -149,7 +149,7 @@ def test_describe_shows_the_runtime_environment() -> None:
 
 
 def test_old_pythons_get_a_pip_that_checks_requires_python() -> None:
-    from tui_app.local.runtime_envs import pip_upgrade
+    from tui_app.local.environments.runtime_envs import pip_upgrade
 
     assert pip_upgrade("3.6") == "pip<22"
     assert pip_upgrade("3.7.16") == "pip<24.1"

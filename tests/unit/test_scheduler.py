@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tui_app.local.scheduler import Grant, JobKey, Scheduler
+from tui_app.local.execution.scheduler import Grant, JobKey, Scheduler
 from tui_app.model.capacity import Capacity, Demand
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tui_app.local.cluster_env import cluster_addresses, replica_env, torch_env
+from tui_app.local.execution.cluster_env import cluster_addresses, replica_env, torch_env
 from tui_app.model.cluster import replicas
 
 CLUSTER_INPUT = {

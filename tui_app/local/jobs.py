@@ -20,19 +20,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tui_app.local import containers, interpreters, packages, runtime_envs
+from tui_app.local.environments import containers, interpreters, packages, runtime_envs
 from tui_app.local.errors import ApiError, invalid, invalid_field, not_found_job
+from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE
+from tui_app.local.execution.runner import JobRunner
+from tui_app.local.execution.scheduler import Scheduler, machine_capacity
+from tui_app.local.execution.trials import make_runner
 from tui_app.local.job_changes import JobChanges
 from tui_app.local.job_filter import compile_job_filter
-from tui_app.local.log_ingest import LogSource
-from tui_app.local.log_writer import LogWriter, ServiceEntry
+from tui_app.local.logs.log_ingest import LogSource
+from tui_app.local.logs.log_writer import LogWriter, ServiceEntry
 from tui_app.local.metrics import MetricsSampler
 from tui_app.local.page_tokens import NOT_OURS, decode_page_token, encode_page_token, fingerprint
 from tui_app.local.paths import StateDir
-from tui_app.local.replica_priority import DEFAULT_REPLICA_NICE
-from tui_app.local.runner import JobRunner
-from tui_app.local.scheduler import Scheduler, machine_capacity
-from tui_app.local.storage_env import (
+from tui_app.local.storage.storage_env import (
     ObjectWrite,
     ReplicaCredentials,
     ReplicaWriter,
@@ -42,7 +43,6 @@ from tui_app.local.storage_env import (
 )
 from tui_app.local.store import DuplicateJobError, JobStore, LogStore, StoreError
 from tui_app.local.timefmt import job_time, parse_job_time
-from tui_app.local.trials import make_runner
 from tui_app.model import runtimes
 from tui_app.model.capacity import job_demand
 from tui_app.model.cost import consumed_ml_units

@@ -67,8 +67,8 @@ from typing import Any
 
 import psutil
 
-from tui_app.local.containers import Engine
-from tui_app.local.containers import stats as container_stats
+from tui_app.local.environments.containers import Engine
+from tui_app.local.environments.containers import stats as container_stats
 from tui_app.local.errors import invalid_field, not_found_job
 from tui_app.local.store import SAMPLES_SCHEMA, JobStore, connect
 from tui_app.local.timefmt import log_time
@@ -87,7 +87,7 @@ BUCKET_SECONDS = 30.0
 MAX_BUCKETS = 480
 """More merged buckets than this per replica and adjacent pairs merge (the width doubles)."""
 COMPACT_EVERY_SECONDS = 60.0
-SUPERVISOR_MODULE = "tui_app.local.supervisor"
+SUPERVISOR_MODULE = "tui_app.local.execution.supervisor"
 # The states in which a job may have replicas running (QUEUED ones have none yet).
 _SAMPLED_STATES = (JobState.PREPARING.value, JobState.RUNNING.value, JobState.CANCELLING.value)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -27,14 +27,14 @@ from aiohttp import web
 
 from tui_app import __version__
 from tui_app.local.browser_guard import BrowserGuard, json_content_type_problem
-from tui_app.local.entries import follow_entries, list_entries
 from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.jobs import JobService
-from tui_app.local.metadata_api import add_routes as add_metadata_routes
+from tui_app.local.logs.entries import follow_entries, list_entries
 from tui_app.local.paths import project_error
-from tui_app.local.storage_api import WRITER_KEY, is_storage_path
-from tui_app.local.storage_api import add_routes as add_storage_routes
-from tui_app.local.upload_bodies import parse_json_body
+from tui_app.local.storage.metadata_api import add_routes as add_metadata_routes
+from tui_app.local.storage.storage_api import WRITER_KEY, is_storage_path
+from tui_app.local.storage.storage_api import add_routes as add_storage_routes
+from tui_app.local.storage.upload_bodies import parse_json_body
 
 log = logging.getLogger(__name__)
 

@@ -28,9 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.config.settings import DEFAULT_PROJECT
-from tui_app.local.containers import ENGINE_ENV, RUN_ARGS_ENV, engine_from_env, find_engine
+from tui_app.local.environments.containers import (
+    ENGINE_ENV,
+    RUN_ARGS_ENV,
+    engine_from_env,
+    find_engine,
+)
+from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
 from tui_app.local.paths import StateDir, StateDirError
-from tui_app.local.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_PROJECT", "ServiceError", "ServiceOptions"]
 
@@ -440,8 +445,8 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
 async def _start_storage_proxy(state: StateDir, port: int) -> Any:
     """The proxy that lets ``tf.io.gfile`` reach the storage API (``gcs_proxy``), or None when
     its certificates cannot be made: jobs then run without it, and the log says why."""
-    from tui_app.local.gcs_proxy import GcsProxy, local_buckets
-    from tui_app.local.proxy_certs import ensure_certs
+    from tui_app.local.storage.gcs_proxy import GcsProxy, local_buckets
+    from tui_app.local.storage.proxy_certs import ensure_certs
 
     try:
         certs = ensure_certs(state.root / "tls")

@@ -1,7 +1,7 @@
 """Why a job failed, in one line, from its errorMessage: what triage reads first.
 
 The local service's errorMessage for a failed replica is ``The replica worker 1 exited with a
-non-zero status of 1.`` followed by the tail of its traceback (``local/runner.py``'s
+non-zero status of 1.`` followed by the tail of its traceback (``local/execution/runner.py``'s
 ``_describe_exit``, summarised by ``model/tracebacks.error_summary``). The line a user needs is the
 exception at the very end of that traceback; the list's ERROR column showed the first line, and
 the detail put it under the frames. Other failures have other shapes:

@@ -3,7 +3,7 @@
 Both APIs take a small boolean query language (`jobId:rnn* AND state:FAILED`,
 `resource.labels.job_id="J" AND timestamp>="..."`). The syntax is the same for both, only the
 meaning of the fields differs, so this module turns text into an immutable AST and the two
-evaluators (`tui_app.local.job_filter`, `tui_app.local.log_query`) give it meaning.
+evaluators (`tui_app.local.job_filter`, `tui_app.local.logs.log_query`) give it meaning.
 
 Grammar (keywords are upper case only, as in Cloud Logging; `and` is a search term)::
 

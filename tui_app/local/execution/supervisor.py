@@ -1,4 +1,4 @@
-"""The per-replica supervisor: ``python -m tui_app.local.supervisor SPEC.json``.
+"""The per-replica supervisor: ``python -m tui_app.local.execution.supervisor SPEC.json``.
 
 It runs one replica in its own session and process group, with stdout and stderr going to files,
 and records how it ended in a status file. It is detached from the service (its own session), so
@@ -30,7 +30,7 @@ from typing import Any
 
 import psutil
 
-from tui_app.local.replica_priority import lower_priority
+from tui_app.local.execution.replica_priority import lower_priority
 
 PR_SET_CHILD_SUBREAPER = 36
 DEFAULT_GRACE_SECONDS = 5.0
@@ -233,7 +233,7 @@ def run(spec: dict[str, Any]) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m tui_app.local.supervisor SPEC.json", file=sys.stderr)
+        print("usage: python -m tui_app.local.execution.supervisor SPEC.json", file=sys.stderr)
         return 2
     spec = json.loads(Path(args[0]).read_text())
     return run(spec)

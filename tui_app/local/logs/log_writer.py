@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tui_app.local.log_ingest import LogSource
+from tui_app.local.logs.log_ingest import LogSource
 from tui_app.local.store import LogStore
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tui_app.local.errors import ApiError, invalid_field
-from tui_app.local.log_query import compile_log_filter
+from tui_app.local.logs.log_query import compile_log_filter
 from tui_app.local.page_tokens import NOT_OURS, decode_page_token, encode_page_token, fingerprint
 from tui_app.local.paths import project_error
 from tui_app.local.store import LogStore

@@ -43,7 +43,8 @@ from aiohttp import web
 
 from tui_app.local.browser_guard import json_content_type_problem
 from tui_app.local.errors import ApiError, invalid_field
-from tui_app.local.object_store import (
+from tui_app.local.paths import StateDir
+from tui_app.local.storage.object_store import (
     GcsError,
     ObjectStore,
     Preconditions,
@@ -53,14 +54,13 @@ from tui_app.local.object_store import (
     no_session,
     object_name_error,
 )
-from tui_app.local.paths import StateDir
-from tui_app.local.storage_env import (
+from tui_app.local.storage.storage_env import (
     PROXY_ORIGIN_HEADER,
     PROXY_ORIGINS,
     REPLICA_PREFIX,
     ReplicaWriter,
 )
-from tui_app.local.upload_bodies import (
+from tui_app.local.storage.upload_bodies import (
     ContentRange,
     MultipartReader,
     copy_body,

@@ -35,10 +35,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlsplit
 
-from tui_app.local.object_store import bucket_error
 from tui_app.local.paths import StateDir
-from tui_app.local.proxy_certs import PROXIED_HOSTS, ProxyCerts
-from tui_app.local.storage_env import PROXY_ORIGIN_HEADER, StorageProxyInfo
+from tui_app.local.storage.object_store import bucket_error
+from tui_app.local.storage.proxy_certs import PROXIED_HOSTS, ProxyCerts
+from tui_app.local.storage.storage_env import PROXY_ORIGIN_HEADER, StorageProxyInfo
 
 log = logging.getLogger(__name__)
 

@@ -15,12 +15,12 @@ if TYPE_CHECKING:
     import concurrent.futures
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from tui_app.local.containers import Engine, ImagePuller
-    from tui_app.local.log_ingest import LogSource
+    from tui_app.local.environments.containers import Engine, ImagePuller
+    from tui_app.local.environments.runtime_envs import Environment
+    from tui_app.local.execution.scheduler import Scheduler
+    from tui_app.local.logs.log_ingest import LogSource
     from tui_app.local.paths import StateDir
-    from tui_app.local.runtime_envs import Environment
-    from tui_app.local.scheduler import Scheduler
-    from tui_app.local.storage_env import ReplicaWriter
+    from tui_app.local.storage.storage_env import ReplicaWriter
     from tui_app.model.states import JobState
 
 

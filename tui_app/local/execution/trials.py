@@ -31,8 +31,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui_app.local.runner import JobRunner, job_priority, sweep_leftovers
-from tui_app.local.scheduler import LANE_MARK, Grant
+from tui_app.local.execution.runner import JobRunner, job_priority, sweep_leftovers
+from tui_app.local.execution.scheduler import LANE_MARK, Grant
 from tui_app.local.timefmt import job_time
 from tui_app.model.capacity import job_demand
 from tui_app.model.hp_search import (
@@ -58,8 +58,8 @@ from tui_app.model.trial_outputs import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from tui_app.local.runner_host import RunnerHost
-    from tui_app.local.storage_env import ReplicaWriter
+    from tui_app.local.execution.runner_host import RunnerHost
+    from tui_app.local.storage.storage_env import ReplicaWriter
 
 log = logging.getLogger(__name__)
 

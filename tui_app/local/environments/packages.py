@@ -31,9 +31,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui_app.local import runtime_envs
+from tui_app.local.environments import runtime_envs
+from tui_app.local.environments.runtime_envs import Environment
 from tui_app.local.paths import StateDir, UnsafePathError
-from tui_app.local.runtime_envs import Environment
 
 _locks: dict[str, asyncio.Lock] = {}
 

@@ -24,17 +24,17 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import psutil
 
-from tui_app.local import containers, packages
-from tui_app.local.cluster_env import (
+from tui_app.local.environments import containers, packages
+from tui_app.local.environments.runtime_envs import RuntimeEnvError
+from tui_app.local.execution.cluster_env import (
     REPLICA_MARKER,
     cluster_addresses,
     free_ports,
     gpu_env,
     replica_env,
 )
-from tui_app.local.log_ingest import LogSource
-from tui_app.local.runtime_envs import RuntimeEnvError
-from tui_app.local.scheduler import Grant
+from tui_app.local.execution.scheduler import Grant
+from tui_app.local.logs.log_ingest import LogSource
 from tui_app.local.timefmt import parse_job_time
 from tui_app.model.capacity import Demand, fit, job_demand, shortfall_notes
 from tui_app.model.cluster import Replica, replicas
@@ -48,7 +48,7 @@ from tui_app.model.tiers import MACHINE_TYPES, Role
 from tui_app.model.tracebacks import error_summary
 
 if TYPE_CHECKING:
-    from tui_app.local.runner_host import RunnerHost
+    from tui_app.local.execution.runner_host import RunnerHost
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ PACKAGE_COPIES = ".packages"
 """The folder in a job's dir its packages are copied to while they install (a dot: no replica's
 task name starts with one)."""
 
-SUPERVISOR_MODULE = "tui_app.local.supervisor"
+SUPERVISOR_MODULE = "tui_app.local.execution.supervisor"
 ADOPTED_POLL_SECONDS = 0.1
 
 
@@ -635,7 +635,7 @@ class JobRunner:
                 handle.proc = await asyncio.create_subprocess_exec(
                     sys.executable,
                     "-m",
-                    "tui_app.local.supervisor",
+                    "tui_app.local.execution.supervisor",
                     str(workdir / "spec.json"),
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=asyncio.subprocess.DEVNULL,

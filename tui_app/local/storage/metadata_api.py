@@ -29,8 +29,8 @@ from typing import Any
 from aiohttp import web
 
 from tui_app.local.errors import ApiError
-from tui_app.local.storage_api import WRITER_KEY
-from tui_app.local.storage_env import REPLICA_PREFIX
+from tui_app.local.storage.storage_api import WRITER_KEY
+from tui_app.local.storage.storage_env import REPLICA_PREFIX
 
 __all__ = ["REPLICA_ACCOUNT", "TOKEN_SECONDS", "add_routes"]
 

@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 from aiohttp import StreamReader
 
 from tui_app.local.errors import ApiError, invalid_field
-from tui_app.local.object_store import disk_error
+from tui_app.local.storage.object_store import disk_error
 
 __all__ = [
     "ContentRange",
