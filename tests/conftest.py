@@ -7,10 +7,12 @@ and XDG dirs point into the test's tmp dir too.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +33,79 @@ TRAINER_SRC = REPO / "examples" / "trainer"
 # per-example deadline failed pure-logic tests (test_describe) for no fault of theirs.
 settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("suite")
+
+
+# -- one Ray cluster for the session (tests/support/ray_cluster.py) ----------------------------
+
+RAY_DIR_ENV = "TUI_APP_TEST_RAY_DIR"
+RAY_NODES = 3
+_ray_cluster: subprocess.Popen[bytes] | None = None
+
+
+def _runs_ray_tests(config: pytest.Config) -> bool:
+    """Whether the session's paths include a Ray test (``tests/service/test_ray_*.py``)."""
+    if importlib.util.find_spec("ray") is None:
+        return False
+    ray_tests = REPO / "tests" / "service"
+    for arg in config.args or [str(REPO)]:
+        path = Path(arg.split("::", 1)[0]).resolve()
+        if path.name.startswith("test_ray") or ray_tests.is_relative_to(path):
+            return True
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Start the session's Ray cluster in the background while tests are collected, once: in
+    the controller (xdist's workers inherit its folder through the environment) or in the one
+    process of a run without workers."""
+    global _ray_cluster
+    if hasattr(config, "workerinput") or RAY_DIR_ENV in os.environ:
+        return
+    if not _runs_ray_tests(config):
+        return
+    folder = Path(tempfile.mkdtemp(prefix="tui-app-ray-"))
+    os.environ[RAY_DIR_ENV] = str(folder)
+    log = open(folder / "cluster.log", "ab")  # noqa: SIM115 - the child holds it
+    _ray_cluster = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.ray_cluster", str(folder), str(RAY_NODES)],
+        cwd=REPO,
+        stdout=log,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _ray_cluster
+    if _ray_cluster is None:
+        return
+    _ray_cluster.send_signal(signal.SIGTERM)
+    try:
+        _ray_cluster.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(_ray_cluster.pid, signal.SIGKILL)
+        _ray_cluster.wait()
+    _ray_cluster = None
+
+
+@pytest.fixture(scope="session")
+def ray_address() -> str:
+    """The head node's address of the session's Ray cluster, once every node has joined."""
+    pytest.importorskip("ray", reason="the Ray tests need the ray extra: pip install -e '.[dev]'")
+    given = os.environ.get(RAY_DIR_ENV)
+    if not given:
+        pytest.fail("No Ray cluster was started for this session (tests/conftest.py)")
+    folder = Path(given)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if (folder / "address").exists():
+            return (folder / "address").read_text().strip()
+        if (folder / "error").exists():
+            pytest.fail(f"The Ray cluster did not start: {(folder / 'error').read_text()}")
+        time.sleep(0.2)
+    log = (folder / "cluster.log").read_text(errors="replace")[-2000:]
+    pytest.fail(f"The Ray cluster did not start within 240 s:\n{log}")
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from tui_app.local.execution.cluster_env import cluster_addresses, replica_env, uses_chief
+from tui_app.local.execution.executor import Endpoint
 from tui_app.model.cluster import ml_units_per_hour, replicas
 from tui_app.model.job_id import (
     base_name,
@@ -210,7 +211,9 @@ def test_tf_config_shapes() -> None:
         "runtimeVersion": "2.5",
     }
     reps = replicas(ti)
-    cluster = cluster_addresses(reps, [1001, 1002, 1003, 1004])
+    cluster = cluster_addresses(
+        reps, [Endpoint("127.0.0.1", p) for p in (1001, 1002, 1003, 1004, 0)]
+    )
     assert cluster == {
         "master": ["127.0.0.1:1001"],
         "worker": ["127.0.0.1:1002", "127.0.0.1:1003"],

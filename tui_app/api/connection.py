@@ -132,13 +132,17 @@ def service_health(url: str) -> dict[str, Any] | None:
 
 def service_options(profile: Profile) -> list[str]:
     """The ``tui-app service start`` options a local profile asks for: its container engine
-    and run options (a service already running keeps its own)."""
+    and run options, its executor and Ray address (a service already running keeps its own)."""
     options: list[str] = []
     if profile.container_engine:
         options += ["--container-engine", profile.container_engine]
     if profile.container_run_args:
         # One word with "=": a value starting with "--" would be read as an option of its own.
         options.append("--container-run-args=" + shlex.join(profile.container_run_args))
+    if profile.executor != "local":
+        options += ["--executor", profile.executor]
+    if profile.ray_address:
+        options += ["--ray-address", profile.ray_address]
     return options
 
 

@@ -66,6 +66,12 @@ class Profile:
     container_run_args: tuple[str, ...] = ()
     """For ``local`` profiles: extra ``run`` options for every replica container
     (``--security-opt label=disable``), passed as ``--container-run-args``."""
+    executor: str = "local"
+    """For ``local`` profiles: where the service runs replicas, ``local`` (this machine) or
+    ``ray`` (a Ray cluster), passed as ``--executor`` when the app starts the service."""
+    ray_address: str | None = None
+    """For ``local`` profiles with ``executor: ray``: the cluster's ``HOST:PORT`` (default: the
+    one ``ray start`` on this machine joined), passed as ``--ray-address``."""
 
     def label(self, local_host: str | None = None) -> str:
         """How the header and the banners name the profile: ``local (127.0.0.1:8470)``,
@@ -158,11 +164,13 @@ def _profile(name: str, data: Any) -> Profile:
         "executor_image",
         "logging_endpoint",
         *_CONTAINER_KEYS,
+        *_EXECUTOR_KEYS,
     }
     unknown = set(data) - allowed
     if unknown:
         raise SettingsError(f"profiles.{name}: unknown keys {', '.join(sorted(unknown))}.")
     engine, run_args = _container_settings(name, kind, data)
+    executor, ray_address = _executor_settings(name, kind, data)
     return Profile(
         name=name,
         kind=kind,
@@ -177,10 +185,42 @@ def _profile(name: str, data: Any) -> Profile:
         logging_endpoint=data.get("logging_endpoint"),
         container_engine=engine,
         container_run_args=run_args,
+        executor=executor,
+        ray_address=ray_address,
     )
 
 
 _CONTAINER_KEYS = ("container_engine", "container_run_args")
+_EXECUTOR_KEYS = ("executor", "ray_address")
+EXECUTORS = ("local", "ray")
+
+
+def _executor_settings(name: str, kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
+    """A local profile's ``executor`` and ``ray_address``.
+
+    Raises:
+        SettingsError: naming the key: on a profile that runs no service, an executor that is
+            not one of ``EXECUTORS``, or a Ray address that is not ``HOST:PORT`` text.
+    """
+    for key in _EXECUTOR_KEYS:
+        if data.get(key) is not None and kind != "local":
+            raise SettingsError(
+                f"profiles.{name}.{key} applies only to a local profile (its service runs the "
+                f"replicas), not a {kind} one."
+            )
+    executor = data.get("executor") or "local"
+    if executor not in EXECUTORS:
+        raise SettingsError(
+            f"profiles.{name}.executor must be one of {', '.join(EXECUTORS)}, not {executor!r}."
+        )
+    address = data.get("ray_address")
+    if address is not None and (not isinstance(address, str) or not address.strip()):
+        raise SettingsError(
+            f"profiles.{name}.ray_address must be the cluster's HOST:PORT as text, not {address!r}."
+        )
+    if address is not None and executor != "ray":
+        raise SettingsError(f"profiles.{name}.ray_address needs executor: ray.")
+    return executor, (address.strip() if address else None)
 
 
 def _container_settings(

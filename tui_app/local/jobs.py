@@ -22,6 +22,8 @@ from typing import Any
 
 from tui_app.local.environments import containers, interpreters, packages, runtime_envs
 from tui_app.local.errors import ApiError, invalid, invalid_field, not_found_job
+from tui_app.local.execution.executor import Executor
+from tui_app.local.execution.local_executor import LocalExecutor
 from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE
 from tui_app.local.execution.runner import JobRunner
 from tui_app.local.execution.scheduler import Scheduler, machine_capacity
@@ -126,8 +128,11 @@ class JobService:
         pythons: tuple[str, ...] = (),
         replica_nice: int = DEFAULT_REPLICA_NICE,
         engine: containers.EngineStatus | None = None,
+        executor: Executor | None = None,
     ) -> None:
         state.ensure()
+        self.executor: Executor = executor if executor is not None else LocalExecutor()
+        """Where replicas run (``execution/executor.py``); the service never asks which."""
         self.engine_status = engine if engine is not None else containers.find_engine()
         """The container engine found (or named) at start, or why there is none."""
         self.container_engine = self.engine_status.engine
@@ -147,9 +152,13 @@ class JobService:
         self.writer = LogWriter(self.logs)
         self.runners: dict[tuple[str, str], JobRunner] = {}
         self.scheduler = Scheduler(
-            machine_capacity(slots, gpus), self._positions_changed, max_wait_scale
+            self.executor.admission(machine_capacity(slots, gpus)),
+            self._positions_changed,
+            max_wait_scale,
         )
-        self.metrics = MetricsSampler(self.jobs, state.jobs_db, engine=self.container_engine)
+        self.metrics = MetricsSampler(
+            self.jobs, state.jobs_db, engine=self.container_engine, executor=self.executor
+        )
         self.replica_credentials = ReplicaCredentials(state.root / "replica-credentials.json")
         self.url: str | None = None
         """Where replicas reach the service (``http://127.0.0.1:PORT``), set once it listens."""
@@ -163,6 +172,7 @@ class JobService:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
+        await self.executor.start()
         self.writer.start()
         self.metrics.start()
         await self._recover()
@@ -187,6 +197,7 @@ class JobService:
         self.writer.stop()
         await asyncio.to_thread(self.writer.join, 10)
         self.jobs.close()
+        await self.executor.close()
 
     def _remove_orphans(self, keep: set[str]) -> None:
         """Remove this service's containers that no adopted replica owns: what a crash left
@@ -514,7 +525,8 @@ class JobService:
         self.stored(project, job_id)  # 404 for an unknown job
         wait = self.scheduler.wait_info((project, job_id))
         if wait is None:
-            return {}
+            reason = self.executor.waiting((project, job_id, None))
+            return {"reason": reason} if reason else {}
         capacity = self.scheduler.capacity
 
         def job_entry(key: tuple[str, str], slots: int, gpus: int) -> dict[str, Any]:
@@ -597,6 +609,7 @@ class JobService:
         except JobSpecError as exc:
             raise invalid(exc.violations) from None
         ti = job["trainingInput"]
+        self.executor.refuse(ti)
         if job_images(ti):
             self._check_container_job(ti)
         try:

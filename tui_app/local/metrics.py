@@ -36,6 +36,8 @@ Not part of ml v1 (a cloud endpoint answers 404): ::
 
 - ``replicas``: every replica the job started, in the job's order (master, workers, parameter
   servers, evaluators), each with ``samples`` oldest first; ``[]`` before the job's replicas start.
+  A replica that runs on another node (the Ray executor) also has ``node``:
+  ``{"address": "10.0.0.3", "id": "<Ray node id>"}``; one on the service's own machine has none.
 - A sample: ``time`` (RFC 3339 UTC, always ``.ffffffZ``), ``cpuPercent`` (percent of one core,
   mean over the sample's span), ``memoryBytes`` (int64 as a string: the tree's RSS; for a merged
   sample the peak). A merged sample also has ``span`` (its width, a Duration: it covers
@@ -70,6 +72,8 @@ import psutil
 from tui_app.local.environments.containers import Engine
 from tui_app.local.environments.containers import stats as container_stats
 from tui_app.local.errors import invalid_field, not_found_job
+from tui_app.local.execution.executor import Executor
+from tui_app.local.execution.local_executor import SUPERVISOR_MODULE
 from tui_app.local.store import SAMPLES_SCHEMA, JobStore, connect
 from tui_app.local.timefmt import log_time
 from tui_app.model.states import JobState
@@ -87,7 +91,6 @@ BUCKET_SECONDS = 30.0
 MAX_BUCKETS = 480
 """More merged buckets than this per replica and adjacent pairs merge (the width doubles)."""
 COMPACT_EVERY_SECONDS = 60.0
-SUPERVISOR_MODULE = "tui_app.local.execution.supervisor"
 # The states in which a job may have replicas running (QUEUED ones have none yet).
 _SAMPLED_STATES = (JobState.PREPARING.value, JobState.RUNNING.value, JobState.CANCELLING.value)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -416,8 +419,13 @@ class MetricsSampler:
         db_path: Path,
         interval: float | None = None,
         engine: Engine | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.interval = interval if interval is not None else interval_from_env()
+        self._executor = executor
+        """Replicas on other nodes (a record with an ``actor``) are measured there and report
+        CPU seconds and RSS through it; the sampler turns seconds into percent."""
+        self._remote_cpu: dict[Key, tuple[float, float]] = {}
         self._engine = engine
         """Container replicas are measured by the engine's stats (docker's containers are not
         in the supervisor's process tree at all)."""
@@ -461,11 +469,14 @@ class MetricsSampler:
         """Take one sample of every live replica; returns how many were stored (blocking)."""
         targets: list[tuple[Key, int]] = []
         boxed: list[tuple[Key, str]] = []
+        remote: list[tuple[Key, dict[str, Any]]] = []
         for project, job, runtime in self._jobs.in_states(_SAMPLED_STATES):
             for rep in runtime.get("replicas") or []:
                 pid, name = rep.get("supervisor"), rep.get("task_name")
                 box = rep.get("container")
-                if isinstance(box, str) and isinstance(name, str) and self._engine is not None:
+                if isinstance(rep.get("actor"), str) and isinstance(name, str):
+                    remote.append(((project, str(job["jobId"]), name), rep))
+                elif isinstance(box, str) and isinstance(name, str) and self._engine is not None:
                     boxed.append(((project, str(job["jobId"]), name), box))
                 elif isinstance(pid, int) and isinstance(name, str):
                     targets.append(((project, str(job["jobId"]), name), pid))
@@ -486,7 +497,10 @@ class MetricsSampler:
                 if box in measured
                 for cpu, mem in (measured[box],)
             ]
+        if remote and self._executor is not None:
+            rows += self._remote_rows(remote, t)
         live_keys = [key for key, _ in targets] + [key for key, _ in boxed]
+        live_keys += [key for key, _ in remote]
         if rows:
             self.store.add(rows)
         live = set(live_keys)
@@ -497,6 +511,28 @@ class MetricsSampler:
                 self.store.compact(key, t_ms)
                 self._compacted[key] = t
         return len(rows)
+
+    def _remote_rows(
+        self, remote: list[tuple[Key, dict[str, Any]]], t: float
+    ) -> list[tuple[Key, Sample]]:
+        """Samples of replicas measured on their nodes: percent of one core from the CPU
+        seconds they report, since the previous report (the first report only primes it)."""
+        assert self._executor is not None
+        got = self._executor.usage([rec for _, rec in remote])
+        rows: list[tuple[Key, Sample]] = []
+        for i, (key, _) in enumerate(remote):
+            if i not in got:
+                continue
+            used, rss = got[i]
+            before = self._remote_cpu.get(key)
+            self._remote_cpu[key] = (t, used)
+            if before is None or t <= before[0]:
+                continue
+            cpu = max(0.0, (used - before[1]) / (t - before[0]) * 100.0)
+            rows.append((key, Sample(int(t * 1000), cpu, cpu, rss)))
+        live = {key for key, _ in remote}
+        self._remote_cpu = {k: v for k, v in self._remote_cpu.items() if k in live}
+        return rows
 
     def read(self, project: str, job_id: str, since: str | None = None) -> dict[str, Any]:
         """The ``:metrics`` response (blocking: the server calls it in a thread).
@@ -518,16 +554,24 @@ class MetricsSampler:
             since_ms = ((moment - _EPOCH) // timedelta(microseconds=1)) // 1000
         samples = self.store.read(project, job_id, since_ms)
         runtime = self._jobs.runtime(project, job_id)
-        order = [
-            name
-            for rep in runtime.get("replicas") or []
-            if isinstance(name := rep.get("task_name"), str)
+        recorded = [
+            rep for rep in runtime.get("replicas") or [] if isinstance(rep.get("task_name"), str)
         ]
+        order = [rep["task_name"] for rep in recorded]
+        nodes = {
+            rep["task_name"]: {"address": str(rep["node"]), "id": str(rep.get("nodeId") or "")}
+            for rep in recorded
+            if isinstance(rep.get("node"), str)
+        }
         names = order + sorted(n for n in samples if n not in order)
         return {
             "sampleInterval": f"{self.interval:g}s",
             "replicas": [
-                {"taskName": name, "samples": [s.to_json() for s in samples.get(name, [])]}
+                {
+                    "taskName": name,
+                    **({"node": nodes[name]} if name in nodes else {}),
+                    "samples": [s.to_json() for s in samples.get(name, [])],
+                }
                 for name in names
             ],
         }

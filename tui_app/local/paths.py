@@ -91,6 +91,14 @@ class StateDir:
         """The job's own folder: replica work dirs, their logs and status files."""
         return _inside(self.root / "jobs", project, job_id)
 
+    def replica_dir(self, project: str, job_id: str, trial: str | None, task_name: str) -> Path:
+        """One replica's work dir: its output files and status, whatever node ran it (a trial's
+        replicas under ``trials/<id>``)."""
+        base = self.job_dir(project, job_id)
+        if trial is not None:
+            base = _inside(base, "trials", trial)
+        return _inside(base, task_name)
+
     def gcs_path(self, uri: str) -> Path:
         """Map ``gs://bucket/a/b`` to its folder under the state dir.
 

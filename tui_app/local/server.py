@@ -32,6 +32,7 @@ from tui_app.local.jobs import JobService
 from tui_app.local.logs.entries import follow_entries, list_entries
 from tui_app.local.paths import project_error
 from tui_app.local.storage.metadata_api import add_routes as add_metadata_routes
+from tui_app.local.storage.replica_output import add_routes as add_output_routes
 from tui_app.local.storage.storage_api import WRITER_KEY, is_storage_path
 from tui_app.local.storage.storage_api import add_routes as add_storage_routes
 from tui_app.local.storage.upload_bodies import parse_json_body
@@ -364,5 +365,6 @@ def make_app(
     r.add_post("/v2/entries:list", entries_list)
     r.add_post("/v2/entries:follow", entries_follow)
     add_metadata_routes(app)  # first: storage ends with a catch-all under /_replica/
+    add_output_routes(app, service.state)
     add_storage_routes(app, service.state, service.object_written)
     return app

@@ -34,6 +34,7 @@ from tui_app.local.environments.containers import (
     engine_from_env,
     find_engine,
 )
+from tui_app.local.execution.executor import Executor, ExecutorError
 from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
 from tui_app.local.paths import StateDir, StateDirError
 
@@ -147,6 +148,10 @@ class ServiceOptions:
     """The engine command for custom containers (``podman --runtime runc``); None: look on PATH."""
     container_run_args: tuple[str, ...] = ()
     """Extra ``run`` options for every replica container."""
+    executor: str = "local"
+    """Where replicas run: ``local`` (processes here) or ``ray`` (``execution/ray_executor``)."""
+    ray_address: str | None = None
+    """The Ray cluster to join (``HOST:PORT``); None: the one ``ray start`` here joined."""
 
     @classmethod
     def from_args(
@@ -177,6 +182,8 @@ class ServiceOptions:
             _replica_nice(getattr(args, "replica_nice", None), env),
             engine,
             run_args,
+            getattr(args, "executor", None) or "local",
+            getattr(args, "ray_address", None),
         )
 
     def argv(self) -> list[str]:
@@ -196,6 +203,10 @@ class ServiceOptions:
             args += ["--container-engine", self.container_engine]
         if self.container_run_args:
             args.append("--container-run-args=" + shlex.join(self.container_run_args))
+        if self.executor != "local":
+            args += ["--executor", self.executor]
+        if self.ray_address:
+            args += ["--ray-address", self.ray_address]
         if self.no_auth:
             args.append("--no-auth")
         return args
@@ -327,6 +338,21 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         f"'--security-opt label=disable' (default: ${RUN_ARGS_ENV})",
     )
     p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where replicas run: local (processes on this machine, the default) or ray (a "
+        "Ray cluster's nodes: pip install 'tui-app[ray]'; README: Running replicas on a Ray "
+        "cluster)",
+    )
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="HOST:PORT",
+        help="the Ray cluster to join with --executor ray (default: the one `ray start` on "
+        "this machine joined)",
+    )
+    p.add_argument(
         "--python",
         action="append",
         default=None,
@@ -379,6 +405,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
 
     host, port = opts.host, opts.port
     engine = await asyncio.to_thread(find_engine, opts.container_engine, opts.container_run_args)
+    executor = _executor(state, opts)
     try:
         service = JobService(
             state,
@@ -389,10 +416,15 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
             pythons=opts.pythons,
             replica_nice=opts.replica_nice,
             engine=engine,
+            executor=executor,
         )
     except (StoreError, StateDirError) as exc:
         raise ServiceError(str(exc)) from None
-    await service.start()
+    try:
+        await service.start()
+    except ExecutorError as exc:
+        await service.close()
+        raise ServiceError(str(exc)) from None
     guard = BrowserGuard(host, port or None)
     app = make_app(service, token, guard)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
@@ -428,7 +460,9 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
     )
     os.replace(tmp, state.service_file)
     print(f"Serving the ml v1 Jobs API and Logging entries:list at {url}", flush=True)
-    print(f"Capacity: {service.scheduler.capacity.describe()}", flush=True)
+    if opts.executor == "local":
+        print(f"Capacity: {service.scheduler.capacity.describe()}", flush=True)
+    print(f"Executor: {service.executor.describe()}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -440,6 +474,16 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
     await runner.cleanup()
     await service.close()
     return 0
+
+
+def _executor(state: StateDir, opts: ServiceOptions) -> Executor | None:
+    """The executor the options name (None: the service's default, the local one)."""
+    if opts.executor != "ray":
+        return None
+    from tui_app.local.environments.containers import service_key
+    from tui_app.local.execution.ray_executor import RayExecutor
+
+    return RayExecutor(opts.ray_address, service_key(state.root), opts.no_auth, opts.host)
 
 
 async def _start_storage_proxy(state: StateDir, port: int) -> Any:

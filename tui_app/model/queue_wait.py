@@ -51,6 +51,10 @@ def wait_rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
         ``(key, value)`` rows: what it needs, what the machine has free, who holds the rest,
         who goes first, and when it starts.
     """
+    reason = info.get("reason") if info else None
+    if isinstance(reason, str) and reason:
+        # A cluster executor words its own wait (what the job needs against what is free).
+        return [("Waiting", reason)]
     if not info or as_int(info.get("position")) is None:
         return []
     position = as_int(info.get("position")) or 1
@@ -102,6 +106,8 @@ def wait_summary(info: Mapping[str, Any]) -> str:
     rows = dict(wait_rows(info))
     if not rows:
         return ""
+    if "Waiting" in rows:
+        return rows["Waiting"]
     parts = [f"needs {rows['Needs']}", f"the machine has {rows['Machine']}"]
     if "Held by" in rows:
         parts.append(f"held by {rows['Held by']}")

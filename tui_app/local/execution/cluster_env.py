@@ -17,6 +17,7 @@ import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tui_app.local.execution.executor import Endpoint
 from tui_app.model.cluster import Replica
 from tui_app.model.tiers import Role
 
@@ -59,14 +60,16 @@ def uses_chief(training_input: Mapping[str, Any]) -> bool:
         return False
 
 
-def cluster_addresses(replicas: Sequence[Replica], ports: Sequence[int]) -> dict[str, list[str]]:
-    """``{"master": [...], "worker": [...], "ps": [...]}``; evaluators are never in a cluster."""
+def cluster_addresses(
+    replicas: Sequence[Replica], endpoints: Sequence[Endpoint]
+) -> dict[str, list[str]]:
+    """``{"master": [...], "worker": [...], "ps": [...]}`` from each replica's endpoint (its
+    node's address and the port kept for it); evaluators are never in a cluster."""
     cluster: dict[str, list[str]] = {}
-    it = iter(ports)
-    for r in replicas:
+    for r, at in zip(replicas, endpoints, strict=True):
         if r.role is Role.EVALUATOR:
             continue
-        cluster.setdefault(r.role.value, []).append(f"127.0.0.1:{next(it)}")
+        cluster.setdefault(r.role.value, []).append(str(at))
     return cluster
 
 

@@ -17,26 +17,23 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
-
-import psutil
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from tui_app.local.environments import containers, packages
 from tui_app.local.environments.runtime_envs import RuntimeEnvError
 from tui_app.local.execution.cluster_env import (
     REPLICA_MARKER,
     cluster_addresses,
-    free_ports,
     gpu_env,
     replica_env,
 )
+from tui_app.local.execution.executor import Placement, ReplicaProcess, RunKey
 from tui_app.local.execution.scheduler import Grant
 from tui_app.local.logs.log_ingest import LogSource
 from tui_app.local.timefmt import parse_job_time
-from tui_app.model.capacity import Demand, fit, job_demand, shortfall_notes
+from tui_app.model.capacity import Demand, fit, job_demand
 from tui_app.model.cluster import Replica, replicas
 from tui_app.model.job_images import container_entry, job_images, replica_image
 from tui_app.model.limits import TimeLimit, running_limit, wait_limit
@@ -54,92 +51,11 @@ log = logging.getLogger(__name__)
 
 STDERR_TAIL_BYTES = 256 * 1024
 SUPERVISOR_SLACK_SECONDS = 5.0
-SWEEP_SECONDS = 5.0
 
 
 PACKAGE_COPIES = ".packages"
 """The folder in a job's dir its packages are copied to while they install (a dot: no replica's
 task name starts with one)."""
-
-SUPERVISOR_MODULE = "tui_app.local.execution.supervisor"
-ADOPTED_POLL_SECONDS = 0.1
-
-
-class SupervisorProcess(Protocol):
-    """What the runner needs of a supervisor: the child it started, or one it adopted."""
-
-    @property
-    def pid(self) -> int: ...
-
-    @property
-    def returncode(self) -> int | None: ...
-
-    def send_signal(self, sig: int) -> None: ...
-
-    async def wait(self) -> int: ...
-
-
-class AdoptedSupervisor:
-    """A supervisor an earlier run of the service started (after a crash): not our child, so it
-    is watched by polling, and signalled only while it is still that same process (psutil
-    checks its create time, so a recycled pid is never signalled)."""
-
-    def __init__(self, proc: psutil.Process | None) -> None:
-        self._proc = proc
-        self.pid = proc.pid if proc is not None else 0
-
-    @property
-    def returncode(self) -> int | None:
-        """None while the supervisor runs; 0 once it is gone (its replica's status is in the
-        status file, as for a supervisor this service started)."""
-        if self._proc is None:
-            return 0
-        try:
-            alive = self._proc.is_running() and self._proc.status() != psutil.STATUS_ZOMBIE
-        except psutil.Error:
-            alive = False
-        if not alive:
-            self._proc = None
-            return 0
-        return None
-
-    def send_signal(self, sig: int) -> None:
-        if self._proc is None:
-            raise ProcessLookupError(self.pid)
-        try:
-            self._proc.send_signal(sig)
-        except psutil.Error as exc:
-            raise ProcessLookupError(self.pid) from exc
-
-    async def wait(self) -> int:
-        while self.returncode is None:
-            await asyncio.sleep(ADOPTED_POLL_SECONDS)
-        return 0
-
-
-def find_supervisor(rep: dict[str, Any]) -> psutil.Process | None:
-    """The live supervisor a runtime record names, or None when it is gone.
-
-    It must be the same process: its command line runs the supervisor on this replica's spec and,
-    when recorded, its create time matches (a recycled pid fails both).
-    """
-    pid = rep.get("supervisor")
-    if not isinstance(pid, int) or pid <= 0:
-        return None
-    try:
-        proc = psutil.Process(pid)
-        if proc.status() == psutil.STATUS_ZOMBIE:
-            return None
-        cmdline = proc.cmdline()
-        started = rep.get("supervisor_started")
-        if isinstance(started, (int, float)) and abs(proc.create_time() - started) > 1.0:
-            return None
-    except psutil.Error:
-        return None
-    spec = str(Path(rep.get("dir", "")) / "spec.json")
-    if SUPERVISOR_MODULE not in cmdline or spec not in cmdline:
-        return None
-    return proc
 
 
 @dataclass
@@ -148,7 +64,7 @@ class ReplicaHandle:
 
     replica: Replica
     workdir: Path
-    proc: SupervisorProcess | None = None
+    proc: ReplicaProcess | None = None
     sources: list[LogSource] = field(default_factory=list)
     status: dict[str, Any] | None = None
     container: str | None = None
@@ -267,8 +183,19 @@ class JobRunner:
         """The trial id (``"1"``...) when this runs one trial of a tuning job (trials.py)."""
         self.extra_args: list[str] = []
         """Arguments after the job's own: a trial's ``--<parameterName>=<value>``."""
+        self.placement: Placement | None = None
+        """Where the executor put this run's replicas (``place``), before they start."""
         self.gpu_variant = False
         """The job was granted GPUs: its runtime environment has the GPU builds."""
+
+    places_at_admission = True
+    """A job's replicas are placed while it is QUEUED; a tuning job's trials each when their
+    turn comes."""
+
+    @property
+    def run_key(self) -> RunKey:
+        """This run of replicas, as the executor names it."""
+        return (self.project, self.job_id, self.trial)
 
     def cancel(self) -> None:
         """The user cancelled the job."""
@@ -316,7 +243,7 @@ class JobRunner:
             handle = ReplicaHandle(replica, Path(rep["dir"]))
             box = rep.get("container")
             handle.container = box if isinstance(box, str) else None
-            handle.proc = AdoptedSupervisor(find_supervisor(rep))
+            handle.proc = self.host.executor.adopt(self.run_key, rep)
             if handle.proc.returncode is not None:
                 self._ended_while_down.append(replica.task_name)
             self._follow_logs(handle)  # from the offsets the store committed
@@ -402,6 +329,8 @@ class JobRunner:
             )
         finally:
             self._disarm()
+            with contextlib.suppress(Exception):  # what is left on a cluster is its to reclaim
+                await self.host.executor.release(self.run_key)
             self.host.runner_done(self.project, self.job_id)
             self.host.scheduler.release((self.project, self.job_id))
 
@@ -506,11 +435,20 @@ class JobRunner:
         cancelled, grant = await self._until_cancelled(admitted)
         if cancelled:
             return None
+        if self.places_at_admission:
+            # Still QUEUED: on a cluster, the job waits here until all its replicas fit.
+            cancelled, placement = await self._until_cancelled(self._place(ti))
+            if cancelled:
+                return None
+            self.placement = placement
         self.host.transition(self.project, self.job_id, JobState.PREPARING)
         self.note("Waiting for job to be provisioned.")
-        for warning in shortfall_notes(demand, grant.demand, scheduler.capacity):
+        for warning in self.host.executor.shortfall(demand, grant.demand, scheduler.capacity):
             self.note(warning, "WARNING")
         return cast(Grant, grant)
+
+    async def _place(self, ti: dict[str, Any]) -> Placement:
+        return await self.host.executor.place(self.run_key, ti, replicas(ti), self.note)
 
     async def _prepare(self, ti: dict[str, Any]) -> tuple[Path | None, Path | None] | str:
         """Packages installed (or images pulled) and the job dir mapped, or the reason the job
@@ -573,9 +511,10 @@ class JobRunner:
     ) -> None:
         reps = replicas(ti)
         order = self.host.scheduler.capacity.device_order
-        cluster = cluster_addresses(
-            reps, free_ports(sum(r.role is not Role.EVALUATOR for r in reps))
-        )
+        placement = self.placement
+        if placement is None:  # a trial: placed when its turn comes
+            placement = self.placement = await self._place(ti)
+        cluster = cluster_addresses(reps, [placement.endpoint(i) for i in range(len(reps))])
         base = self.replica_root()
         tail = list(self.extra_args)
         if ti.get("jobDir"):
@@ -587,7 +526,7 @@ class JobRunner:
         if not job_images(ti):
             argv = [python, "-m", ti["pythonModule"], *(ti.get("args") or []), *tail]
         runtime: dict[str, Any] = {"replicas": [], "slots": grant.demand.slots, "complete": False}
-        for rep, gpus in zip(reps, grant.gpus, strict=True):
+        for index, (rep, gpus) in enumerate(zip(reps, grant.gpus, strict=True)):
             workdir = base / rep.task_name
             workdir.mkdir(parents=True, exist_ok=True)
             for stale in ("status.json", "pid.json"):  # from a start a restart cut short
@@ -630,29 +569,14 @@ class JobRunner:
                 handle.container = container["name"]
             (workdir / "spec.json").write_text(json.dumps(spec))
             self._follow_logs(handle)
-            # The supervisor gets its own copy of the log fd; ours closes right after the spawn.
-            with open(workdir / "supervisor.log", "ab") as sup_log:
-                handle.proc = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-m",
-                    "tui_app.local.execution.supervisor",
-                    str(workdir / "spec.json"),
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.DEVNULL,
-                    stderr=sup_log,
-                    start_new_session=True,
-                )
+            handle.proc = await placement.start(index, rep, spec, pythonpath)
             self.handles.append(handle)
-            try:
-                created: float | None = psutil.Process(handle.proc.pid).create_time()
-            except psutil.Error:
-                created = None
+            node = handle.proc.node
             runtime["replicas"].append(
                 {
                     "task_name": rep.task_name,
                     "dir": str(workdir),
-                    "supervisor": handle.proc.pid,
-                    "supervisor_started": created,
+                    **handle.proc.record(),
                     "gpus": list(gpus),
                     **({"container": container["name"]} if container else {}),
                 }
@@ -661,7 +585,10 @@ class JobRunner:
             self.record_runtime(runtime)
             on_gpus = f", GPU {','.join(gpus)}" if gpus else ""
             as_container = f", container {container['name']} of {image}" if container else ""
-            self.note(f"Started {rep.task_name} ({rep.machine_type}{on_gpus}{as_container}).")
+            on_node = f", on node {node['address']}" if node else ""
+            self.note(
+                f"Started {rep.task_name} ({rep.machine_type}{on_gpus}{as_container}{on_node})."
+            )
         runtime["complete"] = True
         self.record_runtime(runtime)
 
@@ -774,6 +701,11 @@ class JobRunner:
                     return self.stop_reason
                 for fut in done:
                     handle = waits.pop(fut)
+                    lost = handle.proc.lost if handle.proc is not None else None
+                    if lost is not None:
+                        return JobState.FAILED, (
+                            f"The replica {handle.replica.task_name} was lost: {lost}."
+                        )
                     handle.status = handle.read_status()
                     code = handle.status.get("exit_code")
                     role = handle.replica.role
@@ -806,7 +738,8 @@ class JobRunner:
             await asyncio.wait_for(asyncio.gather(*waiters), timeout)
         except TimeoutError:
             for h in live:
-                _kill_everything(h)
+                if h.proc is not None:
+                    h.proc.kill_tree()
         for h in live:
             if h.status is None:
                 h.status = h.read_status()
@@ -816,8 +749,7 @@ class JobRunner:
         leaves its replica's tree to init), and say so in the job's log."""
         if not self.handles:
             return
-        workdirs = {str(h.workdir) for h in self.handles}
-        killed = await asyncio.to_thread(sweep_leftovers, workdirs)
+        killed = await self.host.executor.sweep([h.workdir for h in self.handles])
         if killed:
             self.note(
                 f"Killed {killed} process{'es' if killed > 1 else ''} of the job that outlived "
@@ -864,47 +796,3 @@ class JobRunner:
 def job_priority(ti: dict[str, Any]) -> int:
     """``scheduling.priority``, 0 when unset: a tuning job's further trials queue with it too."""
     return int((ti.get("scheduling") or {}).get("priority") or 0)
-
-
-def _kill_everything(handle: ReplicaHandle) -> None:
-    """Last resort when a supervisor does not exit: kill it and its replica's whole tree."""
-    procs: list[psutil.Process] = []
-    if handle.proc is not None and handle.proc.returncode is None:
-        try:
-            sup = psutil.Process(handle.proc.pid)
-            procs = [sup, *sup.children(recursive=True)]
-        except psutil.Error:
-            pass
-    for p in procs:
-        with contextlib.suppress(psutil.Error):
-            p.kill()
-
-
-def _marked(proc: psutil.Process, workdirs: Collection[str]) -> bool:
-    env = proc.info.get("environ") or {}
-    return env.get(REPLICA_MARKER) in workdirs and proc.info.get("status") != psutil.STATUS_ZOMBIE
-
-
-def sweep_leftovers(workdirs: Collection[str], seconds: float = SWEEP_SECONDS) -> int:
-    """SIGKILL every live process whose environment marks it as one of these replicas'.
-
-    A replica's tree normally dies with its supervisor (a child subreaper that kills all it
-    adopted); this catches what a supervisor killed from outside left behind, whose orphans
-    init adopted. Repeated until none is left (a dying parent may fork meanwhile) or for at most
-    ``seconds``. Returns how many processes were killed.
-    """
-    killed: set[int] = set()
-    deadline = time.monotonic() + seconds
-    while True:
-        found = [
-            p
-            for p in psutil.process_iter(["environ", "status"])
-            if p.pid != os.getpid() and _marked(p, workdirs)
-        ]
-        for p in found:
-            with contextlib.suppress(psutil.Error):
-                p.kill()
-                killed.add(p.pid)
-        if not found or time.monotonic() > deadline:
-            return len(killed)
-        time.sleep(0.02)

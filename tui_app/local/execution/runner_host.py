@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from tui_app.local.environments.containers import Engine, ImagePuller
     from tui_app.local.environments.runtime_envs import Environment
+    from tui_app.local.execution.executor import Executor
     from tui_app.local.execution.scheduler import Scheduler
     from tui_app.local.logs.log_ingest import LogSource
     from tui_app.local.paths import StateDir
@@ -36,6 +37,10 @@ class RunnerHost(Protocol):
     def scheduler(self) -> Scheduler:
         """Admission and capacity: a runner asks for, adopts and releases its own slots, and
         reads the machine's capacity for its warnings and GPU order."""
+
+    @property
+    def executor(self) -> Executor:
+        """Where replicas run: places a run's replicas, starts, adopts and releases them."""
 
     @property
     def grace_seconds(self) -> float:

@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,32 @@ from tui_app.local.execution.replica_priority import lower_priority
 PR_SET_CHILD_SUBREAPER = 36
 DEFAULT_GRACE_SECONDS = 5.0
 ORPHAN_GRACE_SECONDS = 2.0
+
+
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+
+
+@contextlib.contextmanager
+def stop_signals_held() -> Iterator[None]:
+    """Spawn a supervisor inside this: it starts with SIGTERM and SIGINT blocked (a child
+    inherits the mask), and unblocks them once its handlers are in place. A stop sent while it
+    is still starting Python then waits for it, instead of killing it before it can record how
+    its replica ended. The caller's own signals are held for the instant of the spawn only."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In a replica on a Ray node: SIGKILL it should its supervisor be killed (Ray kills a
+    dying worker's children; the replica, in a session of its own, would be left running)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _set_subreaper() -> None:
@@ -124,12 +151,14 @@ def run(spec: dict[str, Any]) -> int:
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # see stop_signals_held
 
     started = time.time()
     with open(spec["stdout_path"], "ab") as out, open(spec["stderr_path"], "ab") as err:
         try:
             child = subprocess.Popen(
                 spec["argv"],
+                preexec_fn=_die_with_parent if isinstance(spec.get("parent_pid"), int) else None,
                 cwd=spec["cwd"],
                 env=spec["env"],
                 stdin=subprocess.DEVNULL,
@@ -159,6 +188,9 @@ def run(spec: dict[str, Any]) -> int:
     pgid = child.pid
     _write_json(Path(spec["pid_path"]), {"supervisor": os.getpid(), "replica": child.pid})
 
+    parent = spec.get("parent_pid")
+    """Set by a Ray node's actor: when it dies (its node is going away, or it was killed), the
+    replica is stopped as a cancel would stop it, rather than left running unowned."""
     container: dict[str, Any] | None = spec.get("container")
     stopper: subprocess.Popen[bytes] | None = None
     next_stop = 0.0
@@ -175,6 +207,8 @@ def run(spec: dict[str, Any]) -> int:
                 stopper = None
         if status is not None:
             break
+        if isinstance(parent, int) and not stop_requested and os.getppid() != parent:
+            stop_requested.append(time.monotonic())
         if stop_requested and container is not None:
             # The engine stops it: SIGTERM, then SIGKILL after the grace period. Only when the
             # engine itself hangs do the processes get signalled, well after that.

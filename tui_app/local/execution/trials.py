@@ -31,7 +31,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui_app.local.execution.runner import JobRunner, job_priority, sweep_leftovers
+from tui_app.local.execution.runner import JobRunner, job_priority
 from tui_app.local.execution.scheduler import LANE_MARK, Grant
 from tui_app.local.timefmt import job_time
 from tui_app.model.capacity import job_demand
@@ -139,10 +139,13 @@ class TrialRun(JobRunner):
             await self._stop_replicas()
             await self._sweep()
             await self._drain()
+            await self.host.executor.release(self.run_key)
 
 
 class TuningRunner(JobRunner):
     """Runs a tuning job's trials (see the module doc)."""
+
+    places_at_admission = False
 
     def __init__(self, host: RunnerHost, project: str, job_id: str) -> None:
         super().__init__(host, project, job_id)
@@ -178,7 +181,9 @@ class TuningRunner(JobRunner):
             for trial in (self.runtime.get("trials") or {}).values()
             for rep in trial.get("replicas") or ()
         }
-        await asyncio.to_thread(sweep_leftovers, dirs)
+        await self.host.executor.sweep([Path(d) for d in dirs])
+        for trial_id in self.runtime.get("trials") or {}:
+            await self.host.executor.release((self.project, self.job_id, str(trial_id)))
         job = self.host.stored(self.project, self.job_id)
         done = int((job.get("trainingOutput") or {}).get("completedTrialCount") or 0)
         message = (

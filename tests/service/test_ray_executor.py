@@ -1,0 +1,333 @@
+"""The service with ``--executor ray``: replicas on the nodes of a real Ray cluster.
+
+The session's cluster (``tests/support/ray_cluster.py``: three nodes at 127.0.0.2-4, 8 CPUs and
+32 GiB each as Ray counts them) is shared by every test here; each test runs its own jobs on the
+module's service. What a real user would check is checked: where each replica ran, the
+addresses its cluster spec names, every log line once, cancel and limits killing the replica's
+processes on its node, a service killed with -9 taking its running job over again, and jobs too
+big for the cluster (QUEUED with the reason) or for any node (400). The test that kills a node
+has a small cluster of its own: it must not take down a node other tests are using.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from tests.conftest import _start, _stop, unique_id
+from tests.support.live_service import LiveService, basic_job, free_port
+
+pytestmark = pytest.mark.timeout(300)
+
+STANDARD_CLUSTER = {
+    "scaleTier": "CUSTOM",
+    "masterType": "standard",
+    "workerType": "standard",
+    "workerCount": "2",
+    "parameterServerType": "standard",
+    "parameterServerCount": "1",
+}
+
+
+def ray_flags(address: str) -> tuple[str, ...]:
+    return ("--executor", "ray", "--ray-address", address)
+
+
+@pytest.fixture(scope="module")
+def ray_service(
+    ray_address: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveService]:
+    svc = _start(tmp_path_factory.mktemp("svc-ray") / "state", *ray_flags(ray_address))
+    yield svc
+    _stop(svc)
+
+
+@pytest.fixture(scope="module")
+def ray_package(ray_service: LiveService, trainer_sdist: Path) -> str:
+    return ray_service.stage(trainer_sdist)
+
+
+def job_of(job_id: str, package: str, *args: str, **training: Any) -> dict[str, Any]:
+    return basic_job(job_id, package, *args, **training)
+
+
+def replica_nodes(svc: LiveService, job_id: str) -> dict[str, dict[str, str]]:
+    status, body = svc.request("GET", f"/v1/projects/test-project/jobs/{job_id}:metrics")
+    assert status == 200, body
+    return {r["taskName"]: r["node"] for r in body["replicas"] if "node" in r}
+
+
+def service_lines(svc: LiveService, job_id: str, task: str) -> list[str]:
+    """What the service received of a replica's output (the files the log store reads)."""
+    folder = svc.state_dir / "jobs" / "test-project" / job_id / task
+    lines: list[str] = []
+    for name in ("stdout.log", "stderr.log"):
+        if (folder / name).exists():
+            lines += (folder / name).read_text().splitlines()
+    return lines
+
+
+def logged_lines(svc: LiveService, job_id: str, task: str) -> list[str]:
+    """The replica's log entries' text, as entries:list hands them out."""
+    entries = svc.entries(
+        f'resource.labels.job_id="{job_id}" AND resource.labels.task_name="{task}" '
+        f'AND logName="projects/test-project/logs/{task}"'
+    )
+    return [e.get("textPayload") or e.get("jsonPayload", {}).get("message", "") for e in entries]
+
+
+def service_notes(svc: LiveService, job_id: str) -> list[str]:
+    """The service's own entries in the job's log."""
+    entries = svc.entries(
+        f'resource.labels.job_id="{job_id}" AND resource.labels.task_name="service"'
+    )
+    return [str(e.get("jsonPayload", {}).get("message", "")) for e in entries]
+
+
+def same_lines(svc: LiveService, job_id: str, task: str) -> None:
+    """Every line the replica wrote on its node is in its log exactly once."""
+    lines = service_lines(svc, job_id, task)
+    assert lines, task
+    assert sorted(logged_lines(svc, job_id, task)) == sorted(lines), task
+
+
+def job_processes(job_id: str) -> list[psutil.Process]:
+    """Live processes that belong to the job's replicas, on whichever node they ran."""
+    found = []
+    for p in psutil.process_iter(["environ", "status"]):
+        env = p.info.get("environ") or {}
+        if env.get("CLOUD_ML_JOB_ID") == job_id and p.info.get("status") != psutil.STATUS_ZOMBIE:
+            found.append(p)
+    return found
+
+
+def wait_until(what: str, check: Any, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        assert time.monotonic() < deadline, f"still waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_a_cluster_job_spreads_over_the_nodes_and_every_line_arrives_once(
+    ray_service: LiveService, ray_package: str
+) -> None:
+    job_id = unique_id("ray_spread")
+    ray_service.client().create(
+        job_of(job_id, ray_package, "--steps", "60", "--log-every", "1", **STANDARD_CLUSTER)
+    )
+    job = ray_service.wait_state(job_id, timeout=180)
+    assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+
+    nodes = replica_nodes(ray_service, job_id)
+    tasks = ["master-replica-0", "worker-replica-0", "worker-replica-1", "ps-replica-0"]
+    assert sorted(nodes) == sorted(tasks)
+    addresses = {n["address"] for n in nodes.values()}
+    assert len(addresses) >= 2, nodes  # SPREAD: 4 replicas of 4 vCPU over three 8-CPU nodes
+    assert addresses <= {"127.0.0.2", "127.0.0.3", "127.0.0.4"}
+
+    # Each replica's cluster spec names the nodes the replicas ran on, with the ports kept there.
+    spec = json.loads(
+        (
+            ray_service.state_dir / "jobs/test-project" / job_id / "worker-replica-1/spec.json"
+        ).read_text()
+    )
+    cluster = json.loads(spec["env"]["TF_CONFIG"])["cluster"]
+    assert [a.rsplit(":", 1)[0] for a in cluster["master"]] == [
+        nodes["master-replica-0"]["address"]
+    ]
+    assert [a.rsplit(":", 1)[0] for a in cluster["worker"]] == [
+        nodes["worker-replica-0"]["address"],
+        nodes["worker-replica-1"]["address"],
+    ]
+
+    # Every line each replica printed on its node reached the log once.
+    for task in tasks:
+        same_lines(ray_service, job_id, task)
+    steps = [
+        line for line in service_lines(ray_service, job_id, "master-replica-0") if "step" in line
+    ]
+    assert len(steps) == len(set(steps)) > 0
+
+    notes = service_notes(ray_service, job_id)
+    assert any("Started worker-replica-1 (standard, on node 127.0.0." in n for n in notes), notes
+    assert not job_processes(job_id)
+
+
+def loopback(ip: str) -> bool:
+    address = ipaddress.ip_address(ip)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
+def test_nothing_talks_to_an_address_outside_loopback(ray_service: LiveService) -> None:
+    """The cluster's processes and the service only ever connect inside 127.0.0.0/8."""
+    service = psutil.Process(ray_service.proc.pid)
+    pids = {service.pid} | {c.pid for c in service.children(recursive=True)}
+    pids |= {
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if any(word in " ".join(p.info["cmdline"] or []) for word in ("ray", "gcs_server"))
+    }
+    assert len(pids) > 4  # the service, and each node's raylet and workers
+    outside = [
+        (c.pid, c.raddr)
+        for c in psutil.net_connections(kind="inet")
+        if c.pid in pids and c.raddr and not loopback(c.raddr.ip)
+    ]
+    assert outside == []
+
+
+def test_cancel_kills_the_replica_on_its_node(ray_service: LiveService, ray_package: str) -> None:
+    job_id = unique_id("ray_cancel")
+    client = ray_service.client()
+    client.create(
+        job_of(job_id, ray_package, "--steps", "1000000", "--sleep", "0.05", "--log-every", "1")
+    )
+    ray_service.wait_state(job_id, ("RUNNING",), timeout=120)
+    # A line printed on the node is in the log while the job runs.
+    wait_until("a live line", lambda: logged_lines(ray_service, job_id, "master-replica-0"))
+    assert job_processes(job_id)
+    client.cancel(job_id)
+    job = ray_service.wait_state(job_id, timeout=60)
+    assert job["state"] == "CANCELLED"
+    assert job_processes(job_id) == []
+
+
+def test_max_running_time_stops_the_replica_on_its_node(
+    ray_service: LiveService, ray_package: str
+) -> None:
+    job_id = unique_id("ray_limit")
+    ray_service.client().create(
+        job_of(
+            job_id,
+            ray_package,
+            "--steps",
+            "1000000",
+            "--sleep",
+            "0.05",
+            scheduling={"maxRunningTime": "4s"},
+        )
+    )
+    job = ray_service.wait_state(job_id, timeout=120)
+    assert job["state"] == "CANCELLED"
+    assert "maxRunningTime" in job["errorMessage"]
+    assert job_processes(job_id) == []
+
+
+def test_a_replica_bigger_than_every_node_is_refused_naming_the_field(
+    ray_service: LiveService, ray_package: str
+) -> None:
+    body = job_of(
+        unique_id("ray_huge"), ray_package, scaleTier="CUSTOM", masterType="n1-highcpu-16"
+    )
+    status, answer = ray_service.request(
+        "POST", "/v1/projects/test-project/jobs", json.dumps(body).encode()
+    )
+    assert status == 400, answer
+    message = answer["error"]["message"]
+    assert "trainingInput.masterType" in message
+    assert "needs 16 vCPU" in message and "8 vCPU, 32 GB" in message
+
+
+def test_a_job_bigger_than_the_cluster_waits_queued_with_the_reason(
+    ray_service: LiveService, ray_package: str
+) -> None:
+    job_id = unique_id("ray_wide")
+    client = ray_service.client()
+    wide = dict(STANDARD_CLUSTER, workerCount="6")  # 8 replicas of 4 vCPU: 32 > the 24 there are
+    client.create(job_of(job_id, ray_package, **wide))
+
+    def reason() -> str:
+        status, body = ray_service.request("GET", f"/v1/projects/test-project/jobs/{job_id}:queue")
+        assert status == 200, body
+        return str(body.get("reason") or "")
+
+    said = wait_until("the reason", reason)
+    assert said.startswith("Waiting for the Ray cluster: the job needs 8 replicas")
+    assert "3 nodes" in said
+    assert client.get(job_id)["state"] == "QUEUED"
+    client.cancel(job_id)
+    assert ray_service.wait_state(job_id, timeout=60)["state"] == "CANCELLED"
+
+
+def test_a_service_killed_mid_job_takes_its_replicas_over_again(
+    ray_address: str, tmp_path: Path, trainer_sdist: Path
+) -> None:
+    port = free_port()
+    svc = _start(tmp_path / "state", *ray_flags(ray_address), port=port)
+    try:
+        package = svc.stage(trainer_sdist)
+        job_id = unique_id("ray_restart")
+        cluster = {
+            "scaleTier": "CUSTOM",
+            "masterType": "standard",
+            "workerType": "standard",
+            "workerCount": "1",
+        }
+        svc.client().create(
+            job_of(
+                job_id, package, "--steps", "300", "--sleep", "0.03", "--log-every", "1", **cluster
+            )
+        )
+        svc.wait_state(job_id, ("RUNNING",), timeout=120)
+        wait_until("lines before the kill", lambda: logged_lines(svc, job_id, "master-replica-0"))
+        os.killpg(svc.proc.pid, signal.SIGKILL)
+        svc.proc.wait()
+        svc = _start(tmp_path / "state", *ray_flags(ray_address), port=port)
+        job = svc.wait_state(job_id, timeout=180)
+        assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+        for task in ("master-replica-0", "worker-replica-0"):
+            same_lines(svc, job_id, task)
+        steps = [line for line in service_lines(svc, job_id, "master-replica-0") if "step" in line]
+        assert len(steps) == len(set(steps)) > 0
+        notes = " ".join(service_notes(svc, job_id))
+        assert "resumed the job with" in notes
+    finally:
+        _stop(svc)
+
+
+def test_a_node_that_dies_fails_the_job_naming_the_replica_and_node(
+    tmp_path: Path, trainer_sdist: Path
+) -> None:
+    pytest.importorskip("ray")
+    from tests.support.ray_cluster import start as start_cluster
+
+    cluster = start_cluster(2, first=6)  # 127.0.0.6 (head) and 127.0.0.7: this test's alone
+    svc = _start(tmp_path / "state", *ray_flags(cluster.address))
+    try:
+        package = svc.stage(trainer_sdist)
+        job_id = unique_id("ray_node_death")
+        two = {
+            "scaleTier": "CUSTOM",
+            "masterType": "standard",
+            "workerType": "standard",
+            "workerCount": "1",
+        }
+        svc.client().create(job_of(job_id, package, "--steps", "1000000", "--sleep", "0.05", **two))
+        svc.wait_state(job_id, ("RUNNING",), timeout=120)
+        nodes = replica_nodes(svc, job_id)
+        victim_task, victim = next((t, n) for t, n in nodes.items() if n["address"] == "127.0.0.7")
+        doomed = next(n for n in cluster.list_all_nodes() if n.node_ip_address == "127.0.0.7")
+        cluster.remove_node(doomed, allow_graceful=False)
+        job = svc.wait_state(job_id, timeout=120)
+        assert job["state"] == "FAILED"
+        message = job["errorMessage"]
+        assert f"The replica {victim_task} was lost" in message
+        assert "127.0.0.7" in message and victim["id"][:12] in message
+        wait_until("no replica process left", lambda: not job_processes(job_id), timeout=30)
+    finally:
+        _stop(svc)
+        cluster.shutdown()

@@ -1,0 +1,69 @@
+"""A real Ray cluster of several nodes on this machine, every node on loopback.
+
+``python -m tests.support.ray_cluster DIR [NODES]`` starts a head node and NODES-1 more (each
+with its own loopback address, 127.0.0.2, .3, ...: Ray rewrites 127.0.0.1 to the machine's
+network address when a driver joins, so no node uses it), writes the head's address to
+``DIR/address`` once every node has joined, and shuts the cluster down on SIGTERM. The test
+session starts one (``tests/conftest.py``) and every Ray test shares it.
+
+Each node declares 8 CPUs and 32 GiB of memory to Ray: logical amounts the scheduler shares out
+(the machine's real cores are time-shared), enough for the sample jobs' ``standard`` replicas
+(4 vCPU, 15 GB) two to a node.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+NODE_CPUS = 8
+NODE_MEMORY = 32 * 1024**3
+OBJECT_STORE = 100 * 1024**2
+
+
+def node_args(address: str) -> dict[str, Any]:
+    return {
+        "num_cpus": NODE_CPUS,
+        "memory": NODE_MEMORY,
+        "object_store_memory": OBJECT_STORE,
+        "node_ip_address": address,
+        "include_dashboard": False,
+    }
+
+
+def start(count: int, first: int = 2) -> Any:
+    """A started ``ray.cluster_utils.Cluster`` of ``count`` nodes at 127.0.0.<first>, ..."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args=node_args(f"127.0.0.{first}"))
+    for i in range(1, count):
+        cluster.add_node(**node_args(f"127.0.0.{first + i}"))
+    cluster.wait_for_nodes()
+    return cluster
+
+
+def main(argv: list[str]) -> int:
+    folder = Path(argv[0])
+    count = int(argv[1]) if len(argv) > 1 else 3
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        cluster = start(count)
+    except Exception as exc:
+        (folder / "error").write_text(f"{type(exc).__name__}: {exc}")
+        return 1
+    tmp = folder / "address.tmp"
+    tmp.write_text(cluster.address)
+    os.replace(tmp, folder / "address")
+    stop.wait()
+    cluster.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

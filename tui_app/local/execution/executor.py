@@ -1,0 +1,137 @@
+"""The one seam between "run replica R of job J with this spec" and wherever a process runs it.
+
+The runner (``runner.py``, ``trials.py``) decides everything about a job: admission order,
+packages, the replicas' environment, limits, the outcome. An executor only places and runs what
+it is given, and answers for it: where each replica's cluster address is, whether it still runs,
+how it ended, what it uses, how to stop it, and how a restarted service finds it again. The
+service, the scheduler and the recovery code hold an ``Executor`` and never ask which one it is;
+the one thing they learn beyond that is the node a replica reports, to show it.
+
+Two implement it: ``local_executor.LocalExecutor`` (every replica a supervisor process on this
+machine: the default) and ``ray_executor.RayExecutor`` (replicas on a Ray cluster's nodes, one
+placement group per job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from tui_app.model.capacity import Capacity, Demand
+from tui_app.model.cluster import Replica
+
+RunKey = tuple[str, str, str | None]
+"""(project, job id, trial id or None): one run of replicas (a job, or one trial of it)."""
+
+Note = Callable[[str], None]
+"""Writes a line to the job's log (the executor says what it waits for)."""
+
+
+class ExecutorError(Exception):
+    """An executor cannot be used as configured (the message says why and what to do)."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a replica is reached by the others: its node's address and a port kept for it."""
+
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+class ReplicaProcess(Protocol):
+    """A replica as the runner watches it, started here or adopted after a restart."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None:
+        """None while the replica runs; an int once it has ended (its status says how)."""
+
+    @property
+    def node(self) -> dict[str, str] | None:
+        """Where it runs (``{"address", "id"}``), None for this machine."""
+
+    @property
+    def lost(self) -> str | None:
+        """Why the replica is gone without an end of its own (its node died), else None."""
+
+    def send_signal(self, sig: int) -> None:
+        """Ask it to stop (SIGTERM: the supervisor escalates to SIGKILL after the grace)."""
+
+    async def wait(self) -> int: ...
+
+    def kill_tree(self) -> None:
+        """Last resort when it does not stop: kill its whole process tree now."""
+
+    def record(self) -> dict[str, Any]:
+        """What a restarted service needs to find it again (goes in the job's runtime)."""
+
+
+class Placement(Protocol):
+    """The replicas of one run, placed: their addresses are known before any starts."""
+
+    def endpoint(self, index: int) -> Endpoint:
+        """Where replica ``index`` (in the run's order) listens, for TF_CONFIG and torch."""
+
+    async def start(
+        self, index: int, replica: Replica, spec: dict[str, Any], pythonpath: Path | None
+    ) -> ReplicaProcess:
+        """Start replica ``index``'s supervisor on ``spec`` (its paths under the service's work
+        dir for the replica, ``spec["cwd"]``); the output files end up in that dir whatever
+        node ran it."""
+
+
+class Executor(Protocol):
+    """Where a service's replicas run (see the module doc)."""
+
+    name: str
+    """``local`` or ``ray``, for the service's start-up line and ``:environment``."""
+
+    def describe(self) -> str:
+        """One line for the service's start-up output."""
+
+    def refuse(self, training_input: Mapping[str, Any]) -> None:
+        """Raise ApiError INVALID_ARGUMENT, naming the field, when a replica of this job could
+        never be placed (no node is big enough); return when it may wait its turn."""
+
+    async def place(
+        self, key: RunKey, training_input: Mapping[str, Any], reps: Sequence[Replica], note: Note
+    ) -> Placement:
+        """Reserve what the run's replicas need, all or nothing; waits (the caller cancels the
+        wait) until every replica fits, saying why it waits through ``note`` once."""
+
+    def waiting(self, key: RunKey) -> str | None:
+        """Why ``place`` still waits for this run, in words; None when it does not."""
+
+    def adopt(self, key: RunKey, record: Mapping[str, Any]) -> ReplicaProcess:
+        """The replica a runtime record names, found again after a service restart (one that
+        is gone answers ``returncode`` at once)."""
+
+    async def release(self, key: RunKey) -> None:
+        """The run is over: give back what ``place`` reserved and whatever still runs."""
+
+    async def sweep(self, workdirs: Sequence[Path]) -> int:
+        """Kill processes of these replicas that outlived their supervisors; how many."""
+
+    def shortfall(self, demand: Demand, fitted: Demand, capacity: Capacity) -> list[str]:
+        """What to tell the user when the job got less than it asked for."""
+
+    def admission(self, machine: Capacity) -> Capacity:
+        """What the service's scheduler shares out, in order of priority and arrival: this
+        machine's slots and GPUs for the local executor; for a cluster, whose own scheduler
+        decides what fits where, no limit at all."""
+
+    def usage(self, records: Sequence[Mapping[str, Any]]) -> dict[int, tuple[float, int]]:
+        """CPU seconds used so far and RSS bytes, by position in ``records``, of the replicas
+        this executor measures itself (the local one leaves its processes to the sampler)."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...

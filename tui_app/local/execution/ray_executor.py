@@ -1,0 +1,495 @@
+"""Replicas on a Ray cluster: one placement group per run, one detached actor per replica.
+
+The service stays where it is (API, SQLite, logs, storage, the scheduler's order, recovery);
+only where a replica's process runs changes. For each run (a job, or one trial of a tuning job):
+
+1. ``place`` sizes one bundle per replica from its machine type (vCPU, memory, GPUs: the tier
+   table ``model.ray_bundles`` reads) and asks Ray for a placement group of them, spread over the
+   nodes when it can. Ray reserves all bundles or none (gang scheduling), so the job stays QUEUED,
+   with the reason in words, until every replica fits. A replica no node could ever hold is
+   refused when the job is created (``refuse``), naming the field.
+2. It then starts one ``ray_replica.ReplicaActor`` per replica in its bundle (named, detached,
+   holding the bundle's resources) and asks each for a port on its node's address: TF_CONFIG,
+   CLUSTER_SPEC and torch's variables name the nodes' addresses.
+3. ``start`` hands each actor the replica's spec; the actor runs the same supervisor on its node
+   and ships the output back over HTTP with the replica's own credential.
+
+A node that dies takes its actors with it: the replica's wait raises, and the job fails naming
+the replica and the node. A restarted service finds the actors by name (they are detached) and
+watches them again; ``release`` kills a run's actors and removes its placement group.
+
+Every Ray call blocks, so each runs in a worker thread; the event loop never waits on Ray.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tui_app.local.errors import invalid_field
+from tui_app.local.execution.executor import (
+    Endpoint,
+    ExecutorError,
+    Note,
+    ReplicaProcess,
+    RunKey,
+)
+from tui_app.local.execution.ray_replica import ReplicaActor, pack_layer
+from tui_app.model.capacity import Capacity, Demand
+from tui_app.model.cluster import Replica
+from tui_app.model.job_images import job_images
+from tui_app.model.ray_bundles import (
+    NodeResources,
+    bundle_for,
+    fits_nowhere,
+    placement_reason,
+)
+from tui_app.model.tiers import Role
+
+log = logging.getLogger(__name__)
+
+NAMESPACE = "tui-app"
+READY_POLL_SECONDS = 0.5
+CALL_TIMEOUT_SECONDS = 60.0
+KILL_TIMEOUT_SECONDS = 15.0
+UNLIMITED_SLOTS = 1_000_000
+"""The service's scheduler keeps jobs in order but never holds one back: Ray decides."""
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ExecutorError(
+            "--executor ray needs Ray: pip install 'tui-app[ray]' (in the service's environment)."
+        ) from None
+    return ray
+
+
+def is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return address == "localhost"
+
+
+def network_problem(addresses: Sequence[str], no_auth: bool, host: str) -> str | None:
+    """Why the service must not use a cluster whose nodes are at ``addresses``, or None.
+
+    Replicas on other machines reach the service's storage, log and metadata routes over the
+    network. Their own credentials guard those, but a service without its token (``--no-auth``)
+    would let anyone who reaches it submit jobs: code that runs on every node. Loopback nodes
+    (one machine, as the tests run it) are as safe as the service itself. A service bound to
+    loopback cannot be reached from other machines at all.
+    """
+    remote = sorted({a for a in addresses if a and not is_loopback(a)})
+    if not remote:
+        return None
+    if no_auth:
+        return (
+            f"--executor ray with --no-auth is refused: Ray nodes at {', '.join(remote)} are "
+            "not on loopback, and their replicas reach this service over the network. Run the "
+            "service with its token (drop --no-auth)."
+        )
+    if is_loopback(host):
+        return (
+            f"Ray nodes at {', '.join(remote)} cannot reach a service bound to {host}: run it "
+            "with --host set to an address those nodes reach (its token stays required)."
+        )
+    return None
+
+
+class RayReplica:
+    """One replica's actor as the runner watches it."""
+
+    def __init__(self, ray: Any, actor: Any, name: str, node: dict[str, str], pid: int) -> None:
+        self._ray = ray
+        self.actor = actor
+        self.name = name
+        self._node = node
+        self.pid = pid
+        self.returncode: int | None = None
+        self.lost: str | None = None
+        self.status: dict[str, Any] | None = None
+        self._ended = asyncio.get_running_loop().create_future()
+        fut = actor.wait.remote().future()
+        fut.add_done_callback(self._on_done)
+
+    @property
+    def node(self) -> dict[str, str]:
+        return self._node
+
+    def _on_done(self, fut: Any) -> None:
+        loop = self._ended.get_loop()
+        loop.call_soon_threadsafe(self._settle, fut)
+
+    def _settle(self, fut: Any) -> None:
+        try:
+            self.status = dict(fut.result())
+            self.returncode = 0
+        except Exception as exc:  # the actor died: its node left, or it was killed
+            self.lost = self._why_lost(exc)
+            self.returncode = -1
+        if not self._ended.done():
+            self._ended.set_result(self.returncode)
+
+    def _why_lost(self, exc: BaseException) -> str:
+        where = f"{self._node.get('address', '?')} (Ray node {self._node.get('id', '?')[:12]})"
+        try:
+            alive = {n["NodeID"] for n in self._ray.nodes() if n.get("Alive")}
+        except Exception:
+            alive = set()
+        if self._node.get("id") not in alive:
+            return f"its node {where} left the Ray cluster"
+        return f"its Ray actor on {where} died ({type(exc).__name__})"
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            self.actor.stop.remote()
+
+    async def wait(self) -> int:
+        return int(await asyncio.shield(self._ended))
+
+    def kill_tree(self) -> None:
+        if self.returncode is None:
+            self.actor.kill_tree.remote()
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "actor": self.name,
+            "node": self._node.get("address"),
+            "nodeId": self._node.get("id"),
+        }
+
+
+class RayPlacement:
+    """A run's placement group, its actors and their ports."""
+
+    def __init__(
+        self,
+        executor: RayExecutor,
+        key: RunKey,
+        actors: list[Any],
+        names: list[str],
+        nodes: list[dict[str, str]],
+        endpoints: list[Endpoint],
+    ) -> None:
+        self._executor = executor
+        self._key = key
+        self._actors = actors
+        self._names = names
+        self._nodes = nodes
+        self._endpoints = endpoints
+        self._layers: dict[str, tuple[str, str, Any]] = {}
+        self._layer_lock = threading.Lock()
+
+    def endpoint(self, index: int) -> Endpoint:
+        return self._endpoints[index]
+
+    def _layer(self, pythonpath: Path | None) -> tuple[str, str, Any] | None:
+        """The job's installed packages as one object in Ray's store, put once per run."""
+        if pythonpath is None:
+            return None
+        with self._layer_lock:
+            found = self._layers.get(str(pythonpath))
+            if found is None:
+                digest, data = pack_layer(pythonpath)
+                found = (str(pythonpath), digest, self._executor.ray.put(data))
+                self._layers[str(pythonpath)] = found
+            return found
+
+    async def start(
+        self, index: int, replica: Replica, spec: dict[str, Any], pythonpath: Path | None
+    ) -> ReplicaProcess:
+        ray = self._executor.ray
+        actor = self._actors[index]
+        endpoint = spec["env"].get("STORAGE_EMULATOR_HOST", "")
+        spec = dict(spec, service_python=sys.executable)
+
+        def call() -> int:
+            layer = self._layer(pythonpath)
+            ref = actor.start.remote(spec, spec["cwd"], endpoint, layer)
+            return int(ray.get(ref, timeout=CALL_TIMEOUT_SECONDS + 600))
+
+        pid = await asyncio.to_thread(call)
+        return RayReplica(ray, actor, self._names[index], self._nodes[index], pid)
+
+
+class RayExecutor:
+    """Replicas on a Ray cluster (see the module doc)."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None, service_key: str, no_auth: bool, host: str) -> None:
+        self.address = address
+        self.service_key = service_key
+        self.no_auth = no_auth
+        self.host = host
+        self.ray: Any = None
+        self._waiting: dict[RunKey, str] = {}
+        self._runs: dict[RunKey, list[str]] = {}
+        self._handles: dict[str, Any] = {}
+        self._nodes_seen = 0
+
+    # -- life ----------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        # On the main thread, once, before the service listens: Ray sets its signal handlers
+        # only there, and a second or so of joining is part of starting up.
+        self._connect()
+
+    def _connect(self) -> None:
+        ray = _ray()
+        if not ray.is_initialized():
+            try:
+                ray.init(
+                    address=self.address or "auto",
+                    namespace=NAMESPACE,
+                    log_to_driver=False,
+                    logging_level=logging.WARNING,
+                )
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ExecutorError(
+                    f"Cannot join the Ray cluster at {self.address or 'auto'}: {exc}. Start one "
+                    "with `ray start --head` (README: Running replicas on a Ray cluster) or pass "
+                    "--ray-address HOST:PORT."
+                ) from None
+        self.ray = ray
+        self.check_network()
+
+    def check_network(self) -> None:
+        """Refuse a cluster the service cannot guard (``network_problem``)."""
+        nodes = self._alive()
+        self._nodes_seen = len(nodes)
+        problem = network_problem([n["NodeManagerAddress"] for n in nodes], self.no_auth, self.host)
+        if problem is not None:
+            raise ExecutorError(problem)
+
+    async def close(self) -> None:
+        """Leave the cluster; detached actors and groups stay for the next start to adopt."""
+        if self.ray is not None:
+            await asyncio.to_thread(self.ray.shutdown)
+
+    def describe(self) -> str:
+        where = self.address or "auto"
+        return f"replicas run on the Ray cluster at {where} ({self._nodes_seen} nodes)"
+
+    # -- sizes ---------------------------------------------------------------------------------
+
+    def _alive(self) -> list[dict[str, Any]]:
+        return [n for n in self.ray.nodes() if n.get("Alive")]
+
+    def _node_resources(self) -> list[NodeResources]:
+        from ray._private.state import available_resources_per_node
+
+        free = available_resources_per_node()  # type: ignore[no-untyped-call]
+        return [
+            NodeResources(
+                n["NodeManagerAddress"],
+                dict(n.get("Resources") or {}),
+                dict(free.get(n["NodeID"]) or {}),
+            )
+            for n in self._alive()
+        ]
+
+    def refuse(self, training_input: Mapping[str, Any]) -> None:
+        if job_images(training_input):
+            raise invalid_field(
+                "trainingInput.masterConfig.imageUri",
+                "Custom containers run on the local executor only: this service places "
+                "replicas on a Ray cluster (--executor ray). Submit the job as a Python package, "
+                "or to a service run with --executor local.",
+            )
+        if self.ray is None:
+            return
+        problem = fits_nowhere(training_input, self._node_resources())
+        if problem is not None:
+            raise invalid_field(*problem)
+
+    def waiting(self, key: RunKey) -> str | None:
+        return self._waiting.get(key)
+
+    # -- a run ---------------------------------------------------------------------------------
+
+    def _names(self, key: RunKey, reps: Sequence[Replica]) -> tuple[str, list[str]]:
+        project, job, trial = key
+        base = f"{self.service_key}/{project}/{job}/{trial or '-'}"
+        return base, [f"{base}/{r.task_name}" for r in reps]
+
+    async def place(
+        self, key: RunKey, training_input: Mapping[str, Any], reps: Sequence[Replica], note: Note
+    ) -> RayPlacement:
+        from ray.util.placement_group import placement_group, remove_placement_group
+
+        ray = self.ray
+        bundles = [bundle_for(training_input, r) for r in reps]
+        group_name, names = self._names(key, reps)
+        self._runs[key] = names
+        pg = await asyncio.to_thread(
+            placement_group, bundles, strategy="SPREAD", name=group_name, lifetime="detached"
+        )
+        ready = pg.ready()
+        said = False
+        try:
+            while True:
+                done, _ = await asyncio.to_thread(ray.wait, [ready], timeout=READY_POLL_SECONDS)
+                if done:
+                    break
+                reason = placement_reason(bundles, reps, self._node_resources())
+                self._waiting[key] = reason
+                if not said:
+                    note(reason)
+                    said = True
+            self._waiting.pop(key, None)
+            return await asyncio.to_thread(self._start_actors, key, pg, bundles, reps, names)
+        except BaseException:
+            self._waiting.pop(key, None)
+            await asyncio.to_thread(self._kill, names)
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(remove_placement_group, pg)
+            raise
+
+    def _start_actors(
+        self,
+        key: RunKey,
+        pg: Any,
+        bundles: list[dict[str, float]],
+        reps: Sequence[Replica],
+        names: list[str],
+    ) -> RayPlacement:
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        ray = self.ray
+        cls = ray.remote(ReplicaActor)
+        run_key = "/".join(str(k) for k in key if k is not None)
+        actors = []
+        for index, (rep, bundle, name) in enumerate(zip(reps, bundles, names, strict=True)):
+            with contextlib.suppress(ValueError):  # one a restart cut short: start afresh
+                ray.kill(ray.get_actor(name, namespace=NAMESPACE))
+            actor = cls.options(
+                name=name,
+                namespace=NAMESPACE,
+                lifetime="detached",
+                max_concurrency=8,
+                num_cpus=bundle.get("CPU", 0),
+                num_gpus=bundle.get("GPU", 0),
+                memory=bundle.get("memory", 0),
+                scheduling_strategy=PlacementGroupSchedulingStrategy(
+                    placement_group=pg, placement_group_bundle_index=index
+                ),
+            ).remote(run_key, rep.task_name)
+            actors.append(actor)
+            self._handles[name] = actor
+        wheres = ray.get([a.where.remote() for a in actors], timeout=CALL_TIMEOUT_SECONDS)
+        wanted = [0 if r.role is Role.EVALUATOR else 1 for r in reps]
+        ports = ray.get(
+            [a.reserve_ports.remote(n) for a, n in zip(actors, wanted, strict=True)],
+            timeout=CALL_TIMEOUT_SECONDS,
+        )
+        nodes = [{"address": w["address"], "id": w["nodeId"]} for w in wheres]
+        endpoints = [
+            Endpoint(w["address"], p[0] if p else 0) for w, p in zip(wheres, ports, strict=True)
+        ]
+        return RayPlacement(self, key, actors, names, nodes, endpoints)
+
+    def adopt(self, key: RunKey, record: Mapping[str, Any]) -> ReplicaProcess:
+        name = str(record.get("actor") or "")
+        node = {"address": str(record.get("node") or "?"), "id": str(record.get("nodeId") or "")}
+        self._runs.setdefault(key, [])
+        if name not in self._runs[key]:
+            self._runs[key].append(name)
+        try:
+            actor = self.ray.get_actor(name, namespace=NAMESPACE)
+        except ValueError:
+            return _Gone(name, node)
+        self._handles[name] = actor
+        return RayReplica(self.ray, actor, name, node, 0)
+
+    async def release(self, key: RunKey) -> None:
+        names = self._runs.pop(key, [])
+        self._waiting.pop(key, None)
+        if self.ray is None:
+            return
+        await asyncio.to_thread(self._kill, names)
+        group_name = f"{self.service_key}/{key[0]}/{key[1]}/{key[2] or '-'}"
+        await asyncio.to_thread(self._remove_group, group_name)
+
+    def _kill(self, names: Sequence[str]) -> None:
+        """Kill each actor's replica tree first (waiting for it), then the actor: Ray kills a
+        dying worker's children, which would cut the supervisor off from a replica still
+        running in its own session."""
+        actors = []
+        for name in names:
+            actor = self._handles.pop(name, None)
+            if actor is None:
+                try:
+                    actor = self.ray.get_actor(name, namespace=NAMESPACE)
+                except ValueError:
+                    continue
+            actors.append(actor)
+        with contextlib.suppress(Exception):
+            self.ray.get([a.kill_tree.remote() for a in actors], timeout=KILL_TIMEOUT_SECONDS)
+        for actor in actors:
+            with contextlib.suppress(Exception):
+                self.ray.kill(actor)
+
+    def _remove_group(self, name: str) -> None:
+        from ray.util.placement_group import get_placement_group, remove_placement_group
+
+        with contextlib.suppress(Exception):
+            remove_placement_group(get_placement_group(name))
+
+    async def sweep(self, workdirs: Sequence[Path]) -> int:
+        return 0  # each node's supervisor (a subreaper) and kill_tree leave nothing behind
+
+    def shortfall(self, demand: Demand, fitted: Demand, capacity: Capacity) -> list[str]:
+        return []  # a run starts only with all it asked for
+
+    def admission(self, machine: Capacity) -> Capacity:
+        return Capacity(slots=UNLIMITED_SLOTS)
+
+    def usage(self, records: Sequence[Mapping[str, Any]]) -> dict[int, tuple[float, int]]:
+        asks: dict[int, Any] = {}
+        for i, rec in enumerate(records):
+            name = rec.get("actor")
+            actor = self._handles.get(name) if isinstance(name, str) else None
+            if actor is not None:
+                asks[i] = actor.usage.remote()
+        out: dict[int, tuple[float, int]] = {}
+        for i, ref in asks.items():
+            with contextlib.suppress(Exception):
+                got = self.ray.get(ref, timeout=5.0)
+                if got is not None:
+                    out[i] = (float(got[0]), int(got[1]))
+        return out
+
+
+class _Gone:
+    """An adopted replica whose actor no longer exists (its node died while the service was
+    down, or it was killed): ended, lost."""
+
+    def __init__(self, name: str, node: dict[str, str]) -> None:
+        self.name = name
+        self.node = node
+        self.pid = 0
+        self.returncode = -1
+        self.lost = f"its Ray actor on {node.get('address')} was gone when the service restarted"
+
+    def send_signal(self, sig: int) -> None:
+        raise ProcessLookupError(self.name)
+
+    async def wait(self) -> int:
+        return -1
+
+    def kill_tree(self) -> None:
+        return None
+
+    def record(self) -> dict[str, Any]:
+        return {"actor": self.name, "node": self.node.get("address"), "nodeId": self.node.get("id")}

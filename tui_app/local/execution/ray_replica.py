@@ -1,0 +1,338 @@
+"""One replica on a Ray node: the detached, named actor that runs the replica's supervisor there.
+
+The service (``ray_executor``) creates one of these per replica inside the job's placement group,
+so Ray has already reserved the replica's CPUs, memory and GPUs on the node it picked. The actor
+then does on its node what the local executor does on the service's machine: it starts the same
+supervisor (``python -m tui_app.local.execution.supervisor``) on a spec whose paths are the
+node's, and reports how the replica ended, what it uses and where it runs.
+
+A node is not assumed to share a filesystem with the service:
+
+- the job's installed packages arrive once per node through Ray's object store (a tarball, kept
+  under the node's cache by content hash) and every path in the spec is rewritten to the copy;
+- the replica's output (stdout, stderr, its hypertune reports, its end status) is shipped to the
+  service over HTTP by a thread of this actor, each file by offset: the service appends only the
+  bytes it has not got (``logs/replica_output``), so a retry after a lost answer, a restarted
+  service or a restarted shipper neither loses nor doubles a line. The URL carries the replica's
+  own credential, which the service revokes when the job ends.
+
+The actor is detached: it outlives the service that made it, and a restarted service finds it by
+name (``ray.get_actor``) and asks it the same questions. The supervisor is told to stop its
+replica when its parent (this actor's process) goes away, so a killed actor or node leaves no
+training process running. Imported only where Ray is installed (the ``ray`` extra).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from tui_app.local.execution.supervisor import stop_signals_held
+
+SUPERVISOR_MODULE = "tui_app.local.execution.supervisor"
+STREAMS = {
+    "stdout": "stdout.log",
+    "stderr": "stderr.log",
+    "hypertune": "hypertune/output.metrics",
+    "status": "status.json",
+}
+"""What the shipper sends, by the stream name the service's route takes; ``status`` last, so
+the service holds every line before it learns that the replica ended."""
+SHIP_EVERY_SECONDS = 0.1
+CHUNK_BYTES = 1 << 20
+NODE_ROOT_ENV = "TUI_APP_RAY_NODE_ROOT"
+
+
+def node_root() -> Path:
+    """Where replicas of this node keep their work dirs and package copies: the node's own
+    disk (``$TUI_APP_RAY_NODE_ROOT``, else a folder in the system temp dir per user)."""
+    given = os.environ.get(NODE_ROOT_ENV)
+    if given:
+        return Path(given)
+    return Path("/tmp") / f"tui-app-ray-{os.getuid()}"
+
+
+class OutputShipper:
+    """Sends the replica's output files to the service, each from the offset the service has."""
+
+    def __init__(self, workdir: Path, endpoint: str) -> None:
+        self.workdir = workdir
+        self.endpoint = endpoint.rstrip("/")
+        self.sent: dict[str, int | None] = dict.fromkeys(STREAMS)
+        self.refused = False
+        """The service no longer takes this replica's output (its credential was revoked)."""
+        self.last_error = ""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="output-shipper", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def finish(self, timeout: float = 120.0) -> bool:
+        """Ship what the files hold now, then stop; False when the service could not be reached
+        within ``timeout`` (the caller reports the loss)."""
+        self._stop.set()
+        self._thread.join()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.ship_once(final=True):
+                return True
+            time.sleep(0.5)
+        return False
+
+    def _loop(self) -> None:
+        pause = SHIP_EVERY_SECONDS
+        while not self._stop.is_set():
+            ok = self.ship_once(final=False)
+            pause = SHIP_EVERY_SECONDS if ok else min(2.0, pause * 2)
+            self._stop.wait(pause)
+
+    def ship_once(self, final: bool) -> bool:
+        """One pass over the files; True when everything they hold is with the service."""
+        if self.refused:
+            return True
+        for stream, name in STREAMS.items():
+            if stream == "status" and not final:
+                continue
+            path = self.workdir / name
+            try:
+                size = path.stat().st_size
+            except OSError:
+                continue
+            try:
+                while True:
+                    have = self.sent[stream]
+                    if have is None:
+                        have = self.sent[stream] = self._ask(stream)
+                    if have >= size:
+                        break
+                    with open(path, "rb") as f:
+                        f.seek(have)
+                        data = f.read(min(CHUNK_BYTES, size - have))
+                    if not data:
+                        break
+                    self.sent[stream] = self._send(stream, have, data)
+            except _Refused:
+                self.refused = True
+                return True
+            except (OSError, ValueError) as exc:
+                self.last_error = str(exc)
+                return False
+        return True
+
+    def _request(self, method: str, stream: str, offset: int | None, data: bytes | None) -> int:
+        url = f"{self.endpoint}/output/{stream}"
+        if offset is not None:
+            url += f"?offset={offset}"
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Content-Type", "application/octet-stream")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                answer = json.loads(resp.read() or b"{}")
+        except urllib.error.HTTPError as exc:
+            if exc.code in (401, 403, 404):
+                raise _Refused from None
+            body = exc.read()
+            if exc.code == 409:  # the service has fewer bytes than we thought: resend from there
+                return int(json.loads(body or b"{}").get("size", 0))
+            raise OSError(f"HTTP {exc.code}: {body[:200]!r}") from None
+        return int(answer.get("size", 0))
+
+    def _ask(self, stream: str) -> int:
+        return self._request("GET", stream, None, None)
+
+    def _send(self, stream: str, offset: int, data: bytes) -> int:
+        return self._request("POST", stream, offset, data)
+
+
+class _Refused(Exception):
+    pass
+
+
+def _tree(pid: int) -> list[psutil.Process]:
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def unpack_layer(root: Path, digest: str, data: bytes) -> Path:
+    """The job's installed packages on this node, unpacked once per content (``digest``)."""
+    target = root / "layers" / digest
+    if target.is_dir():
+        return target
+    tmp = root / "layers" / f".{digest}.{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        tar.extractall(tmp, filter="data")  # refuses absolute paths, links out and devices
+    try:
+        os.rename(tmp, target)
+    except OSError:  # another replica of this node unpacked it first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def pack_layer(folder: Path) -> tuple[str, bytes]:
+    """A folder as (sha256, gzipped tar) for ``unpack_layer`` on a node."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:
+        tar.add(folder, arcname=".")
+    data = buf.getvalue()
+    return hashlib.sha256(data).hexdigest(), data
+
+
+def _rewrite(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [_rewrite(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: _rewrite(v, old, new) for k, v in value.items()}
+    return value
+
+
+class ReplicaActor:
+    """Runs one replica's supervisor on the node Ray placed it on (methods may run at once:
+    ``wait`` blocks in one thread while ``usage`` and ``stop`` answer in others)."""
+
+    def __init__(self, run_key: str, task_name: str) -> None:
+        import ray
+
+        self.address = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+        self.node_id = ray.get_runtime_context().get_node_id()
+        safe = hashlib.sha256(run_key.encode()).hexdigest()[:16]
+        self.root = node_root()
+        self.workdir = self.root / "replicas" / safe / task_name
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.shipper: OutputShipper | None = None
+        self._held: list[socket.socket] = []
+        self._ended: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    def where(self) -> dict[str, Any]:
+        """The node this replica runs on: its address and Ray's id for it."""
+        return {"address": self.address, "nodeId": self.node_id, "pid": os.getpid()}
+
+    def reserve_ports(self, count: int) -> list[int]:
+        """Free ports on this node's address, held until ``start`` (the replica binds them)."""
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((self.address, 0))
+            self._held.append(s)
+        return [s.getsockname()[1] for s in self._held[-count:]]
+
+    def start(
+        self,
+        spec: dict[str, Any],
+        service_dir: str,
+        endpoint: str,
+        layer: tuple[str, str, Any] | None,
+    ) -> int:
+        """Start the supervisor on ``spec`` (written for the service's folder ``service_dir``);
+        ``layer`` is (service path, digest, ObjectRef of its tarball) when the job installed
+        packages. Returns the supervisor's pid."""
+        import ray
+
+        with self._lock:
+            if self.proc is not None:
+                return self.proc.pid
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            (self.workdir / "hypertune").mkdir(parents=True)
+            spec = _rewrite(spec, service_dir, str(self.workdir))
+            if layer is not None:
+                old, digest, ref = layer
+                data = ray.get(ref)
+                spec = _rewrite(spec, old, str(unpack_layer(self.root, digest, data)))
+            if spec["argv"] and spec["argv"][0] == spec.get("service_python"):
+                spec["argv"][0] = sys.executable  # the service's own Python: this node's
+            gpus = ray.get_gpu_ids()
+            if gpus:
+                spec["env"]["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+            spec["parent_pid"] = os.getpid()
+            spec_path = self.workdir / "spec.json"
+            spec_path.write_text(json.dumps(spec))
+            for s in self._held:
+                s.close()
+            self._held.clear()
+            with open(self.workdir / "supervisor.log", "ab") as sup_log, stop_signals_held():
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", SUPERVISOR_MODULE, str(spec_path)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=sup_log,
+                    start_new_session=True,
+                )
+            self.shipper = OutputShipper(self.workdir, endpoint)
+            self.shipper.start()
+            return self.proc.pid
+
+    def wait(self) -> dict[str, Any]:
+        """Block until the replica has ended and its output is with the service; its status
+        (as the supervisor wrote it), plus ``shipped``: False when the service was unreachable."""
+        proc = self.proc
+        if proc is None:
+            return {"exit_code": 127, "error": "The replica was never started on its node."}
+        proc.wait()
+        with self._lock:
+            if self._ended is None:
+                shipped = self.shipper.finish() if self.shipper is not None else True
+                try:
+                    status = json.loads((self.workdir / "status.json").read_text())
+                except (OSError, ValueError):
+                    status = {"exit_code": proc.returncode or 1, "error": "no status written"}
+                status["shipped"] = shipped
+                self._ended = status
+                if shipped:  # the service holds every byte: the node's copy is spent
+                    shutil.rmtree(self.workdir, ignore_errors=True)
+            return self._ended
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def usage(self) -> tuple[float, int] | None:
+        """CPU seconds used so far and resident memory of the replica's whole tree (the
+        supervisor and everything under it), None once it has ended."""
+        if self.proc is None or self.proc.poll() is not None:
+            return None
+        used, rss = 0.0, 0
+        for p in _tree(self.proc.pid):
+            with contextlib.suppress(psutil.Error):
+                t = p.cpu_times()
+                used += t.user + t.system + t.children_user + t.children_system
+                rss += p.memory_info().rss
+        return used, rss
+
+    def stop(self) -> None:
+        """Ask the supervisor to stop the replica (SIGTERM, then SIGKILL after its grace)."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(signal.SIGTERM)
+
+    def kill_tree(self) -> int:
+        """Last resort: SIGKILL the supervisor and everything under it; how many were killed."""
+        if self.proc is None:
+            return 0
+        procs = _tree(self.proc.pid)
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        return len(procs)

@@ -1,0 +1,101 @@
+"""Replica output shipped over the network: the route a remote node's replica appends through.
+
+A replica the local executor runs writes its stdout, stderr, hypertune reports and end status
+straight into its work dir under the service's state dir. A replica on another machine (the Ray
+executor) cannot, so its actor sends each file's bytes here, and they land in the very same files:
+the log tailers, the trials runner and the exit reports read them as they read a local replica's,
+and nothing downstream knows the difference.
+
+::
+
+    GET  /_replica/{credential}/output/{stream}            -> {"size": N}
+    POST /_replica/{credential}/output/{stream}?offset=K   body: bytes -> {"size": N}
+
+``stream`` is one of ``stdout``, ``stderr``, ``hypertune``, ``status``; the credential is the
+replica's own (the auth middleware resolves it to the replica and refuses one that expired with
+its job: 401). A POST carries the file's bytes from ``offset`` on: bytes the service already has
+are skipped, so a resend after a lost answer or a restart never doubles a line; an offset past
+what the service has is a gap (409 with the size it has, for the sender to resend from). At most
+4 MiB per request.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from aiohttp import web
+
+from tui_app.local.errors import ApiError, invalid_field
+from tui_app.local.paths import StateDir
+from tui_app.local.storage.storage_api import WRITER_KEY
+from tui_app.local.storage.storage_env import REPLICA_PREFIX, ReplicaWriter
+
+STREAM_FILES = {
+    "stdout": "stdout.log",
+    "stderr": "stderr.log",
+    "hypertune": "hypertune/output.metrics",
+    "status": "status.json",
+}
+MAX_CHUNK_BYTES = 4 << 20
+
+STATE_KEY: web.AppKey[StateDir] = web.AppKey("replica_output_state", StateDir)
+
+
+def _target(request: web.Request) -> Path:
+    writer = request.get(WRITER_KEY)
+    if not isinstance(writer, ReplicaWriter):
+        raise ApiError("UNAUTHENTICATED", "A replica credential is required.")
+    stream = request.match_info["stream"]
+    name = STREAM_FILES.get(stream)
+    if name is None:
+        raise invalid_field("stream", f"{stream[:40]!r} is not one of {', '.join(STREAM_FILES)}.")
+    state = request.app[STATE_KEY]
+    folder = state.replica_dir(writer.project, writer.job_id, writer.trial, writer.task_name)
+    return folder / name
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+async def output_size(request: web.Request) -> web.Response:
+    return web.json_response({"size": _size(_target(request))})
+
+
+async def append_output(request: web.Request) -> web.Response:
+    path = _target(request)
+    raw = request.query.get("offset", "")
+    if not raw.isdigit() or len(raw) > 15:
+        raise invalid_field("offset", f"{raw[:20]!r} is not a byte offset (0 or more).")
+    offset = int(raw)
+    if request.content_length is not None and request.content_length > MAX_CHUNK_BYTES:
+        raise invalid_field("body", f"At most {MAX_CHUNK_BYTES} bytes per request.")
+    data = await request.content.read(MAX_CHUNK_BYTES + 1)
+    if len(data) > MAX_CHUNK_BYTES:
+        raise invalid_field("body", f"At most {MAX_CHUNK_BYTES} bytes per request.")
+    size = _size(path)
+    if offset > size:
+        return web.json_response({"size": size}, status=409)
+    fresh = data[size - offset :]
+    if fresh:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # One writer per file (the event loop), appended in one write: a tailer reading the
+        # file meanwhile sees whole chunks.
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, fresh)
+        finally:
+            os.close(fd)
+    return web.json_response({"size": size + len(fresh)})
+
+
+def add_routes(app: web.Application, state: StateDir) -> None:
+    """Register before the storage routes: their catch-all under ``/_replica/`` answers 403."""
+    app[STATE_KEY] = state
+    base = REPLICA_PREFIX + "{replica:[^/]+}/output/{stream}"
+    app.router.add_get(base, output_size)
+    app.router.add_post(base, append_output)
