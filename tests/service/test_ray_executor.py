@@ -331,3 +331,43 @@ def test_a_node_that_dies_fails_the_job_naming_the_replica_and_node(
     finally:
         _stop(svc)
         cluster.shutdown()
+
+
+def test_a_tuning_jobs_trials_each_get_a_placement_on_the_cluster(
+    ray_service: LiveService, ray_package: str
+) -> None:
+    job_id = unique_id("ray_tune")
+    hp = {
+        "goal": "MINIMIZE",
+        "maxTrials": 3,
+        "maxParallelTrials": 2,
+        "algorithm": "GRID_SEARCH",
+        "params": [
+            {
+                "parameterName": "learning_rate",
+                "type": "DISCRETE",
+                "discreteValues": [0.02, 0.05, 0.1],
+            }
+        ],
+    }
+    cluster = {
+        "scaleTier": "CUSTOM",
+        "masterType": "standard",
+        "workerType": "standard",
+        "workerCount": "1",
+    }
+    ray_service.client().create(
+        job_of(job_id, ray_package, "--steps", "30", hyperparameters=hp, **cluster)
+    )
+    job = ray_service.wait_state(job_id, timeout=240)
+    assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+    trials = job["trainingOutput"]["trials"]
+    assert sorted(t["trialId"] for t in trials) == ["1", "2", "3"]
+    assert all(t["state"] == "SUCCEEDED" for t in trials)
+    status, body = ray_service.request("GET", f"/v1/projects/test-project/jobs/{job_id}:metrics")
+    assert status == 200, body
+    placed = [(r["trialId"], r["taskName"], r["node"]["address"]) for r in body["replicas"]]
+    assert sorted({t for t, _, _ in placed}) == ["1", "2", "3"]
+    assert all(task in ("master-replica-0", "worker-replica-0") for _, task, _ in placed)
+    assert len({a for _, _, a in placed}) >= 2
+    assert not job_processes(job_id)

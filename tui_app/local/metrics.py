@@ -38,6 +38,7 @@ Not part of ml v1 (a cloud endpoint answers 404): ::
   servers, evaluators), each with ``samples`` oldest first; ``[]`` before the job's replicas start.
   A replica that runs on another node (the Ray executor) also has ``node``:
   ``{"address": "10.0.0.3", "id": "<Ray node id>"}``; one on the service's own machine has none.
+  A tuning job's trials' replicas on other nodes follow, each with ``trialId`` and no samples.
 - A sample: ``time`` (RFC 3339 UTC, always ``.ffffffZ``), ``cpuPercent`` (percent of one core,
   mean over the sample's span), ``memoryBytes`` (int64 as a string: the tree's RSS; for a merged
   sample the peak). A merged sample also has ``span`` (its width, a Duration: it covers
@@ -407,6 +408,25 @@ class ProcessSampler:
         return used, rss, alive
 
 
+def _trial_replicas(runtime: dict[str, Any]) -> list[dict[str, Any]]:
+    """A tuning job's trials' replicas that ran on other nodes: ``trialId``, ``taskName`` and
+    ``node``, no samples (trials are not sampled), trials in order."""
+    out: list[dict[str, Any]] = []
+    trials = runtime.get("trials")
+    if not isinstance(trials, dict):
+        return out
+    for trial_id in sorted(trials, key=lambda t: (len(str(t)), str(t))):
+        run = trials[trial_id]
+        for rep in (run.get("replicas") or []) if isinstance(run, dict) else []:
+            name, node = rep.get("task_name"), rep.get("node")
+            if isinstance(name, str) and isinstance(node, str):
+                address = {"address": node, "id": str(rep.get("nodeId") or "")}
+                out.append(
+                    {"taskName": name, "trialId": str(trial_id), "node": address, "samples": []}
+                )
+    return out
+
+
 # -- the sampler in the service --------------------------------------------------------------
 
 
@@ -573,5 +593,6 @@ class MetricsSampler:
                     "samples": [s.to_json() for s in samples.get(name, [])],
                 }
                 for name in names
-            ],
+            ]
+            + _trial_replicas(runtime),
         }
