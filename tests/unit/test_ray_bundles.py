@@ -82,8 +82,29 @@ def test_the_wait_says_what_the_job_needs_and_what_is_free() -> None:
     nodes = [node("127.0.0.2", 8, 32, 4), node("127.0.0.3", 8, 32, 0)]
     reason = placement_reason(bundles, reps, nodes)
     assert reason.startswith("Waiting for the Ray cluster: the job needs 4 replicas")
-    assert "4 of 4 vCPU, 15 GB" in reason
+    assert "4 × 4 vCPU, 15 GB" in reason
     assert "2 nodes with 4, 0 vCPU free (room for 1 now)" in reason
+    assert "starts only once nodes join" not in reason  # 16 of the 16 vCPU there are
+
+
+def test_a_job_bigger_than_the_whole_cluster_says_it_waits_for_nodes() -> None:
+    ti = {
+        "scaleTier": "CUSTOM",
+        "masterType": "standard",
+        "workerType": "standard",
+        "workerCount": "4",
+    }
+    reps = replicas(ti)
+    reason = placement_reason([bundle_for(ti, r) for r in reps], reps, [node("a", 8, 32)])
+    assert "more than the cluster's 8 vCPU in all: it starts only once nodes join." in reason
+
+
+def test_the_detail_shows_a_cluster_wait_as_one_row() -> None:
+    from tui_app.model.queue_wait import wait_rows, wait_summary
+
+    info = {"reason": "Waiting for the Ray cluster: the job needs 7 replicas."}
+    assert wait_rows(info) == [("The Ray cluster", "the job needs 7 replicas.")]
+    assert wait_summary(info) == info["reason"]
 
 
 @pytest.mark.parametrize(

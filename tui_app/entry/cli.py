@@ -336,8 +336,13 @@ def _service(args: argparse.Namespace) -> int:
                 f"running at {info.url} (pid {info.pid}, "
                 f"{'token auth' if info.auth else 'no auth'}, state dir {state.root})"
             )
+            executor = health.get("executor")
+            executor = executor if isinstance(executor, dict) else {}
+            on_cluster = executor.get("name", "local") != "local"
+            if on_cluster:
+                print(f"executor: {executor.get('summary')}")
             capacity = health.get("capacity")
-            if isinstance(capacity, dict):
+            if isinstance(capacity, dict) and not on_cluster:
                 slots, gpus = capacity.get("slots"), capacity.get("gpus")
                 print(f"capacity: {slots} CPU slots, {gpus} GPUs (one slot per replica)")
             if "containerEngine" in health:

@@ -43,6 +43,11 @@ def build_trainer_sdist(dest_dir: Path) -> Path:
     return build_sdist(TRAINER_DIR, dest_dir)
 
 
+CLUSTER_DEMO_SLOTS = 4
+"""On a service whose replicas run on a Ray cluster: a master, two workers and a parameter
+server, which a 3-node cluster spreads over its nodes."""
+
+
 def sample_jobs(package: str, slots: int = 2) -> list[dict[str, Any]]:
     """A moving list, sized to a machine of ``slots`` CPU slots (the service's capacity).
 
@@ -131,8 +136,12 @@ def submit_demo_jobs(
     state = StateDir(root)
     sdist = build_trainer_sdist(state.gcs_path(f"gs://{DEMO_BUCKET}/packages"))
     package = f"gs://{DEMO_BUCKET}/packages/{sdist.name}"
-    capacity = (service_health(url) or {}).get("capacity") or {}
+    health = service_health(url) or {}
+    capacity = health.get("capacity") or {}
     slots = capacity.get("slots") if isinstance(capacity, dict) else None
+    executor = health.get("executor")
+    if isinstance(executor, dict) and executor.get("name", "local") != "local":
+        slots = CLUSTER_DEMO_SLOTS  # a cluster decides what fits: the 4-replica job
     client = JobsClient(url, project, make_credentials(token))
     bodies = sample_jobs(package, slots if isinstance(slots, int) and slots > 0 else 2)
     return [client.create(body)["jobId"] for body in bodies]

@@ -328,6 +328,9 @@ async def healthz(request: web.Request) -> web.Response:
                 "slots": svc.scheduler.capacity.slots,
                 "gpus": len(svc.scheduler.capacity.gpu_ids),
             },
+            # Where replicas run: "local" (capacity above is this machine's) or "ray" (the
+            # cluster decides what fits; the scheduler above only keeps the order).
+            "executor": {"name": svc.executor.name, "summary": svc.executor.describe()},
             # What custom-container jobs run on here, or why they cannot (with the fix).
             "containerEngine": svc.engine_status.as_json(),
         }

@@ -53,8 +53,13 @@ def wait_rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
     """
     reason = info.get("reason") if info else None
     if isinstance(reason, str) and reason:
-        # A cluster executor words its own wait (what the job needs against what is free).
-        return [("Waiting", reason)]
+        # A cluster executor words its own wait ("Waiting for the Ray cluster: ..."): the
+        # section's title already says it waits, the row says for what.
+        head, sep, rest = reason.partition(": ")
+        if sep and head.startswith("Waiting for "):
+            what = head.removeprefix("Waiting for ")
+            return [(what[:1].upper() + what[1:], rest)]
+        return [("Why", reason)]
     if not info or as_int(info.get("position")) is None:
         return []
     position = as_int(info.get("position")) or 1
@@ -106,8 +111,9 @@ def wait_summary(info: Mapping[str, Any]) -> str:
     rows = dict(wait_rows(info))
     if not rows:
         return ""
-    if "Waiting" in rows:
-        return rows["Waiting"]
+    reason = info.get("reason")
+    if isinstance(reason, str) and reason:
+        return reason
     parts = [f"needs {rows['Needs']}", f"the machine has {rows['Machine']}"]
     if "Held by" in rows:
         parts.append(f"held by {rows['Held by']}")

@@ -123,7 +123,7 @@ def placement_reason(
     for b in bundles:
         label = describe_bundle(b)
         groups[label] = groups.get(label, 0) + 1
-    needs = "; ".join(f"{n} of {label}" for label, n in groups.items())
+    needs = "; ".join(f"{n} × {label}" for label, n in groups.items())
     free = ", ".join(f"{n.free.get('CPU', 0):g}" for n in nodes)
     count = len(nodes)
     fits = (
@@ -142,8 +142,16 @@ def placement_reason(
         if bundles
         else 0
     )
+    wanted = sum(b.get("CPU", 0) for b in bundles)
+    total = sum(float(n.total.get("CPU", 0)) for n in nodes)
+    never = (
+        f" That is more than the cluster's {total:g} vCPU in all: it starts only once nodes join."
+        if wanted > total
+        else ""
+    )
     return (
         f"Waiting for the Ray cluster: the job needs {len(reps)} replica"
         f"{'s' if len(reps) != 1 else ''} ({needs}) placed at once; the cluster has {count} "
         f"node{'s' if count != 1 else ''} with {free or 'no'} vCPU free (room for {fits} now)."
+        f"{never}"
     )
