@@ -106,6 +106,12 @@ def network_problem(addresses: Sequence[str], no_auth: bool, host: str) -> str |
     return None
 
 
+def _last_line(exc: BaseException) -> str:
+    """A Ray task error's cause: the last line of its traceback (``OSError: ...``)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[-1] if lines else type(exc).__name__
+
+
 class RayReplica:
     """One replica's actor as the runner watches it."""
 
@@ -195,7 +201,9 @@ class RayPlacement:
 
     def _layer(self, pythonpath: Path | None) -> tuple[str, str, Any] | None:
         """The job's installed packages as one object in Ray's store, put once per run."""
-        if pythonpath is None:
+        if pythonpath is None or (pythonpath / "pyvenv.cfg").exists():
+            # A runtime environment's virtualenv points at its base Python by absolute path:
+            # the nodes use it where it is (docs/ray.md: runtime environments).
             return None
         with self._layer_lock:
             found = self._layers.get(str(pythonpath))
@@ -218,7 +226,14 @@ class RayPlacement:
             ref = actor.start.remote(spec, spec["cwd"], endpoint, layer)
             return int(ray.get(ref, timeout=CALL_TIMEOUT_SECONDS + 600))
 
-        pid = await asyncio.to_thread(call)
+        try:
+            pid = await asyncio.to_thread(call)
+        except Exception as exc:
+            node = self._nodes[index]
+            raise ExecutorError(
+                f"{replica.task_name} could not start on node {node['address']}: "
+                f"{_last_line(exc)}"
+            ) from None
         return RayReplica(ray, actor, self._names[index], self._nodes[index], pid)
 
 

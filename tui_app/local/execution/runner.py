@@ -29,7 +29,7 @@ from tui_app.local.execution.cluster_env import (
     gpu_env,
     replica_env,
 )
-from tui_app.local.execution.executor import Placement, ReplicaProcess, RunKey
+from tui_app.local.execution.executor import ExecutorError, Placement, ReplicaProcess, RunKey
 from tui_app.local.execution.scheduler import Grant
 from tui_app.local.logs.log_ingest import LogSource
 from tui_app.local.timefmt import parse_job_time
@@ -316,6 +316,12 @@ class JobRunner:
                 await self._run()
         except asyncio.CancelledError:
             raise
+        except ExecutorError as exc:  # a replica could not be placed or started where it was
+            self.note(str(exc), "ERROR")
+            await self._stop_replicas()
+            await self._sweep()
+            await self._drain()
+            self.host.finish(self.project, self.job_id, JobState.FAILED, str(exc))
         except Exception as exc:  # a bug here must not leave a job live forever
             log.exception("runner for %s failed", self.job_id)
             await self._stop_replicas()
