@@ -125,7 +125,7 @@ def test_a_cluster_job_spreads_over_the_nodes_and_every_line_arrives_once(
 ) -> None:
     job_id = unique_id("ray_spread")
     ray_service.client().create(
-        job_of(job_id, ray_package, "--steps", "60", "--log-every", "1", **STANDARD_CLUSTER)
+        job_of(job_id, ray_package, "--steps", "20", "--log-every", "1", **STANDARD_CLUSTER)
     )
     job = ray_service.wait_state(job_id, timeout=180)
     assert job["state"] == "SUCCEEDED", job.get("errorMessage")

@@ -41,7 +41,7 @@ from tui_app.local.execution.executor import (
     ReplicaProcess,
     RunKey,
 )
-from tui_app.local.execution.ray_replica import ReplicaActor, pack_layer
+from tui_app.local.execution.ray_replica import ReplicaActor, folder_probe, pack_layer
 from tui_app.model.capacity import Capacity, Demand
 from tui_app.model.cluster import Replica
 from tui_app.model.job_images import job_images
@@ -222,7 +222,11 @@ class RayPlacement:
         spec = dict(spec, service_python=sys.executable)
 
         def call() -> int:
-            layer = self._layer(pythonpath)
+            layer = None
+            if pythonpath is not None:
+                probe = folder_probe(pythonpath)
+                seen = ray.get(actor.sees.remote(str(pythonpath), probe), timeout=60)
+                layer = None if seen else self._layer(pythonpath)
             ref = actor.start.remote(spec, spec["cwd"], endpoint, layer)
             return int(ray.get(ref, timeout=CALL_TIMEOUT_SECONDS + 600))
 
@@ -231,8 +235,7 @@ class RayPlacement:
         except Exception as exc:
             node = self._nodes[index]
             raise ExecutorError(
-                f"{replica.task_name} could not start on node {node['address']}: "
-                f"{_last_line(exc)}"
+                f"{replica.task_name} could not start on node {node['address']}: {_last_line(exc)}"
             ) from None
         return RayReplica(ray, actor, self._names[index], self._nodes[index], pid)
 

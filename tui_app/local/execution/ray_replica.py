@@ -200,6 +200,17 @@ def pack_layer(folder: Path) -> tuple[str, bytes]:
     return hashlib.sha256(data).hexdigest(), data
 
 
+def folder_probe(folder: Path) -> str:
+    """What a node compares to tell whether it sees the service's copy of a folder (one machine,
+    or a shared filesystem): its top-level names. Package folders are named by content hash, so
+    the same path with the same names is the same install."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return ""
+    return hashlib.sha256("\0".join(names).encode()).hexdigest()
+
+
 def _rewrite(value: Any, old: str, new: str) -> Any:
     if isinstance(value, str):
         return value.replace(old, new)
@@ -231,6 +242,11 @@ class ReplicaActor:
     def where(self) -> dict[str, Any]:
         """The node this replica runs on: its address and Ray's id for it."""
         return {"address": self.address, "nodeId": self.node_id, "pid": os.getpid()}
+
+    def sees(self, path: str, probe: str) -> bool:
+        """Whether this node sees the service's folder ``path`` as it is (``folder_probe``):
+        then it is used in place rather than shipped."""
+        return bool(probe) and folder_probe(Path(path)) == probe
 
     def reserve_ports(self, count: int) -> list[int]:
         """Free ports on this node's address, held until ``start`` (the replica binds them)."""
