@@ -371,3 +371,47 @@ def test_a_tuning_jobs_trials_each_get_a_placement_on_the_cluster(
     assert all(task in ("master-replica-0", "worker-replica-0") for _, task, _ in placed)
     assert len({a for _, _, a in placed}) >= 2
     assert not job_processes(job_id)
+
+
+def test_a_restarted_service_gives_back_what_ended_jobs_still_hold(
+    ray_address: str, tmp_path: Path, trainer_sdist: Path
+) -> None:
+    """A placement left by a job that ended while the service was down (here: killed with -9
+    while the job waited, then the job marked FAILED) is removed when the service starts."""
+    import ray
+    from ray.util import placement_group_table
+
+    from tui_app.local.paths import StateDir
+    from tui_app.local.store import JobStore
+
+    port = free_port()
+    state = tmp_path / "state"
+    svc = _start(state, *ray_flags(ray_address), port=port)
+    package = svc.stage(trainer_sdist)
+    job_id = unique_id("ray_orphan")
+    svc.client().create(job_of(job_id, package, **dict(STANDARD_CLUSTER, workerCount="6")))
+    ray.init(address=ray_address, namespace="tui-app", logging_level="ERROR")
+    try:
+
+        def groups() -> list[str]:
+            return [
+                str(g["name"])
+                for g in placement_group_table().values()
+                if g["state"] != "REMOVED" and job_id in str(g["name"])
+            ]
+
+        wait_until("the job's placement group", groups)
+        os.killpg(svc.proc.pid, signal.SIGKILL)
+        svc.proc.wait()
+        store = JobStore(StateDir(state).jobs_db)
+        job = store.get("test-project", job_id)
+        assert job is not None
+        job.update(state="FAILED", errorMessage="ended while the service was down")
+        store.update("test-project", job)
+        store.close()
+        assert groups()  # still held: nobody has given it back yet
+        svc = _start(state, *ray_flags(ray_address), port=port)
+        wait_until("the placement group removed", lambda: not groups(), timeout=30)
+    finally:
+        ray.shutdown()
+        _stop(svc)

@@ -243,6 +243,8 @@ class JobService:
                 if h.container and h.proc is not None and h.proc.returncode is None
             }
             await asyncio.to_thread(self._remove_orphans, keep)
+        # What a run of an ended job still holds elsewhere (a Ray placement) goes back.
+        await self.executor.reclaim({(r.project, r.job_id) for r in recovered})
         # Adopted jobs first: their capacity is already held; queued ones then ask in order.
         for runner in sorted(recovered, key=lambda r: r.mode != "adopt"):
             runner.start()

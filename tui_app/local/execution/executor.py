@@ -117,6 +117,11 @@ class Executor(Protocol):
     async def release(self, key: RunKey) -> None:
         """The run is over: give back what ``place`` reserved and whatever still runs."""
 
+    async def reclaim(self, live: set[tuple[str, str]]) -> int:
+        """At start, after recovery: give back what runs of jobs that are no longer live still
+        hold (a service stopped while a placement was in flight); ``live`` is (project, job id)
+        of every job taken over. How many runs were reclaimed."""
+
     async def sweep(self, workdirs: Sequence[Path]) -> int:
         """Kill processes of these replicas that outlived their supervisors; how many."""
 

@@ -195,6 +195,9 @@ class LocalExecutor:
     async def release(self, key: RunKey) -> None:
         return None
 
+    async def reclaim(self, live: set[tuple[str, str]]) -> int:
+        return 0  # leftover processes are found by the runners' sweeps
+
     async def sweep(self, workdirs: Sequence[Path]) -> int:
         return await asyncio.to_thread(sweep_leftovers, {str(w) for w in workdirs})
 

@@ -350,6 +350,8 @@ class RayExecutor:
         bundles = [bundle_for(training_input, r) for r in reps]
         group_name, names = self._names(key, reps)
         self._runs[key] = names
+        # One a service killed mid-placement left under this name would compete for the nodes.
+        await asyncio.to_thread(self._remove_group, group_name)
         pg = await asyncio.to_thread(
             placement_group, bundles, strategy="SPREAD", name=group_name, lifetime="detached"
         )
@@ -463,6 +465,30 @@ class RayExecutor:
 
         with contextlib.suppress(Exception):
             remove_placement_group(get_placement_group(name))
+
+    async def reclaim(self, live: set[tuple[str, str]]) -> int:
+        if self.ray is None:
+            return 0
+        return await asyncio.to_thread(self._reclaim, live)
+
+    def _reclaim(self, live: set[tuple[str, str]]) -> int:
+        """Remove this service's placement groups (and so their actors) of jobs not live."""
+        from ray.util.placement_group import placement_group_table
+
+        prefix = f"{self.service_key}/"
+        stale = []
+        for entry in placement_group_table().values():
+            name = str(entry.get("name") or "")
+            if entry.get("state") == "REMOVED" or not name.startswith(prefix):
+                continue
+            parts = name.split("/")
+            if len(parts) == 4 and (parts[1], parts[2]) not in live:
+                stale.append(name)
+        for name in stale:
+            self._remove_group(name)
+        if stale:
+            log.warning("reclaimed %d placement group(s) of ended jobs", len(stale))
+        return len(stale)
 
     async def sweep(self, workdirs: Sequence[Path]) -> int:
         return 0  # each node's supervisor (a subreaper) and kill_tree leave nothing behind
