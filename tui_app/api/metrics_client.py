@@ -11,11 +11,12 @@ Every call is blocking: the TUI runs them in thread workers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from tui_app.api.errors import ApiCallError, rpc_error_parts
+from tui_app.model.replica_nodes import PlacedReplica, parse_node, parse_placed
 from tui_app.model.replica_usage import ReplicaSamples, UsageSample
 from tui_app.model.wire import as_float, as_list, as_mapping, parse_time
 
@@ -29,6 +30,9 @@ WAIT_MAX_SECONDS = 55.0
 """The longest ``:wait`` the local service holds a request (``local/server.py``)."""
 HISTORY_CAP = 4096
 """Samples a ``UsageHistory`` keeps per replica before it reads the service's (merged) copy."""
+NO_SAMPLES_SINCE = "9999-12-31T00:00:00.000000Z"
+"""A ``since`` no sample is later than: the answer lists every replica (and its node) with no
+samples, a few hundred bytes however long the job ran (``placement``)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,14 @@ class JobMetrics:
     replicas: list[ReplicaSamples]
     interval_seconds: float | None = None
     """How often the service samples (``sampleInterval``), when it says."""
+    trials: list[PlacedReplica] = field(default_factory=list)
+    """A tuning job's trials' replicas that ran on other nodes. They carry no samples and
+    share the job's task names, so they are kept apart from ``replicas`` (the charts')."""
+
+    def placement(self) -> list[PlacedReplica]:
+        """Every replica that runs on another node: the job's own, then its trials'."""
+        own = [PlacedReplica(r.task_name, r.node) for r in self.replicas if r.node is not None]
+        return own + self.trials
 
 
 def _float(value: object) -> float:
@@ -66,13 +78,18 @@ def parse_metrics(body: object) -> JobMetrics:
     """A ``:metrics`` JSON body; malformed parts are left out, never raised."""
     data = as_mapping(body)
     replicas: list[ReplicaSamples] = []
+    trials: list[PlacedReplica] = []
     for rep in as_list(data.get("replicas")):
         if not isinstance(rep, dict) or not isinstance(rep.get("taskName"), str):
             continue
+        if rep.get("trialId") is not None:
+            if (placed := parse_placed(rep)) is not None and placed.trial_id is not None:
+                trials.append(placed)
+            continue
         samples = [s for raw in as_list(rep.get("samples")) if (s := _sample(raw)) is not None]
         samples.sort(key=lambda s: s.time)
-        replicas.append(ReplicaSamples(rep["taskName"], samples))
-    return JobMetrics(replicas, _seconds(data.get("sampleInterval")))
+        replicas.append(ReplicaSamples(rep["taskName"], samples, parse_node(rep.get("node"))))
+    return JobMetrics(replicas, _seconds(data.get("sampleInterval")), trials)
 
 
 def _seconds(value: object) -> float | None:
@@ -95,17 +112,23 @@ class MetricsClient:
         project: str,
         credentials: Credentials,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        session: Any = None,
     ) -> None:
-        # Imported here: requests loads in the worker thread, not before the first frame.
-        from google.auth.transport.requests import AuthorizedSession
-
+        """``session``: what sends the GETs, a ``requests.Session`` alike; by default one that
+        signs them with ``credentials`` (tests replay recorded answers through their own, as
+        ``VertexJobsClient`` takes an ``http``)."""
         self.endpoint = endpoint.rstrip("/")
         self.project = project
         self.timeout = timeout
-        self._session = AuthorizedSession(credentials)  # type: ignore[no-untyped-call]
+        if session is None:
+            # Imported here: requests loads in the worker thread, not before the first frame.
+            from google.auth.transport.requests import AuthorizedSession
+
+            session = AuthorizedSession(credentials)  # type: ignore[no-untyped-call]
+        self._session = session
 
     def close(self) -> None:
-        self._session.close()  # type: ignore[no-untyped-call]
+        self._session.close()
 
     def read(self, job_id: str, since: str | None = None) -> JobMetrics | None:
         """The job's samples (only those after ``since``); None when the endpoint has none.
@@ -121,6 +144,17 @@ class MetricsClient:
         if not isinstance(body, dict):
             raise ApiCallError("The jobs service sent a malformed answer.", 502, "UNKNOWN")
         return parse_metrics(body)
+
+    def placement(self, job_id: str) -> list[PlacedReplica] | None:
+        """Which node each of the job's replicas (and its trials') runs on: ``[]`` when all
+        run on the service's own machine or none has started; None where the endpoint has no
+        ``:metrics`` (a cloud one). Reads no samples (``NO_SAMPLES_SINCE``).
+
+        Raises:
+            ApiCallError: the call failed.
+        """
+        metrics = self.read(job_id, NO_SAMPLES_SINCE)
+        return None if metrics is None else metrics.placement()
 
     def environment(self, job_id: str) -> dict[str, Any] | None:
         """The job's runtime environment (``:environment``, the local service's extension):
@@ -249,26 +283,31 @@ class UsageHistory:
         self.since: str | None = None
         """The newest sample's time as the server wrote it; None until a read."""
         self.interval_seconds: float | None = None
+        self.trials: list[PlacedReplica] = []
+        """The trials' replicas on other nodes, as last read (every answer lists them all)."""
 
     def add(self, metrics: JobMetrics, full: bool) -> bool:
         """Take one answer (``full``: read without ``since``); returns whether anything is new."""
         if metrics.interval_seconds:
             self.interval_seconds = metrics.interval_seconds
-        changed = False
+        changed = metrics.trials != self.trials
+        self.trials = list(metrics.trials)
         if full:
-            fresh = {
-                r.task_name: ReplicaSamples(r.task_name, list(r.samples)) for r in metrics.replicas
-            }
-            changed = fresh != self._replicas
+            fresh = {r.task_name: _copy(r) for r in metrics.replicas}
+            changed = changed or fresh != self._replicas
             self._replicas = fresh
         else:
             for rep in metrics.replicas:
                 have = self._replicas.get(rep.task_name)
                 if have is None:
-                    self._replicas[rep.task_name] = ReplicaSamples(rep.task_name, list(rep.samples))
+                    self._replicas[rep.task_name] = _copy(rep)
                     changed = True
-                elif rep.samples:
+                    continue
+                if rep.samples:
                     have.samples.extend(rep.samples)
+                    changed = True
+                if rep.node != have.node:  # placed since the last read (a replica re-adopted)
+                    have.node = rep.node
                     changed = True
         newest = max(
             (r.samples[-1] for r in metrics.replicas if r.samples),
@@ -286,4 +325,13 @@ class UsageHistory:
 
     def replicas(self) -> list[ReplicaSamples]:
         """A copy, in the service's order, safe to hand to another thread."""
-        return [ReplicaSamples(r.task_name, list(r.samples)) for r in self._replicas.values()]
+        return [_copy(r) for r in self._replicas.values()]
+
+    def placement(self) -> list[PlacedReplica]:
+        """Every replica on another node as last read: the job's own, then its trials'."""
+        return JobMetrics(list(self._replicas.values()), None, self.trials).placement()
+
+
+def _copy(replica: ReplicaSamples) -> ReplicaSamples:
+    """A replica with a list of samples of its own (the samples themselves are frozen)."""
+    return ReplicaSamples(replica.task_name, list(replica.samples), replica.node)

@@ -16,6 +16,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from tui_app.model.job_id import match_job_id
 from tui_app.model.job_images import replica_image
 from tui_app.model.job_view import JobRow, SortColumn, format_elapsed, sort_rows
 from tui_app.model.list_filter import filter_rows, parse_list_filter
+from tui_app.model.replica_nodes import PlacedReplica
 from tui_app.model.states import STATE_SYMBOL
 from tui_app.model.task_names import unknown_task_error
 from tui_app.model.tiers import Role
@@ -175,26 +177,42 @@ def error_lines(exc: ApiCallError) -> list[str]:
     return lines
 
 
-Extensions = tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
+@dataclass(frozen=True)
+class Extensions:
+    """What the local service adds to a job's summary; each part empty elsewhere or on error
+    (the sections are optional: describe shows the job regardless)."""
+
+    environment: dict[str, Any] | None = None
+    """``:environment``: the runtime environment the job got."""
+    queue: dict[str, Any] | None = None
+    """``:queue``, while the job is QUEUED: why it waits."""
+    engine: dict[str, Any] | None = None
+    """For a custom-container job, the service's container engine (``/healthz``)."""
+    placement: list[PlacedReplica] = field(default_factory=list)
+    """The replicas on other nodes (``:metrics``, the Ray executor): the "Replicas" section."""
 
 
 def _extensions(connection: Connection, project: str, job: Mapping[str, Any]) -> Extensions:
-    """The local service's ``:environment`` answer for the job, while it is QUEUED its
-    ``:queue`` answer (why it waits), and for a custom-container job the service's container
-    engine (``/healthz``); None elsewhere or on error."""
+    """The local service's answers about the job (``Extensions``); empty ones elsewhere."""
     if connection.vertex:
-        return None, None, None
+        return Extensions()
     job_id = str(job.get("jobId"))
     ti = job.get("trainingInput")
     container = isinstance(ti, Mapping) and replica_image(ti, Role.MASTER) is not None
     engine = connection.container_engine() if container else None
     client = connection.metrics(project)
     try:
-        environment = client.environment(job_id)
-        queued = job.get("state") == "QUEUED"
-        return environment, client.queue(job_id) if queued else None, engine
-    except ApiCallError:
-        return None, None, engine  # the sections are optional: describe shows the job regardless
+        try:
+            environment = client.environment(job_id)
+            queued = job.get("state") == "QUEUED"
+            queue = client.queue(job_id) if queued else None
+        except ApiCallError:
+            environment = queue = None
+        try:
+            placement = client.placement(job_id) or []
+        except ApiCallError:
+            placement = []
+        return Extensions(environment, queue, engine, placement)
     finally:
         client.close()
 
@@ -202,7 +220,7 @@ def _extensions(connection: Connection, project: str, job: Mapping[str, Any]) ->
 def _run(
     args: argparse.Namespace,
     client: JobsApi,
-    extensions: Callable[[Mapping[str, Any]], Extensions] = lambda _job: (None, None, None),
+    extensions: Callable[[Mapping[str, Any]], Extensions] = lambda _job: Extensions(),
 ) -> int:
     now = datetime.now(UTC)
     if args.action == "list":
@@ -233,8 +251,16 @@ def _run(
             print(job_yaml(job), end="")
         else:
             tz = datetime.now().astimezone().tzinfo or UTC
-            env, queue, engine = extensions(job)
-            sections = summarize(job, now, tz=tz, environment=env, queue=queue, engine=engine)
+            ext = extensions(job)
+            sections = summarize(
+                job,
+                now,
+                tz=tz,
+                environment=ext.environment,
+                queue=ext.queue,
+                engine=ext.engine,
+                placement=ext.placement,
+            )
             print(render_text(sections))
         return 0
     if args.action == "cancel":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -26,6 +26,7 @@ from tui_app.model.job_spec import DEFAULT_METRIC_TAG, duration_seconds
 from tui_app.model.job_view import format_elapsed
 from tui_app.model.log_records import TRACEBACK_START
 from tui_app.model.queue_wait import wait_rows
+from tui_app.model.replica_nodes import PlacedReplica, placement_rows
 from tui_app.model.tiers import (
     ACCELERATORS,
     DEFAULT_SCALE_TIER,
@@ -73,6 +74,7 @@ def summarize(
     environment: Mapping[str, Any] | None = None,
     queue: Mapping[str, Any] | None = None,
     engine: Mapping[str, Any] | None = None,
+    placement: Sequence[PlacedReplica] = (),
 ) -> list[Section]:
     """The job's summary: overview, training input, training output and the error, if any.
 
@@ -88,6 +90,9 @@ def summarize(
             resources" section says what it needs and who holds it (``queue_wait``).
         engine: The local service's ``containerEngine`` (its ``/healthz``): a custom-container
             job's "Engine" row says what runs its images there (``engine_label``).
+        placement: The replicas that run on other nodes (the local service's Ray executor,
+            from its ``:metrics`` answer): a "Replicas" section names each one's node. Left
+            out when every replica runs on the service's own machine.
 
     Returns:
         The sections, in reading order.
@@ -99,6 +104,8 @@ def summarize(
         # reads, and a long traceback under the inputs put it pages down.
         Section("Error", _error(job.get("errorMessage"))),
         Section("Training Input", _training_input(as_mapping(job.get("trainingInput")), engine)),
+        # Next to the cluster it places: which node each of its replicas landed on.
+        Section("Replicas", placement_rows(placement)),
         Section("Training Output", _training_output(job)),
     ]
     sections.append(Section("Runtime environment", environment_rows(environment or {})))

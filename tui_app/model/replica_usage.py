@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from tui_app.model.replica_nodes import ReplicaNode
+
 __all__ = ["ReplicaSamples", "UsageSample"]
 
 
@@ -30,6 +32,8 @@ class ReplicaSamples:
 
     task_name: str
     samples: list[UsageSample] = field(default_factory=list)
+    node: ReplicaNode | None = None
+    """The node it runs on (the service's Ray executor); None on the service's own machine."""
 
     @property
     def cpu_peak(self) -> float:
