@@ -9,6 +9,12 @@ one, and the figures carry the sizes::
     master-replica-0    CPU ▂▅▇█▇▇██▇▇█▇█  97% (peak 180%)
                         RSS ▁▂▃▄▄▄▅▅▅▅▅▅▅  212 MiB (peak 240 MiB)
 
+A replica on another node (the local service's Ray executor) has that node's address under its
+name, dim; one on the service's own machine shows its name alone::
+
+    worker-replica-0    CPU ▂▅▇█▇▇██▇▇█▇█  97% (peak 180%)
+    127.0.0.3           RSS ▁▂▃▄▄▄▅▅▅▅▅▅▅  212 MiB (peak 240 MiB)
+
 Feed it with ``show`` (samples from ``tui_app.api.metrics_client``); it never fetches anything.
 """
 
@@ -17,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textual.app import ComposeResult, RenderResult
+from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Sparkline, Static
 
@@ -154,9 +161,13 @@ class ReplicaUsageRow(Widget):
         self.memory = UsageSparkline(classes="-memory")
         self.cpu_figures = Static("", classes="replica-usage--figures")
         self.memory_figures = Static("", classes="replica-usage--figures")
+        self.name_label = Static(self.task_name, classes="replica-usage--name", markup=False)
+        self.node_address: str | None = None
+        """The address of the node it runs on, shown under its name; None on the service's
+        own machine (the name alone, as before nodes existed)."""
 
     def compose(self) -> ComposeResult:
-        yield Static(self.task_name, classes="replica-usage--name", markup=False)
+        yield self.name_label
         yield Static("CPU", classes="replica-usage--metric")
         yield self.cpu
         yield self.cpu_figures
@@ -172,6 +183,7 @@ class ReplicaUsageRow(Widget):
         cpu_ceiling: float,
     ) -> None:
         """Draw ``replica``'s samples on the shared window and CPU scale."""
+        self._show_node(replica.node.brief if replica.node else None)
         samples = replica.samples
         times = [s.time.timestamp() for s in samples]
         self.cpu.show(
@@ -197,6 +209,19 @@ class ReplicaUsageRow(Widget):
         else:
             self.cpu_figures.update("no samples yet")
             self.memory_figures.update("")
+
+    def _show_node(self, address: str | None) -> None:
+        """The name, and under it (the cell spans both lines) the node's address, dim: a style
+        of the text rather than a widget of its own, so a replica without one draws as it did."""
+        if address == self.node_address:
+            return
+        self.node_address = address
+        if address is None:
+            self.name_label.update(Content(self.task_name))
+        else:
+            self.name_label.update(
+                Content.assemble(self.task_name, "\n", (address, "not bold dim"))
+            )
 
 
 class ReplicaUsage(Widget):

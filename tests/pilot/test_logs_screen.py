@@ -28,6 +28,7 @@ from tui_app.shell.screens.logs_screen import (
     LinesSkipped,
     LogsScreen,
 )
+from tui_app.shell.screens.picker_screen import PickerScreen
 from tui_app.shell.screens.prompt_screen import PromptScreen
 from tui_app.widgets.log_view import LogView
 
@@ -101,6 +102,18 @@ async def test_replica_views_every_line_once_in_order(
         ) == len(merged)
         # Switching views with the keys.
         assert logs.current == ALL
+        # Replicas on the service's own machine: the picker lists their names alone.
+        await wait_for(
+            pilot,
+            lambda: set(logs.tasks[:4]) <= (logs.listed_tasks or set()),
+            describe=lambda: f"{logs.listed_tasks} {logs.tasks}",
+        )
+        assert logs.nodes == {}
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen))
+        assert isinstance(app.screen, PickerScreen) and app.screen.labels is None
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is logs)
         await pilot.press("right_square_bracket")
         assert logs.current == "master-replica-0"
         await pilot.press("left_square_bracket", "left_square_bracket")

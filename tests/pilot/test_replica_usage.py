@@ -7,6 +7,7 @@ polling while the job runs, stop when the screen closes or the job ends.
 
 from __future__ import annotations
 
+import io
 import re
 import time
 from collections.abc import Iterator
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
+from textual.widgets import Static
 from textual.worker import WorkerState
 
 from tests.conftest import unique_id
@@ -74,6 +77,12 @@ def shown(app: Any) -> bool:
     )
 
 
+def summary_text(screen: DescribeScreen) -> str:
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(screen.query_one("#describe-content", Static).content)
+    return console.export_text()
+
+
 def usage_workers(app: Any) -> list[Any]:
     return [w for w in app.workers if w.group == "describe-usage"]
 
@@ -94,6 +103,10 @@ async def test_running_cluster_shows_a_row_per_replica(
             rows = usage.rows()
             for row in rows:
                 assert RSS_FIGURES.match(figures(row)[1]), figures(row)
+            # Replicas on the service's own machine: no node under a name, no "Replicas".
+            assert [r.node_address for r in rows] == [None] * 4
+            assert isinstance(app.screen, DescribeScreen) and app.screen.placement == []
+            assert "\nReplicas\n" not in summary_text(app.screen)
             # Each replica's child holds 64 MiB: the tree's RSS is the trainer's plus the child's.
             await wait_for(
                 pilot,

@@ -7,7 +7,8 @@ custom-container job's "Engine" row there says which engine runs its images (the
 
 Under the summary, each replica's CPU and memory as sparklines (``widgets.replica_usage``), read
 from the local service's ``:metrics`` extension while the job is live; hidden where the endpoint
-has none (a cloud backend).
+has none (a cloud backend). When replicas run on other nodes (the service's Ray executor), the
+same answer names each one's node: a "Replicas" section in the summary and each chart's label.
 
 For a hyperparameter tuning job, a "Trials" section (``widgets.trials_table``) between the two:
 a plot of the objective by trial and the trials table, best first, redrawn with every re-read of
@@ -39,6 +40,7 @@ from tui_app.api.errors import ApiCallError
 from tui_app.api.metrics_client import UsageHistory
 from tui_app.model.describe import job_yaml, summarize
 from tui_app.model.job_images import replica_image
+from tui_app.model.replica_nodes import PlacedReplica
 from tui_app.model.replica_usage import ReplicaSamples
 from tui_app.model.states import JobState
 from tui_app.model.tiers import Role
@@ -107,6 +109,8 @@ class DescribeScreen(Screen[None], ScreenToasts):
         """The local service's ``:queue`` answer while the job waits ("Waiting for resources")."""
         self.engine: dict[str, Any] | None = None
         """The local service's container engine, for a custom-container job ("Engine")."""
+        self.placement: list[PlacedReplica] = []
+        """The replicas on other nodes, from ``:metrics`` ("Replicas"); [] on one machine."""
         self._engine_asked = False
         """The engine was asked for (once per screen: it is the service's, not the job's)."""
         self._fetching = False
@@ -306,7 +310,10 @@ class DescribeScreen(Screen[None], ScreenToasts):
                     return
                 if history.add(metrics, full) and not worker.is_cancelled:
                     self.app.call_from_thread(
-                        self._usage_arrived, history.replicas(), history.interval_seconds
+                        self._usage_arrived,
+                        history.replicas(),
+                        history.interval_seconds,
+                        history.placement(),
                     )
                 if ended:  # read after the job ended: its last samples are in
                     return
@@ -320,9 +327,18 @@ class DescribeScreen(Screen[None], ScreenToasts):
         self.environment = environment
         self._show()
 
-    def _usage_arrived(self, replicas: list[ReplicaSamples], interval: float | None) -> None:
+    def _usage_arrived(
+        self,
+        replicas: list[ReplicaSamples],
+        interval: float | None,
+        placement: list[PlacedReplica] | None = None,
+    ) -> None:
         if not self.is_mounted:
             return
+        if placement is not None and placement != self.placement:
+            # Rare (a job's replicas are placed once): the summary is redrawn only then.
+            self.placement = placement
+            self._show()
         usage = self.query_one(ReplicaUsage)
         ti = (self.job or {}).get("trainingInput")
         if isinstance(ti, dict) and replica_image(ti, Role.MASTER):
@@ -354,6 +370,7 @@ class DescribeScreen(Screen[None], ScreenToasts):
             environment=self.environment,
             queue=self.queue,
             engine=self.engine,
+            placement=self.placement,
         )
         for section in sections:
             parts.append(Text(section.title, style="bold underline"))

@@ -3,6 +3,11 @@
 One feed per job (a thread worker running ``LogFeed.follow``) feeds every view: each line
 goes to its replica's view and to the merged ``all`` view. Views are created when a replica
 first shows up, so a job's real cluster decides the tabs.
+
+Where replicas run on other nodes (the local service's Ray executor), the picker (``p``) and the
+tab line name each one's node address, read from the service's ``:metrics`` answer when a replica
+first shows up or the job moves on (to RUNNING: placed); on one machine, or a backend without
+``:metrics``, nothing is added.
 """
 
 from __future__ import annotations
@@ -24,15 +29,18 @@ from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.markup import escape
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static
+from textual.worker import get_current_worker
 
 from tui_app.api.errors import ApiCallError
 from tui_app.config.locations import saved_logs_dir
 from tui_app.model.log_line import LogLine, task_tag
 from tui_app.model.log_text import CleanLine
+from tui_app.model.replica_nodes import ReplicaNode, nodes_by_task
 from tui_app.model.severity import SEVERITIES, severity_name
 from tui_app.model.task_names import SERVICE_TASK, job_task_names
 from tui_app.model.trials import trial_of
@@ -196,6 +204,11 @@ class LogsScreen(Screen[None], ScreenToasts):
         self._following = True
         """The shown view follows, as of the last info bar: the stream worker reads it (it may
         not query widgets) to know whether it may jump over a backlog."""
+        self.nodes: dict[str, ReplicaNode] = {}
+        """Each replica's node (of the trial, for a trial's logs); empty on one machine."""
+        self.listed_tasks: set[str] | None = set()
+        """The replicas the last ``:metrics`` read listed: a new view for one of them needs no
+        read. None: the backend has no ``:metrics`` (nothing to read, ever)."""
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -240,6 +253,56 @@ class LogsScreen(Screen[None], ScreenToasts):
             self.query_one(ContentSwitcher).current = _view_id(task)
             view.focus()
         self._render_tabs()
+        self._read_nodes_if_unlisted()
+
+    def _read_nodes_if_unlisted(self) -> None:
+        """Read the nodes when a replica with a view is not in the last answer. A replica's
+        first lines (its package's install) come while the job is PREPARING, before the service
+        lists it: the job's move to RUNNING (``_state_moved``) asks again."""
+        listed = self.listed_tasks
+        if listed is not None and any(t not in listed and t != SERVICE_TASK for t in self.tasks):
+            self._read_nodes()
+
+    def _label(self, task: str) -> str:
+        """A replica's name, with its node's address when it runs on another node."""
+        node = self.nodes.get(task)
+        return f"{task} · {node.brief}" if node else task
+
+    @work(thread=True, exclusive=True, group="logs-nodes", exit_on_error=False, description="Nodes")
+    def _read_nodes(self) -> None:
+        """Which node each replica runs on (a small read: the answer carries no samples)."""
+        from tui_app.api.metrics_client import NO_SAMPLES_SINCE
+
+        worker = get_current_worker()
+        try:
+            connection = self.shell.source.connection()
+            if connection.vertex:  # Vertex AI has no :metrics; it places replicas itself
+                metrics = None
+            else:
+                client = connection.metrics(self.shell.project)
+                try:
+                    metrics = client.read(self.job_id, NO_SAMPLES_SINCE)
+                finally:
+                    client.close()
+        except ApiCallError:
+            return  # the service is away: a new replica or the job's next state asks again
+        if worker.is_cancelled:
+            return
+        if metrics is None:
+            self.app.call_from_thread(self._nodes_arrived, {}, None)
+            return
+        placement = metrics.placement()
+        listed = {r.task_name for r in metrics.replicas} | {
+            p.task_name for p in placement if p.trial_id == self.trial
+        }
+        self.app.call_from_thread(self._nodes_arrived, nodes_by_task(placement, self.trial), listed)
+
+    def _nodes_arrived(self, nodes: dict[str, ReplicaNode], listed: set[str] | None) -> None:
+        self.listed_tasks = listed
+        if nodes != self.nodes:
+            self.nodes = nodes
+            if self.is_attached:
+                self._render_tabs()
 
     def _expected_tasks(self) -> list[str]:
         """The replicas' views in the platform's order, then ``service`` (the rule ``tui-app
@@ -265,8 +328,9 @@ class LogsScreen(Screen[None], ScreenToasts):
         for name in names:
             label = "all" if name == ALL else task_tag(name)
             shown.append(f"[reverse] {label} [/]" if name == self.current else f" {label} ")
-        current = "all replicas" if self.current == ALL else self.current
-        self.query_one("#logs-tabs", Static).update(" ".join(shown) + f"   {current}")
+        current = "all replicas" if self.current == ALL else self._label(self.current)
+        # The label is the service's text (an address may be a host name): never markup.
+        self.query_one("#logs-tabs", Static).update(" ".join(shown) + f"   {escape(current)}")
 
     def watch_current(self, task: str) -> None:
         if not self.is_mounted:
@@ -308,6 +372,7 @@ class LogsScreen(Screen[None], ScreenToasts):
     def _state_moved(self) -> None:
         if self.is_attached:
             self._render_title()
+            self._read_nodes_if_unlisted()
 
     @work(thread=True, exclusive=True, group="logs", exit_on_error=False, description="Log stream")
     def _fetch_job_then_stream(self) -> None:
@@ -705,7 +770,9 @@ class LogsScreen(Screen[None], ScreenToasts):
             if task:
                 self.current = task
 
-        self.app.push_screen(PickerScreen("Show the logs of", [ALL, *self.tasks]), chosen)
+        items = [ALL, *self.tasks]
+        labels = [ALL, *map(self._label, self.tasks)] if self.nodes else None
+        self.app.push_screen(PickerScreen("Show the logs of", items, labels), chosen)
 
     def action_toggle_follow(self) -> None:
         view = self.active
