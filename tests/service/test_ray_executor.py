@@ -12,6 +12,7 @@ has a small cluster of its own: it must not take down a node other tests are usi
 from __future__ import annotations
 
 import ipaddress
+import logging
 import json
 import os
 import signal
@@ -390,7 +391,7 @@ def test_a_restarted_service_gives_back_what_ended_jobs_still_hold(
     package = svc.stage(trainer_sdist)
     job_id = unique_id("ray_orphan")
     svc.client().create(job_of(job_id, package, **dict(STANDARD_CLUSTER, workerCount="6")))
-    ray.init(address=ray_address, namespace="tui-app", logging_level="ERROR")
+    ray.init(address=ray_address, namespace="tui-app", logging_level=logging.ERROR)
     try:
 
         def groups() -> list[str]:

@@ -154,6 +154,10 @@ class RayReplica:
             alive = set()
         if self._node.get("id") not in alive:
             return f"its node {where} left the Ray cluster"
+        if type(exc).__name__ == "ActorUnavailableError":
+            # Raised as soon as the node's raylet stops answering, seconds before Ray's health
+            # checks declare the node dead.
+            return f"its node {where} stopped answering"
         return f"its Ray actor on {where} died ({type(exc).__name__})"
 
     def send_signal(self, sig: int) -> None:
