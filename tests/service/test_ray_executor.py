@@ -12,8 +12,8 @@ has a small cluster of its own: it must not take down a node other tests are usi
 from __future__ import annotations
 
 import ipaddress
-import logging
 import json
+import logging
 import os
 import signal
 import time
