@@ -719,6 +719,10 @@ METADATA = frozenset(
     {("GET", REPLICA), ("GET", REPLICA + "/"), ("GET", REPLICA + "/computeMetadata/v1/{path}")}
 )
 """A replica's metadata server (google-auth's ping, then computeMetadata/v1/...)."""
+REPLICA_OUTPUT = frozenset(
+    {("GET", REPLICA + "/output/{stream}"), ("POST", REPLICA + "/output/{stream}")}
+)
+"""A remote replica's output, shipped by offset (storage/replica_output.py)."""
 _STORAGE_ALL = STORAGE_MORE | {
     ("POST", UPLOAD),
     ("PUT", UPLOAD),
@@ -738,6 +742,7 @@ ROUTE_TABLE = frozenset(
         ("POST", "/v2/entries:list"),
         ("POST", "/v2/entries:follow"),
         *METADATA,
+        *REPLICA_OUTPUT,
         ("POST", UPLOAD),
         ("PUT", UPLOAD),
         ("POST", RESUMABLE),
@@ -1239,6 +1244,28 @@ def _metadata(draw: st.DrawFn, t: Target, out_of_range_tokens: bool) -> FuzzRequ
         f"/_replica/{q(draw(FRESH_NAMES))}{tail}",
         None,
         headers,
+        auth=False,
+    )
+
+
+@st.composite
+def _replica_output(draw: st.DrawFn, t: Target, out_of_range_tokens: bool) -> FuzzRequest:
+    """Shipped output with a credential nobody issued: 401 whatever the stream, offset or body
+    (the credential is checked before anything is read or written)."""
+    stream = draw(
+        st.sampled_from(["stdout", "stderr", "hypertune", "status", "passwd", "..%2F..%2Fx", ""])
+        | SHORT_TEXT.map(q)
+    )
+    method = draw(st.sampled_from(["GET", "POST"]))
+    offset = draw(st.sampled_from(["", "0", "-1", "1e9", "99999999999999999999", "abc"]))
+    body = draw(st.binary(max_size=256)) if method == "POST" else None
+    query_part = f"?offset={q(offset)}" if offset else ""
+    return FuzzRequest(
+        "replica_output",
+        method,
+        f"/_replica/{q(draw(FRESH_NAMES))}/output/{stream}{query_part}",
+        body,
+        (("Content-Type", "application/octet-stream"),),
         auth=False,
     )
 
@@ -1815,6 +1842,7 @@ ROUTES: dict[str, Route] = {
     "entries.list": Route((("POST", "/v2/entries:list"),), _entries),
     "entries.follow": Route((("POST", "/v2/entries:follow"),), _follow),
     "metadata": Route(tuple(METADATA), _metadata),
+    "replica_output": Route(tuple(REPLICA_OUTPUT), _replica_output),
     "storage.media": Route((("POST", UPLOAD), ("POST", RESUMABLE)), _media),
     "storage.multipart": Route((("POST", UPLOAD), ("POST", RESUMABLE)), _multipart),
     "storage.resumable_start": Route((("POST", UPLOAD), ("POST", RESUMABLE)), _resumable_start),
