@@ -43,7 +43,7 @@ def test_gcloud_submits_lists_streams_and_cancels_on_the_cluster(
     custom = unique_id("gc_ray")
     submit = gcloud(
         f"submit training {custom} --region us-central1 --config config.yaml"
-        f" --packages {package} -- --steps 40 --log-every 1"
+        f" --packages {package} -- --steps 10 --log-every 1"
     ).ok()
     assert yaml.safe_load(submit.stdout) == {"jobId": custom, "state": "QUEUED"}
     stream = gcloud.stream(custom, "--polling-interval 1")
