@@ -59,6 +59,7 @@ NAMESPACE = "tui-app"
 READY_POLL_SECONDS = 0.5
 CALL_TIMEOUT_SECONDS = 60.0
 KILL_TIMEOUT_SECONDS = 15.0
+NODES_REFRESH_SECONDS = 2.0
 UNLIMITED_SLOTS = 1_000_000
 """The service's scheduler keeps jobs in order but never holds one back: Ray decides."""
 
@@ -133,16 +134,17 @@ class RayReplica:
         return self._node
 
     def _on_done(self, fut: Any) -> None:
-        loop = self._ended.get_loop()
-        loop.call_soon_threadsafe(self._settle, fut)
-
-    def _settle(self, fut: Any) -> None:
+        """In Ray's thread: how it ended (asking Ray which nodes live, never on the loop)."""
         try:
-            self.status = dict(fut.result())
-            self.returncode = 0
+            status: dict[str, Any] | None = dict(fut.result())
+            lost = None
         except Exception as exc:  # the actor died: its node left, or it was killed
-            self.lost = self._why_lost(exc)
-            self.returncode = -1
+            status, lost = None, self._why_lost(exc)
+        self._ended.get_loop().call_soon_threadsafe(self._settle, status, lost)
+
+    def _settle(self, status: dict[str, Any] | None, lost: str | None) -> None:
+        self.status, self.lost = status, lost
+        self.returncode = 0 if lost is None else -1
         if not self._ended.done():
             self._ended.set_result(self.returncode)
 
@@ -259,6 +261,9 @@ class RayExecutor:
         self._runs: dict[RunKey, list[str]] = {}
         self._handles: dict[str, Any] = {}
         self._nodes_seen = 0
+        self._nodes: list[NodeResources] = []
+        """The live nodes' sizes, refreshed every few seconds off the event loop."""
+        self._refresher: asyncio.Task[None] | None = None
 
     # -- life ----------------------------------------------------------------------------------
 
@@ -266,6 +271,16 @@ class RayExecutor:
         # On the main thread, once, before the service listens: Ray sets its signal handlers
         # only there, and a second or so of joining is part of starting up.
         self._connect()
+        self._nodes = self._node_resources()
+        self._refresher = asyncio.get_running_loop().create_task(self._refresh_nodes())
+
+    async def _refresh_nodes(self) -> None:
+        """Keep the nodes' sizes fresh in a thread: jobs.create checks against them on the
+        event loop, which must not wait on Ray."""
+        while True:
+            await asyncio.sleep(NODES_REFRESH_SECONDS)
+            with contextlib.suppress(Exception):
+                self._nodes = await asyncio.to_thread(self._node_resources)
 
     def _connect(self) -> None:
         ray = _ray()
@@ -296,6 +311,8 @@ class RayExecutor:
 
     async def close(self) -> None:
         """Leave the cluster; detached actors and groups stay for the next start to adopt."""
+        if self._refresher is not None:
+            self._refresher.cancel()
         if self.ray is not None:
             await asyncio.to_thread(self.ray.shutdown)
 
@@ -331,7 +348,7 @@ class RayExecutor:
             )
         if self.ray is None:
             return
-        problem = fits_nowhere(training_input, self._node_resources())
+        problem = fits_nowhere(training_input, self._nodes)
         if problem is not None:
             raise invalid_field(*problem)
 
