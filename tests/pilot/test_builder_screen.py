@@ -14,7 +14,7 @@ import pytest
 from textual.widgets import Input, Select, Static, TextArea
 
 from tests.conftest import TRAINER_SRC
-from tests.pilot.conftest import live_app, wait_for
+from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, wait_for
 from tests.support.live_service import TERMINAL, LiveService, basic_job
 from tui_app.config.locations import ENV_CONFIG_DIR
 from tui_app.config.settings import Profile, Settings
@@ -33,6 +33,12 @@ from tui_app.shell.screens.prompt_screen import PromptScreen
 from tui_app.widgets.code_preview import CodePreview
 from tui_app.widgets.job_table import JobTable
 from tui_app.widgets.tier_panel import TierPanel
+
+
+def form_app(service: LiveService, tmp_path: Path, project: str) -> JobsApp:
+    """The real app on the service, polling the list at the product's pace: these tests work
+    in the builder's form, and a submit polls at once."""
+    return live_app(service, tmp_path, project, refresh_seconds=QUIET_REFRESH_SECONDS)
 
 
 def builder(app: JobsApp) -> BuilderScreen:
@@ -104,7 +110,7 @@ def shown(app: JobsApp, selector: str) -> bool:
 async def test_switching_tiers_shows_and_hides_the_custom_fields(
     service: LiveService, tmp_path: Path
 ) -> None:
-    app = live_app(service, tmp_path, "builder-tiers")
+    app = form_app(service, tmp_path, "builder-tiers")
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_builder(pilot, app)
         panel = screen.query_one(TierPanel)
@@ -155,7 +161,7 @@ async def test_custom_cluster_from_a_package_folder_runs_its_replicas(
 ) -> None:
     """CUSTOM 1 master + 2 workers + 1 ps, examples/trainer built at submit, really run."""
     project = "builder-submit"
-    app = live_app(service, tmp_path, project)
+    app = form_app(service, tmp_path, project)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_builder(pilot, app, "n")
         await type_into(pilot, app, "job_id", "cluster_20260101_000000")
@@ -202,7 +208,7 @@ async def test_an_invalid_field_blocks_submit_and_says_why(
     service: LiveService, tmp_path: Path, package_uri: str
 ) -> None:
     project = "builder-invalid"
-    app = live_app(service, tmp_path, project)
+    app = form_app(service, tmp_path, project)
     async with app.run_test(size=(80, 24)) as pilot:
         await open_builder(pilot, app)
         await type_into(pilot, app, "package_uris", package_uri)
@@ -258,7 +264,7 @@ async def test_E_on_a_finished_job_prefills_a_copy(
     body["labels"] = {"owner": "ann"}
     service.client(project).create(body)
     service.wait_state(old, project=project)
-    app = live_app(service, tmp_path, project)
+    app = form_app(service, tmp_path, project)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.screen.query_one(JobTable).cursor_key == old)
         screen = await open_builder(pilot, app, "E")
@@ -280,7 +286,7 @@ async def test_E_on_a_finished_job_prefills_a_copy(
 async def test_save_writes_a_config_that_loads_back_equal(
     service: LiveService, tmp_path: Path, package_uri: str
 ) -> None:
-    app = live_app(service, tmp_path, "builder-save")
+    app = form_app(service, tmp_path, "builder-save")
     target = tmp_path / "out" / "config.yaml"
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_builder(pilot, app)
@@ -337,7 +343,7 @@ async def test_open_reports_yaml_errors_with_their_line(
     bad.write_text("trainingInput:\n  scaleTier: BASIC\n  args: [unclosed\n")
     unknown = tmp_path / "unknown.yaml"
     unknown.write_text("trainingInput:\n  scaleTier: HUGE\n")
-    app = live_app(service, tmp_path, "builder-open")
+    app = form_app(service, tmp_path, "builder-open")
     async with app.run_test(size=(120, 40)) as pilot:
         await open_builder(pilot, app)
         for path, words in ((bad, "Line 4"), (unknown, "trainingInput.scaleTier")):
@@ -370,7 +376,7 @@ async def test_presets_save_load_delete(
 ) -> None:
     monkeypatch.setenv(ENV_CONFIG_DIR, str(tmp_path / "cfg"))
     preset_file = tmp_path / "cfg" / "presets" / "gpu-box.yaml"
-    app = live_app(service, tmp_path, "builder-presets")
+    app = form_app(service, tmp_path, "builder-presets")
     async with app.run_test(size=(120, 40)) as pilot:
         await open_builder(pilot, app)
         await type_into(pilot, app, "job_id", "bert_20260101_000000")
@@ -414,7 +420,7 @@ async def test_command_mode_and_the_kept_form(
     project = "builder-commands"
     job_id = "cmd_20260101_000000"
     service.client(project).create(basic_job(job_id, package_uri, "--steps", "1"))
-    app = live_app(service, tmp_path, project)
+    app = form_app(service, tmp_path, project)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.screen.query_one(JobTable).cursor_key == job_id)
         await pilot.press("colon", *"builder", "enter")
@@ -441,7 +447,7 @@ async def test_command_mode_and_the_kept_form(
 
 
 async def test_narrow_preview_toggle_and_copy(service: LiveService, tmp_path: Path) -> None:
-    app = live_app(service, tmp_path, "builder-narrow")
+    app = form_app(service, tmp_path, "builder-narrow")
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_builder(pilot, app)
         assert screen.has_class("-narrow")
@@ -468,7 +474,7 @@ async def test_a_package_folder_needs_the_local_service(
     project = "builder-remote"
     profile = Profile("remote", kind="url", endpoint=service.url, token=service.token)
     app = JobsApp(
-        Settings(refresh_seconds=0.3),
+        Settings(refresh_seconds=QUIET_REFRESH_SECONDS),
         connector(profile, None),
         project,
         "remote",
@@ -492,7 +498,7 @@ async def test_a_saved_config_keeps_its_package_folder(
     """gcloud's config format has no field for a package folder: the save keeps it in a header
     comment, so a reopened config (in a fresh builder) still has code to run."""
     target = tmp_path / "saved" / "config.yaml"
-    app = live_app(service, tmp_path, "builder-folder")
+    app = form_app(service, tmp_path, "builder-folder")
     async with app.run_test(size=(120, 40)) as pilot:
         await open_builder(pilot, app, "n")
         await type_into(pilot, app, "package_path", str(TRAINER_SRC))

@@ -17,10 +17,11 @@ import pytest
 from textual.widgets import Input
 
 from tests.conftest import _start, _stop, unique_id
-from tests.pilot.conftest import live_app, wait_for
+from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.api.log_stream import FAST_PAGE_SIZE
 from tui_app.model.log_line import LogLine
+from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.logs_screen import (
     ALL,
     SCREEN_BATCH,
@@ -41,6 +42,12 @@ CLUSTER = {
     "parameterServerCount": "1",
 }
 STEP = re.compile(r"step (\d+) loss=")
+
+
+def pane_app(service: LiveService, tmp_path: Path, project: str) -> JobsApp:
+    """The real app on the service; the log pane follows its job itself, so the job list
+    under it polls at the product's pace."""
+    return live_app(service, tmp_path, project, refresh_seconds=QUIET_REFRESH_SECONDS)
 
 
 def log_lines(view: LogView) -> list[LogLine]:
@@ -71,7 +78,7 @@ async def test_replica_views_every_line_once_in_order(
             job_id, package_uri, "--steps", "40", "--log-every", "1", "--sleep", "0.02", **CLUSTER
         )
     )
-    app = live_app(service, tmp_path, project)
+    app = pane_app(service, tmp_path, project)
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id))
         logs = screen(app)
@@ -176,7 +183,7 @@ async def test_hostile_text_is_neutralised_on_screen(
     body["trainingInput"]["pythonModule"] = "noisy2.task"
     service.client(project).create(body)
     service.wait_state(job_id, project=project)
-    app = live_app(service, tmp_path, project)
+    app = pane_app(service, tmp_path, project)
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id, task="master-replica-0"))
         logs = screen(app)
@@ -219,7 +226,7 @@ async def test_search_and_filters_from_the_prompt(
         basic_job(job_id, package_uri, "--steps", "30", "--log-every", "1")
     )
     service.wait_state(job_id, project=project)
-    app = live_app(service, tmp_path, project)
+    app = pane_app(service, tmp_path, project)
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id, task="master-replica-0"))
         logs = screen(app)
@@ -263,7 +270,7 @@ async def test_bounded_views_fetch_older_lines_at_the_top(
         basic_job(job_id, package_uri, "--flood", "3000", "--steps", "1")
     )
     service.wait_state(job_id, project=project)
-    app = live_app(service, tmp_path, project)
+    app = pane_app(service, tmp_path, project)
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id, task="master-replica-0", max_lines=1000))
         logs = screen(app)
@@ -304,7 +311,7 @@ async def test_a_long_tail_paints_its_newest_batch_then_fills_in_history(
     entries = service.entries(f'resource.labels.job_id="{job_id}"', project=project)
     truth = [e["insertId"] for e in entries]
     assert len(truth) > 2 * SCREEN_BATCH
-    app = live_app(service, tmp_path, project)
+    app = pane_app(service, tmp_path, project)
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id))
         logs = screen(app)
@@ -329,7 +336,7 @@ async def test_a_job_that_does_not_exist_stops_the_stream_and_says_so(
     service: LiveService, tmp_path: Path
 ) -> None:
     """NOT_FOUND is final: the title must not promise a reconnect that never comes."""
-    app = live_app(service, tmp_path, "logs-project")
+    app = pane_app(service, tmp_path, "logs-project")
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen("no_such_job_20261125_000000"))
         logs = screen(app)
@@ -350,7 +357,7 @@ async def test_g_after_a_backlog_lands_on_the_newest_line(
     service.client(project).create(
         basic_job(job_id, package_uri, "--flood", "40000", "--steps", "1")
     )
-    app = live_app(service, tmp_path, project)
+    app = pane_app(service, tmp_path, project)
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id))
         logs = screen(app)
@@ -387,7 +394,7 @@ async def test_a_large_batch_lets_the_event_loop_run_between_chunks(
     """A stream batch (10,000 lines) is appended a chunk at a time: keys and frames are not held up
     behind it (issue 15, event-loop lag under a flood). A task running beside the handler
     must see the merged view part-filled, in order."""
-    app = live_app(service, tmp_path, "chunk-logs")
+    app = pane_app(service, tmp_path, "chunk-logs")
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen("no_such_job_20261127_000000"))
         logs = screen(app)
@@ -437,7 +444,7 @@ async def test_the_title_follows_the_job_from_queued_to_running(
     one_slot.wait_state(blocker, ("RUNNING",), project=project)
     job_id = unique_id("queued")
     client.create(basic_job(job_id, uri, "--steps", "400", "--log-every", "1", "--sleep", "0.05"))
-    app = live_app(one_slot, tmp_path, project)
+    app = pane_app(one_slot, tmp_path, project)
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(LogsScreen(job_id))
         logs = screen(app)
@@ -459,7 +466,7 @@ async def test_a_skip_ahead_replaces_the_backlog_and_the_title_says_so(
 ) -> None:
     """The stream jumped over lines the views will not hold: they show the tail alone, and the
     title says the older lines load at the top (the views no longer hold every line)."""
-    app = live_app(service, tmp_path, "skip-logs")
+    app = pane_app(service, tmp_path, "skip-logs")
     async with app.run_test(size=(120, 35)) as pilot:
         app.push_screen(LogsScreen("no_such_job_20261127_000001"))
         logs = screen(app)
@@ -492,7 +499,7 @@ async def test_keys_typed_right_after_switching_views_go_to_the_new_view(
     stayed paused. The switch now moves focus before the next key is taken."""
     from textual import events
 
-    app = live_app(service, tmp_path, "focus-race")
+    app = pane_app(service, tmp_path, "focus-race")
     async with app.run_test(size=(120, 35)) as pilot:
         app.push_screen(LogsScreen("no_such_job_20261127_000002"))
         logs = screen(app)
@@ -528,7 +535,7 @@ async def test_search_says_which_match_and_when_n_wraps_and_fits_at_80_columns(
     """After a search the bar said "/loss: 10 matches" behind the prompt's leftover hint, cut
     at 80 columns, and ``n``/``N`` wrapped without a word: it says ``match 3/10`` now, and
     when a jump went past an end and on from the other (as less and vim do)."""
-    app = live_app(service, tmp_path, "search-status")
+    app = pane_app(service, tmp_path, "search-status")
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(LogsScreen("no_such_job_20261127_000003"))
         logs = screen(app)
@@ -577,7 +584,7 @@ async def test_ctrl_s_proposes_the_saved_logs_folder_and_names_the_full_path(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))  # no user-dirs.dirs there
     monkeypatch.chdir(tmp_path)
     folder = home / "Downloads" / "tui-app-logs"
-    app = live_app(service, tmp_path, "save-logs")
+    app = pane_app(service, tmp_path, "save-logs")
     async with app.run_test(size=(100, 30)) as pilot:
         job_id = "no_such_job_20261127_000004"
         app.push_screen(LogsScreen(job_id))
@@ -631,7 +638,7 @@ async def test_a_trials_logs_show_its_own_state_and_end_with_it(
             job_id, package_uri, "--sleep", "0.05", "--log-every", "1", hyperparameters=TRIALS
         )
     )
-    app = live_app(service, tmp_path, project)
+    app = pane_app(service, tmp_path, project)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
             app.push_screen(LogsScreen(job_id, trial="1"))

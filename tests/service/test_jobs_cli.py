@@ -1,4 +1,10 @@
-"""The headless twin: ``tui-app jobs list|describe|cancel|resubmit|logs`` against a real service."""
+"""The headless twin: ``tui-app jobs list|describe|cancel|resubmit|logs`` against a real service.
+
+Most calls run the command in this process (tests/support/cli_in_process.py: the same
+``main``, real HTTP, without a Python start-up per call); ``list``, ``describe``, ``cancel``
+and ``resubmit`` each run once as a script in test_list_describe_cancel_resubmit (``logs`` in
+test_logs_cli), and the argv tests below start a process of their own.
+"""
 
 from __future__ import annotations
 
@@ -9,22 +15,23 @@ import time
 from pathlib import Path
 
 from tests.conftest import unique_id
+from tests.support.cli_in_process import run_in_process
 from tests.support.live_service import PROJECT, LiveService, basic_job
 
 
+def _argv(service: LiveService, args: tuple[str, ...]) -> list[str]:
+    return ["jobs", *args, "--state-dir", str(service.state_dir), "--project", PROJECT]
+
+
 def tui(service: LiveService, *args: str) -> subprocess.CompletedProcess[str]:
+    """``tui-app jobs ARGS`` against ``service`` in ``PROJECT``, in this process."""
+    return run_in_process(_argv(service, args))
+
+
+def tui_process(service: LiveService, *args: str) -> subprocess.CompletedProcess[str]:
+    """The same, as a script runs it: a process of its own."""
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tui_app",
-            "jobs",
-            *args,
-            "--state-dir",
-            str(service.state_dir),
-            "--project",
-            PROJECT,
-        ],
+        [sys.executable, "-m", "tui_app", *_argv(service, args)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -41,7 +48,7 @@ def test_list_describe_cancel_resubmit(service: LiveService, package_uri: str) -
     service.wait_state(done)
     service.wait_state(running, ("RUNNING",))
 
-    listed = tui(service, "list", "--json")
+    listed = tui_process(service, "list", "--json")
     assert listed.returncode == 0, listed.stderr
     ids = [j["jobId"] for j in json.loads(listed.stdout)]
     assert done in ids and running in ids
@@ -58,19 +65,19 @@ def test_list_describe_cancel_resubmit(service: LiveService, package_uri: str) -
         "ERROR",
     ]
 
-    described = tui(service, "describe", done)
+    described = tui_process(service, "describe", done)
     assert described.returncode == 0
     assert "Job Overview" in described.stdout and "SUCCEEDED" in described.stdout
     assert json.loads(tui(service, "describe", done, "--json").stdout)["jobId"] == done
     assert f"jobId: {done}" in tui(service, "describe", done, "--yaml").stdout
 
-    cancelled = tui(service, "cancel", running)
+    cancelled = tui_process(service, "cancel", running)
     assert cancelled.returncode == 0 and f"Cancelling {running}" in cancelled.stdout
     service.wait_state(running, ("CANCELLED",), timeout=15)
     again = tui(service, "cancel", running)
     assert again.returncode == 1 and "FAILED_PRECONDITION" in again.stderr
 
-    resub = tui(service, "resubmit", done)
+    resub = tui_process(service, "resubmit", done)
     assert resub.returncode == 0, resub.stderr
     new_id = resub.stdout.strip()
     assert new_id != done and new_id.startswith(done.split("_2026")[0])

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import unique_id
+from tests.support.cli_in_process import run_in_process
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.api.log_stream import format_line
 from tui_app.model.log_line import LogLine
@@ -28,24 +29,25 @@ LINE = re.compile(
 )
 
 
+def _args(service: LiveService, *args: str) -> list[str]:
+    """``tui-app``'s arguments for ``jobs logs ARGS`` on ``service`` in ``PROJECT``."""
+    return ["jobs", "logs", *args, "--state-dir", str(service.state_dir), "--project", PROJECT]
+
+
 def _argv(service: LiveService, *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "tui_app",
-        "jobs",
-        "logs",
-        *args,
-        "--state-dir",
-        str(service.state_dir),
-        "--project",
-        PROJECT,
-    ]
+    return [sys.executable, "-m", "tui_app", *_args(service, *args)]
 
 
-def logs(service: LiveService, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def logs(service: LiveService, *args: str) -> subprocess.CompletedProcess[str]:
+    """``tui-app jobs logs ARGS`` in this process (tests/support/cli_in_process.py): its stdout
+    is not a terminal, as through a pipe."""
+    return run_in_process(_args(service, *args))
+
+
+def logs_process(service: LiveService, *args: str) -> subprocess.CompletedProcess[str]:
+    """The same, as a script runs it: a process of its own, its stdout a pipe."""
     return subprocess.run(
-        _argv(service, *args), capture_output=True, text=True, timeout=timeout, check=False
+        _argv(service, *args), capture_output=True, text=True, timeout=60, check=False
     )
 
 
@@ -89,7 +91,7 @@ def finished(service: LiveService, trainer_sdist: Any) -> str:
 
 
 def test_prints_gcloud_stream_logs_lines(service: LiveService, finished: str) -> None:
-    r = logs(service, finished)
+    r = logs_process(service, finished)
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
     lines = r.stdout.splitlines()
@@ -121,7 +123,7 @@ def test_follow_ends_by_itself_when_the_job_ends(service: LiveService, package_u
         basic_job(job_id, package_uri, "--steps", "30", "--log-every", "1", "--sleep", "0.1")
     )
     started = time.monotonic()
-    r = logs(service, job_id, "--follow", "--polling-interval", "0.2", timeout=120)
+    r = logs(service, job_id, "--follow", "--polling-interval", "0.2")
     assert r.returncode == 0, r.stderr
     job = service.client().get(job_id)
     assert job["state"] == "SUCCEEDED"
