@@ -44,17 +44,10 @@ from typing import Any
 
 import psutil
 
+from tui_app.local.execution.local_executor import SUPERVISOR_MODULE
 from tui_app.local.execution.supervisor import stop_signals_held
+from tui_app.local.storage.storage_env import REPLICA_OUTPUT_FILES
 
-SUPERVISOR_MODULE = "tui_app.local.execution.supervisor"
-STREAMS = {
-    "stdout": "stdout.log",
-    "stderr": "stderr.log",
-    "hypertune": "hypertune/output.metrics",
-    "status": "status.json",
-}
-"""What the shipper sends, by the stream name the service's route takes; ``status`` last, so
-the service holds every line before it learns that the replica ended."""
 SHIP_EVERY_SECONDS = 0.1
 CHUNK_BYTES = 1 << 20
 NODE_ROOT_ENV = "TUI_APP_RAY_NODE_ROOT"
@@ -75,7 +68,7 @@ class OutputShipper:
     def __init__(self, workdir: Path, endpoint: str) -> None:
         self.workdir = workdir
         self.endpoint = endpoint.rstrip("/")
-        self.sent: dict[str, int | None] = dict.fromkeys(STREAMS)
+        self.sent: dict[str, int | None] = dict.fromkeys(REPLICA_OUTPUT_FILES)
         self.refused = False
         """The service no longer takes this replica's output (its credential was revoked)."""
         self.last_error = ""
@@ -108,7 +101,7 @@ class OutputShipper:
         """One pass over the files; True when everything they hold is with the service."""
         if self.refused:
             return True
-        for stream, name in STREAMS.items():
+        for stream, name in REPLICA_OUTPUT_FILES.items():
             if stream == "status" and not final:
                 continue
             path = self.workdir / name

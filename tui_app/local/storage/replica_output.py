@@ -29,14 +29,12 @@ from aiohttp import web
 from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.paths import StateDir
 from tui_app.local.storage.storage_api import WRITER_KEY
-from tui_app.local.storage.storage_env import REPLICA_PREFIX, ReplicaWriter
+from tui_app.local.storage.storage_env import (
+    REPLICA_OUTPUT_FILES,
+    REPLICA_PREFIX,
+    ReplicaWriter,
+)
 
-STREAM_FILES = {
-    "stdout": "stdout.log",
-    "stderr": "stderr.log",
-    "hypertune": "hypertune/output.metrics",
-    "status": "status.json",
-}
 MAX_CHUNK_BYTES = 4 << 20
 
 STATE_KEY: web.AppKey[StateDir] = web.AppKey("replica_output_state", StateDir)
@@ -47,9 +45,10 @@ def _target(request: web.Request) -> Path:
     if not isinstance(writer, ReplicaWriter):
         raise ApiError("UNAUTHENTICATED", "A replica credential is required.")
     stream = request.match_info["stream"]
-    name = STREAM_FILES.get(stream)
+    name = REPLICA_OUTPUT_FILES.get(stream)
     if name is None:
-        raise invalid_field("stream", f"{stream[:40]!r} is not one of {', '.join(STREAM_FILES)}.")
+        known = ", ".join(REPLICA_OUTPUT_FILES)
+        raise invalid_field("stream", f"{stream[:40]!r} is not one of {known}.")
     state = request.app[STATE_KEY]
     folder = state.replica_dir(writer.project, writer.job_id, writer.trial, writer.task_name)
     return folder / name

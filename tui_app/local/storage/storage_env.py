@@ -28,6 +28,7 @@ from typing import Any
 __all__ = [
     "PROXY_ORIGINS",
     "PROXY_ORIGIN_HEADER",
+    "REPLICA_OUTPUT_FILES",
     "REPLICA_PREFIX",
     "ObjectWrite",
     "ReplicaCredentials",
@@ -46,6 +47,16 @@ PROXY_ORIGINS = frozenset({"https://www.googleapis.com", "https://storage.google
 
 REPLICA_PREFIX = "/_replica/"
 """The path prefix that carries a replica's credential: ``/_replica/<secret>/storage/v1/...``."""
+
+REPLICA_OUTPUT_FILES = {
+    "stdout": "stdout.log",
+    "stderr": "stderr.log",
+    "hypertune": "hypertune/output.metrics",
+    "status": "status.json",
+}
+"""A replica's output files by the stream name they are shipped under from another node
+(``storage/replica_output.py`` takes them, ``execution/ray_replica.py`` sends them, ``status``
+last so the service holds every line before it learns that the replica ended)."""
 
 
 @dataclass(frozen=True)
