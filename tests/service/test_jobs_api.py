@@ -179,6 +179,8 @@ def test_patch_labels_with_and_without_etag(service: LiveService, package_uri: s
     jid = unique_id("patch")
     created = client.create(basic_job(jid, package_uri, "--steps", "1"))
     base64.urlsafe_b64decode(created["etag"])  # valid base64, or gcloud crashes
+    # A running job's etag moves with its state; once it has ended only a patch moves it.
+    created = service.wait_state(jid)
 
     updated = client.set_labels(jid, {"owner": "ann"})
     assert updated["labels"] == {"owner": "ann"}
