@@ -7,8 +7,10 @@ and XDG dirs point into the test's tmp dir too.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,7 +26,9 @@ from hypothesis import HealthCheck, settings
 from tests.support import container_images
 from tests.support.live_service import LiveService, free_port
 from tui_app.entry.demo import build_trainer_sdist
+from tui_app.local.environments import packages
 from tui_app.local.environments.containers import Engine
+from tui_app.local.paths import StateDir
 
 REPO = Path(__file__).resolve().parent.parent
 TRAINER_SRC = REPO / "examples" / "trainer"
@@ -121,10 +125,36 @@ def _isolated_home(
     monkeypatch.setenv("TZ", "UTC")
 
 
+_INSTALLED_SEEDS: list[Path] = []
+"""Installed package folders (``packages/<key>``) every new service state dir starts with."""
+
+
+def _install_seed(sdist: Path, root: Path) -> Path:
+    """Install ``sdist`` as a service would (the product's own fetch and install), once."""
+    state = StateDir(root)
+    fetched = packages.fetch(state, [str(sdist)], root / "fetched")
+    return asyncio.run(packages.install(state, fetched, lambda _line: None))
+
+
+def _seed_state(state_dir: Path) -> None:
+    """Give a new state dir the session's installed trainer, hard-linked (cheap, and an install
+    is never written to again). A pip install costs about 3 s of CPU and every module's service
+    (on each xdist worker) would make its own: with the seed, its jobs start as a resubmitted
+    job does, "Using cached packages". Jobs with other packages install as before, and
+    tests/service/test_packages.py checks installing itself."""
+    for installed in _INSTALLED_SEEDS:
+        target = state_dir / "packages" / installed.name
+        if not target.exists():
+            shutil.copytree(installed, target, copy_function=os.link)
+
+
 @pytest.fixture(scope="session")
 def trainer_sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """examples/trainer built once into an sdist, as gcloud's --package-path would."""
-    return build_trainer_sdist(tmp_path_factory.mktemp("trainer-build"))
+    """examples/trainer built once into an sdist, as gcloud's --package-path would, and
+    installed once for ``_seed_state``."""
+    sdist = build_trainer_sdist(tmp_path_factory.mktemp("trainer-build"))
+    _INSTALLED_SEEDS.append(_install_seed(sdist, tmp_path_factory.mktemp("trainer-installed")))
+    return sdist
 
 
 def _unavailable(exc: container_images.ImagesUnavailable) -> NoReturn:
@@ -165,13 +195,20 @@ def trainer_image(container_engine: Engine) -> str:
 
 
 def _start(
-    state_dir: Path, *extra: str, port: int | None = None, env: dict[str, str] | None = None
+    state_dir: Path,
+    *extra: str,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
+    seed: bool = True,
 ) -> LiveService:
     """Run ``tui-app service run`` on ``port`` (a free one by default) and wait until it answers.
 
     ``env``: the service's whole environment (default: this process's), e.g. pip pointed at
-    offline wheels."""
+    offline wheels. ``seed``: start a new state dir with the trainer installed
+    (``_seed_state``)."""
     port = port or free_port()
+    if seed:
+        _seed_state(state_dir)
     log = open(state_dir.parent / f"service-{port}.log", "ab")  # noqa: SIM115
     proc = subprocess.Popen(
         [
@@ -214,7 +251,7 @@ def _stop(svc: LiveService) -> None:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+def service(tmp_path_factory: pytest.TempPathFactory, trainer_sdist: Path) -> Iterator[LiveService]:
     """A real service (its own process, token auth) shared by one test module."""
     svc = _start(tmp_path_factory.mktemp("svc") / "state")
     yield svc
@@ -222,7 +259,9 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
 
 
 @pytest.fixture(scope="module")
-def open_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+def open_service(
+    tmp_path_factory: pytest.TempPathFactory, trainer_sdist: Path
+) -> Iterator[LiveService]:
     """A real service started with --no-auth (what gcloud's disable_credentials needs)."""
     svc = _start(tmp_path_factory.mktemp("svc-open") / "state", "--no-auth")
     yield svc
@@ -230,7 +269,9 @@ def open_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServi
 
 
 @pytest.fixture(scope="module")
-def small_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+def small_service(
+    tmp_path_factory: pytest.TempPathFactory, trainer_sdist: Path
+) -> Iterator[LiveService]:
     """A real service with only two replica slots, for scheduling tests."""
     svc = _start(tmp_path_factory.mktemp("svc-small") / "state", "--slots", "2")
     yield svc

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, timezone
-from functools import partial
 from typing import Any
 
-import pytest
 from textual.app import App, ComposeResult
 from textual.message import Message
 
@@ -21,7 +17,6 @@ from tui_app.model.job_view import (
     display_rows,
     sort_rows,
 )
-from tui_app.model.list_filter import FilterIndex, filter_rows, parse_list_filter
 from tui_app.widgets.job_table import CAUSE_W, JobTable, column_layout, fit_job_id
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
@@ -326,69 +321,6 @@ async def test_100k_rows_jump_to_the_end() -> None:
         assert rows[-1].key in line(table, 23)
         await pilot.press("up")
         assert table.cursor_row == 99_998
-
-
-@pytest.fixture
-def frames() -> Iterator[list[float]]:
-    """Times of every compositor update (App._display runs for each, headless too)."""
-    seen: list[float] = []
-    original = App._display
-
-    def display(self: App[Any], screen: Any, renderable: Any) -> None:
-        if renderable is not None:
-            seen.append(time.perf_counter())
-        original(self, screen, renderable)
-
-    App._display = display  # type: ignore[method-assign]
-    try:
-        yield seen
-    finally:
-        App._display = original  # type: ignore[method-assign]
-
-
-async def _to_paint(frames: list[float], op: Callable[[], None]) -> tuple[float, float]:
-    """(blocking call, call start → next frame painted after it), in ms."""
-    frames.clear()
-    start = time.perf_counter()
-    op()
-    called = time.perf_counter()
-    while not any(t >= called for t in frames):
-        await asyncio.sleep(0.0005)
-    painted = next(t for t in frames if t >= called)
-    return (called - start) * 1000, (painted - start) * 1000
-
-
-async def test_set_rows_to_paint_at_100k_is_printed(frames: list[float]) -> None:
-    """Prints set_rows → next paint for 100k rows (no assertion: timings flake on shared CI)."""
-    rows = many(100_000)
-    index = FilterIndex(rows)
-    filtered = filter_rows(index, parse_list_filter("j_1"))
-    app = TableApp([])
-    async with app.run_test(size=(160, 50)) as pilot:
-        table = app.table
-        await pilot.pause()
-        results: dict[str, list[tuple[float, float]]] = {"all 100k": [], "filtered": []}
-        for _ in range(5):
-            for name, data in (("filtered", filtered), ("all 100k", rows)):
-                await asyncio.sleep(0.05)
-                results[name].append(await _to_paint(frames, partial(table.set_rows, data)))
-        print()
-        for name, runs in results.items():
-            calls = sorted(c for c, _ in runs)
-            paints = sorted(p for _, p in runs)
-            print(
-                f"set_rows({name}, {len(rows if name.startswith('all') else filtered)} rows): "
-                f"call median {calls[2]:.1f} ms, → paint median {paints[2]:.1f} ms "
-                f"(min {paints[0]:.1f}, max {paints[-1]:.1f})"
-            )
-        jumps = []
-        for _ in range(3):
-            for op in (table.action_last, table.action_first):
-                await asyncio.sleep(0.05)
-                jumps.append((await _to_paint(frames, op))[1])
-        print(f"jump to last/first row → paint: median {sorted(jumps)[3]:.1f} ms")
-        table.action_last()
-        assert table.cursor_row == len(rows) - 1
 
 
 def test_columns_give_way_least_valuable_first() -> None:
