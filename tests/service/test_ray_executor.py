@@ -264,12 +264,42 @@ def test_a_job_bigger_than_the_cluster_waits_queued_with_the_reason(
     assert ray_service.wait_state(job_id, timeout=60)["state"] == "CANCELLED"
 
 
+def warm_actors(ray: Any, state: Path) -> dict[str, str | None]:
+    """This service's warm actors (``ray_warm_actors``) now alive: name -> the run each serves
+    (None: still waiting)."""
+    from ray.util import list_named_actors
+
+    from tui_app.local.environments.containers import service_key
+
+    prefix = f"{service_key(state)}/warm/"
+    found: dict[str, str | None] = {}
+    for entry in list_named_actors(all_namespaces=True):
+        name = str(entry["name"])
+        if entry["namespace"] == "tui-app" and name.startswith(prefix):
+            try:
+                actor = ray.get_actor(name, namespace="tui-app")
+                found[name] = ray.get(actor.assignment.remote(), timeout=30)["runKey"]
+            except Exception:  # killed between the listing and the question
+                continue
+    return found
+
+
 def test_a_service_killed_mid_job_takes_its_replicas_over_again(
     ray_address: str, tmp_path: Path, trainer_sdist: Path
 ) -> None:
+    """Also the warm actors' life: the job's replicas run in actors started before it, the
+    restarted service takes the idle ones back instead of starting more, and a service that
+    stops leaves none waiting."""
+    import ray
+
     port = free_port()
-    svc = _start(tmp_path / "state", *ray_flags(ray_address), port=port)
+    state = tmp_path / "state"
+    svc = _start(state, *ray_flags(ray_address), port=port)
+    ray.init(address=ray_address, namespace="tui-app", logging_level=logging.ERROR)
     try:
+        wait_until("two warm actors per node", lambda: len(warm_actors(ray, state)) >= 6)
+        idle = warm_actors(ray, state)
+        assert len(idle) == 6 and set(idle.values()) == {None}
         package = svc.stage(trainer_sdist)
         job_id = unique_id("ray_restart")
         cluster = {
@@ -284,10 +314,15 @@ def test_a_service_killed_mid_job_takes_its_replicas_over_again(
             )
         )
         svc.wait_state(job_id, ("RUNNING",), timeout=120)
+        serving = [n for n, run in warm_actors(ray, state).items() if run and job_id in run]
+        assert len(serving) == 2 and set(serving) <= set(idle)  # started before the job
         wait_until("lines before the kill", lambda: logged_lines(svc, job_id, "master-replica-0"))
+        # The pool tops itself up again before the kill: six wait besides the job's two.
+        wait_until("the pool topped up", lambda: len(warm_actors(ray, state)) == 8)
+        waiting = {n for n, run in warm_actors(ray, state).items() if run is None}
         os.killpg(svc.proc.pid, signal.SIGKILL)
         svc.proc.wait()
-        svc = _start(tmp_path / "state", *ray_flags(ray_address), port=port)
+        svc = _start(state, *ray_flags(ray_address), port=port)
         job = svc.wait_state(job_id, timeout=180)
         assert job["state"] == "SUCCEEDED", job.get("errorMessage")
         for task in ("master-replica-0", "worker-replica-0"):
@@ -296,7 +331,13 @@ def test_a_service_killed_mid_job_takes_its_replicas_over_again(
         assert len(steps) == len(set(steps)) > 0
         notes = " ".join(service_notes(svc, job_id))
         assert "resumed the job with" in notes
+        # The ended job's actors are gone; the restarted service kept the same six waiting.
+        wait_until("the job's actors gone", lambda: not set(serving) & set(warm_actors(ray, state)))
+        assert set(warm_actors(ray, state)) == waiting
+        _stop(svc)
+        assert warm_actors(ray, state) == {}  # a stopped service leaves none waiting
     finally:
+        ray.shutdown()
         _stop(svc)
 
 

@@ -35,6 +35,7 @@ from tui_app.local.environments.containers import (
     find_engine,
 )
 from tui_app.local.execution.executor import Executor, ExecutorError
+from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, MAX_WARM_ACTORS
 from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
 from tui_app.local.paths import StateDir, StateDirError
 
@@ -152,6 +153,8 @@ class ServiceOptions:
     """Where replicas run: ``local`` (processes here) or ``ray`` (``execution/ray_executor``)."""
     ray_address: str | None = None
     """The Ray cluster to join (``HOST:PORT``); None: the one ``ray start`` here joined."""
+    ray_warm_actors: int = DEFAULT_WARM_ACTORS
+    """Started Ray actors kept waiting on each node for the next replicas (``ray_warm_actors``)."""
 
     @classmethod
     def from_args(
@@ -184,6 +187,7 @@ class ServiceOptions:
             run_args,
             getattr(args, "executor", None) or "local",
             getattr(args, "ray_address", None),
+            _warm_actors(getattr(args, "ray_warm_actors", None)),
         )
 
     def argv(self) -> list[str]:
@@ -207,9 +211,21 @@ class ServiceOptions:
             args += ["--executor", self.executor]
         if self.ray_address:
             args += ["--ray-address", self.ray_address]
+        if self.ray_warm_actors != DEFAULT_WARM_ACTORS:
+            args += ["--ray-warm-actors", str(self.ray_warm_actors)]
         if self.no_auth:
             args.append("--no-auth")
         return args
+
+
+def _warm_actors(given: int | None) -> int:
+    if given is None:
+        return DEFAULT_WARM_ACTORS
+    if not 0 <= given <= MAX_WARM_ACTORS:
+        raise ServiceError(
+            f"--ray-warm-actors must be 0 to {MAX_WARM_ACTORS} (actors per node), not {given}."
+        )
+    return given
 
 
 SLOTS_ENV = "TUI_APP_SLOTS"
@@ -353,6 +369,15 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         "this machine joined)",
     )
     p.add_argument(
+        "--ray-warm-actors",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"with --executor ray: started actors kept waiting on each node, so that a job's "
+        f"replicas start at once (default {DEFAULT_WARM_ACTORS}; 0: start each replica's own, "
+        "about 1.5 s)",
+    )
+    p.add_argument(
         "--python",
         action="append",
         default=None,
@@ -483,7 +508,13 @@ def _executor(state: StateDir, opts: ServiceOptions) -> Executor | None:
     from tui_app.local.environments.containers import service_key
     from tui_app.local.execution.ray_executor import RayExecutor
 
-    return RayExecutor(opts.ray_address, service_key(state.root), opts.no_auth, opts.host)
+    return RayExecutor(
+        opts.ray_address,
+        service_key(state.root),
+        opts.no_auth,
+        opts.host,
+        warm_per_node=opts.ray_warm_actors,
+    )
 
 
 async def _start_storage_proxy(state: StateDir, port: int) -> Any:

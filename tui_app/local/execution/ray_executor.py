@@ -42,6 +42,7 @@ from tui_app.local.execution.executor import (
     RunKey,
 )
 from tui_app.local.execution.ray_replica import ReplicaActor, folder_probe, pack_layer
+from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, WarmActors
 from tui_app.model.capacity import Capacity, Demand
 from tui_app.model.cluster import Replica
 from tui_app.model.job_images import job_images
@@ -251,12 +252,24 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, address: str | None, service_key: str, no_auth: bool, host: str) -> None:
+    def __init__(
+        self,
+        address: str | None,
+        service_key: str,
+        no_auth: bool,
+        host: str,
+        warm_per_node: int = DEFAULT_WARM_ACTORS,
+    ) -> None:
         self.address = address
         self.service_key = service_key
         self.no_auth = no_auth
         self.host = host
+        self.warm_per_node = warm_per_node
         self.ray: Any = None
+        self._actor_class: Any = None
+        self._warm: WarmActors | None = None
+        self._filler: asyncio.Task[int] | None = None
+        self._reclaimed = False
         self._waiting: dict[RunKey, str] = {}
         self._runs: dict[RunKey, list[str]] = {}
         self._handles: dict[str, Any] = {}
@@ -281,6 +294,22 @@ class RayExecutor:
             await asyncio.sleep(NODES_REFRESH_SECONDS)
             with contextlib.suppress(Exception):
                 self._nodes = await asyncio.to_thread(self._node_resources)
+            self._keep_warm()  # a node that joined gets its warm actors too
+
+    def _keep_warm(self) -> None:
+        """Top the warm actors up in a thread, unless a fill is under way or none is due."""
+        warm = self._warm
+        if warm is None or warm.per_node <= 0 or (self._filler and not self._filler.done()):
+            return
+        if not self._reclaimed:
+            return  # the idle ones a killed service left are taken back first
+        if warm.ready_count() >= warm.per_node * len(self._nodes):
+            return
+
+        def fill() -> int:
+            return warm.fill([n["NodeID"] for n in self._alive()])
+
+        self._filler = asyncio.get_running_loop().create_task(asyncio.to_thread(fill))
 
     def _connect(self) -> None:
         ray = _ray()
@@ -300,6 +329,10 @@ class RayExecutor:
                 ) from None
         self.ray = ray
         self.check_network()
+        self._actor_class = ray.remote(ReplicaActor)
+        self._warm = WarmActors(
+            ray, self._actor_class, NAMESPACE, self.service_key, self.warm_per_node
+        )
 
     def check_network(self) -> None:
         """Refuse a cluster the service cannot guard (``network_problem``)."""
@@ -313,12 +346,18 @@ class RayExecutor:
         """Leave the cluster; detached actors and groups stay for the next start to adopt."""
         if self._refresher is not None:
             self._refresher.cancel()
+        if self._filler is not None:
+            with contextlib.suppress(Exception):
+                await self._filler
+        if self._warm is not None:
+            await asyncio.to_thread(self._warm.close)
         if self.ray is not None:
             await asyncio.to_thread(self.ray.shutdown)
 
     def describe(self) -> str:
         where = self.address or "auto"
-        return f"replicas run on the Ray cluster at {where} ({self._nodes_seen} nodes)"
+        warm = f", {self.warm_per_node} warm actors each" if self.warm_per_node else ""
+        return f"replicas run on the Ray cluster at {where} ({self._nodes_seen} nodes{warm})"
 
     # -- sizes ---------------------------------------------------------------------------------
 
@@ -389,10 +428,12 @@ class RayExecutor:
                     note(reason)
                     said = True
             self._waiting.pop(key, None)
-            return await asyncio.to_thread(self._start_actors, key, pg, bundles, reps, names)
+            placed = await asyncio.to_thread(self._start_actors, key, pg, bundles, reps, names)
+            self._keep_warm()
+            return placed
         except BaseException:
             self._waiting.pop(key, None)
-            await asyncio.to_thread(self._kill, names)
+            await asyncio.to_thread(self._kill, self._runs.get(key, names))
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(remove_placement_group, pg)
             raise
@@ -405,27 +446,23 @@ class RayExecutor:
         reps: Sequence[Replica],
         names: list[str],
     ) -> RayPlacement:
-        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+        """An actor per bundle: a warm one on the bundle's node where there is one
+        (``ray_warm_actors``), else one started inside the bundle (about 1.5 s)."""
+        from ray.util.placement_group import placement_group_table
 
         ray = self.ray
-        cls = ray.remote(ReplicaActor)
         run_key = "/".join(str(k) for k in key if k is not None)
+        node_of = placement_group_table(pg).get("bundles_to_node_id") or {}
+        chosen: list[str] = []
+        self._runs[key] = chosen
         actors = []
         for index, (rep, bundle, name) in enumerate(zip(reps, bundles, names, strict=True)):
-            with contextlib.suppress(ValueError):  # one a restart cut short: start afresh
-                ray.kill(ray.get_actor(name, namespace=NAMESPACE))
-            actor = cls.options(
-                name=name,
-                namespace=NAMESPACE,
-                lifetime="detached",
-                max_concurrency=8,
-                num_cpus=bundle.get("CPU", 0),
-                num_gpus=bundle.get("GPU", 0),
-                memory=bundle.get("memory", 0),
-                scheduling_strategy=PlacementGroupSchedulingStrategy(
-                    placement_group=pg, placement_group_bundle_index=index
-                ),
-            ).remote(run_key, rep.task_name)
+            actor = None
+            if not bundle.get("GPU") and self._warm is not None:
+                actor, name = self._assign_warm(str(node_of.get(index, "")), run_key, rep, name)
+            if actor is None:
+                actor = self._fresh_actor(pg, index, bundle, run_key, rep, name)
+            chosen.append(name)
             actors.append(actor)
             self._handles[name] = actor
         wheres = ray.get([a.where.remote() for a in actors], timeout=CALL_TIMEOUT_SECONDS)
@@ -438,7 +475,43 @@ class RayExecutor:
         endpoints = [
             Endpoint(w["address"], p[0] if p else 0) for w, p in zip(wheres, ports, strict=True)
         ]
-        return RayPlacement(self, key, actors, names, nodes, endpoints)
+        return RayPlacement(self, key, actors, list(chosen), nodes, endpoints)
+
+    def _assign_warm(self, node_id: str, run_key: str, rep: Replica, name: str) -> tuple[Any, str]:
+        """(a warm actor on ``node_id`` now serving ``rep``, its name), or (None, ``name``)."""
+        assert self._warm is not None
+        while (warm := self._warm.take(node_id)) is not None:
+            try:
+                self.ray.get(
+                    warm.actor.assign.remote(run_key, rep.task_name), timeout=CALL_TIMEOUT_SECONDS
+                )
+            except Exception:  # it died waiting (its worker was killed): try the next one
+                with contextlib.suppress(Exception):
+                    self.ray.kill(warm.actor)
+                continue
+            return warm.actor, warm.name
+        return None, name
+
+    def _fresh_actor(
+        self, pg: Any, index: int, bundle: dict[str, float], run_key: str, rep: Replica, name: str
+    ) -> Any:
+        """An actor started inside bundle ``index``, holding its resources (GPUs included)."""
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        with contextlib.suppress(ValueError):  # one a restart cut short: start afresh
+            self.ray.kill(self.ray.get_actor(name, namespace=NAMESPACE))
+        return self._actor_class.options(
+            name=name,
+            namespace=NAMESPACE,
+            lifetime="detached",
+            max_concurrency=8,
+            num_cpus=bundle.get("CPU", 0),
+            num_gpus=bundle.get("GPU", 0),
+            memory=bundle.get("memory", 0),
+            scheduling_strategy=PlacementGroupSchedulingStrategy(
+                placement_group=pg, placement_group_bundle_index=index
+            ),
+        ).remote(run_key, rep.task_name)
 
     def adopt(self, key: RunKey, record: Mapping[str, Any]) -> ReplicaProcess:
         name = str(record.get("actor") or "")
@@ -490,7 +563,12 @@ class RayExecutor:
     async def reclaim(self, live: set[tuple[str, str]]) -> int:
         if self.ray is None:
             return 0
-        return await asyncio.to_thread(self._reclaim, live)
+        reclaimed = await asyncio.to_thread(self._reclaim, live)
+        if self._warm is not None:
+            reclaimed += await asyncio.to_thread(self._warm.reclaim, live)
+        self._reclaimed = True
+        self._keep_warm()
+        return reclaimed
 
     def _reclaim(self, live: set[tuple[str, str]]) -> int:
         """Remove this service's placement groups (and so their actors) of jobs not live."""

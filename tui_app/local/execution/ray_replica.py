@@ -218,19 +218,36 @@ class ReplicaActor:
     """Runs one replica's supervisor on the node Ray placed it on (methods may run at once:
     ``wait`` blocks in one thread while ``usage`` and ``stop`` answer in others)."""
 
-    def __init__(self, run_key: str, task_name: str) -> None:
+    def __init__(self, run_key: str | None, task_name: str | None) -> None:
+        """``run_key`` and ``task_name`` None: a warm actor (``ray_warm_actors``) waiting on
+        its node for ``assign``."""
         import ray
 
         self.address = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
         self.node_id = ray.get_runtime_context().get_node_id()
-        safe = hashlib.sha256(run_key.encode()).hexdigest()[:16]
         self.root = node_root()
-        self.workdir = self.root / "replicas" / safe / task_name
+        self.run_key: str | None = None
+        self.workdir = self.root / "replicas" / "unassigned"
+        if run_key is not None and task_name is not None:
+            self.assign(run_key, task_name)
         self.proc: subprocess.Popen[bytes] | None = None
         self.shipper: OutputShipper | None = None
         self._held: list[socket.socket] = []
         self._ended: dict[str, Any] | None = None
         self._lock = threading.Lock()
+
+    def assign(self, run_key: str, task_name: str) -> None:
+        """Make this actor the one of replica ``task_name`` of run ``run_key`` (project/job or
+        project/job/trial), once."""
+        if self.run_key is not None and self.run_key != run_key:
+            raise RuntimeError(f"this actor already runs a replica of {self.run_key}")
+        self.run_key = run_key
+        safe = hashlib.sha256(run_key.encode()).hexdigest()[:16]
+        self.workdir = self.root / "replicas" / safe / task_name
+
+    def assignment(self) -> dict[str, Any]:
+        """Which run this actor serves (None: a warm one still waiting) and on which node."""
+        return {"runKey": self.run_key, "nodeId": self.node_id}
 
     def where(self) -> dict[str, Any]:
         """The node this replica runs on: its address and Ray's id for it."""
@@ -264,6 +281,8 @@ class ReplicaActor:
         with self._lock:
             if self.proc is not None:
                 return self.proc.pid
+            if self.run_key is None:
+                raise RuntimeError("this actor was never assigned a replica")
             shutil.rmtree(self.workdir, ignore_errors=True)
             (self.workdir / "hypertune").mkdir(parents=True)
             spec = _rewrite(spec, service_dir, str(self.workdir))
