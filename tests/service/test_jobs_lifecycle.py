@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,11 @@ def test_custom_cluster_trains_through_parameter_server(
     client.create(body)
     job = service.wait_state(job_id, timeout=90)
     assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+    # The four supervisors were spawned at once, each with the stop signals held for the
+    # instant of its spawn: the service's own main thread must have them back afterwards.
+    status = Path(f"/proc/{service.proc.pid}/status").read_text()
+    blocked = int(next(ln for ln in status.splitlines() if ln.startswith("SigBlk:")).split()[1], 16)
+    assert blocked & (1 << (signal.SIGTERM - 1) | 1 << (signal.SIGINT - 1)) == 0, hex(blocked)
 
     local_dir = service.state_dir / "gcs" / "test-bucket" / "out" / job_id
     configs = {p.stem: json.loads(p.read_text()) for p in (local_dir / "tf_config").glob("*.json")}

@@ -155,18 +155,26 @@ class LocalPlacement:
         workdir = Path(spec["cwd"])
         spec_path = workdir / "spec.json"
         # The supervisor gets its own copy of the log fd; ours closes right after the spawn.
-        with open(workdir / "supervisor.log", "ab") as sup_log, stop_signals_held():
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                SUPERVISOR_MODULE,
-                str(spec_path),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=sup_log,
-                start_new_session=True,
-            )
+        # One spawn at a time: the signal mask is the thread's, and two holds overlapping
+        # across the await would restore each other's masks out of order, leaving the
+        # service's own SIGTERM blocked.
+        async with _SPAWNING:
+            with open(workdir / "supervisor.log", "ab") as sup_log, stop_signals_held():
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable,
+                    "-m",
+                    SUPERVISOR_MODULE,
+                    str(spec_path),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=sup_log,
+                    start_new_session=True,
+                )
         return StartedSupervisor(proc)
+
+
+_SPAWNING = asyncio.Lock()
+"""Held while a supervisor is spawned (``LocalPlacement.start``)."""
 
 
 class LocalExecutor:
