@@ -36,23 +36,14 @@ pages.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
+
+from tui_app.model.loopback import is_loopback
 
 __all__ = ["BrowserGuard", "json_content_type_problem"]
 
-_LOOPBACK_NAMES = frozenset({"localhost", "localhost."})
 _FETCH_SITES_ALLOWED = frozenset({"none", "same-origin"})
 _JSON_TYPES = frozenset({"application/json"})
-
-
-def _is_loopback_name(host: str) -> bool:
-    if host.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _split_host(value: str) -> tuple[str, int | None] | None:
@@ -93,7 +84,7 @@ class BrowserGuard:
     @property
     def loopback_only(self) -> bool:
         """Bound to loopback: the Host check applies (a token-protected remote bind skips it)."""
-        return _is_loopback_name(self.bind_host)
+        return is_loopback(self.bind_host)
 
     def _port_ok(self, port: int | None) -> bool:
         if self.port is None:
@@ -110,7 +101,7 @@ class BrowserGuard:
         host, port = parsed
         if not self._port_ok(port):
             return False
-        return _is_loopback_name(host) or (
+        return is_loopback(host) or (
             not self.loopback_only and host.strip("[]") == self.bind_host.strip("[]")
         )
 
@@ -133,7 +124,7 @@ class BrowserGuard:
             # unless it is the scheme's default (80), so a page's request to this port never
             # has one, while native clients do send it bare (TensorFlow's GCS plugin does).
             port_ok = parsed is not None and (parsed[1] is None or self._port_ok(parsed[1]))
-            if parsed is None or not _is_loopback_name(parsed[0]) or not port_ok:
+            if parsed is None or not is_loopback(parsed[0]) or not port_ok:
                 return (
                     f"Host {raw_host[:100]!r} is not this service: it answers only requests "
                     f"addressed to 127.0.0.1, localhost or [::1] on port {self.port} (a foreign "

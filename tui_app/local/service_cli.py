@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import contextlib
 import fcntl
-import ipaddress
 import json
 import os
 import secrets
@@ -38,6 +37,7 @@ from tui_app.local.execution.executor import Executor, ExecutorError
 from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, MAX_WARM_ACTORS
 from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
 from tui_app.local.paths import StateDir, StateDirError
+from tui_app.model.loopback import is_loopback
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_PROJECT", "ServiceError", "ServiceOptions"]
 
@@ -68,15 +68,6 @@ class ServiceInfo:
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def read_or_create_token(state: StateDir) -> str:
