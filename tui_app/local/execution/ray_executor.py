@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import sys
 import threading
@@ -46,6 +45,7 @@ from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, WarmAct
 from tui_app.model.capacity import Capacity, Demand
 from tui_app.model.cluster import Replica
 from tui_app.model.job_images import job_images
+from tui_app.model.loopback import is_loopback
 from tui_app.model.ray_bundles import (
     NodeResources,
     bundle_for,
@@ -73,13 +73,6 @@ def _ray() -> Any:
             "--executor ray needs Ray: pip install 'tui-app[ray]' (in the service's environment)."
         ) from None
     return ray
-
-
-def is_loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return address == "localhost"
 
 
 def network_problem(addresses: Sequence[str], no_auth: bool, host: str) -> str | None:
@@ -112,6 +105,14 @@ def _last_line(exc: BaseException) -> str:
     """A Ray task error's cause: the last line of its traceback (``OSError: ...``)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return lines[-1] if lines else type(exc).__name__
+
+
+class _Unseen(Exception):
+    """A node does not see the runtime environment a replica must run in."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
 
 
 class RayReplica:
@@ -233,12 +234,24 @@ class RayPlacement:
             if pythonpath is not None:
                 probe = folder_probe(pythonpath)
                 seen = ray.get(actor.sees.remote(str(pythonpath), probe), timeout=60)
+                if not seen and (pythonpath / "pyvenv.cfg").exists():
+                    raise _Unseen(pythonpath)
                 layer = None if seen else self._layer(pythonpath)
             ref = actor.start.remote(spec, spec["cwd"], endpoint, layer)
             return int(ray.get(ref, timeout=CALL_TIMEOUT_SECONDS + 600))
 
         try:
             pid = await asyncio.to_thread(call)
+        except _Unseen as unseen:
+            node = self._nodes[index]
+            raise ExecutorError(
+                f"{replica.task_name} cannot start on node {node['address']}: the job's runtime "
+                f"environment is built on the service's machine ({unseen.path}), and that node "
+                "does not see that folder. Share the service's state dir with the nodes at the "
+                "same path (NFS), or submit the job without runtimeVersion. Building runtime "
+                "environments on the nodes themselves is not supported yet (README: Replicas on "
+                "a Ray cluster)."
+            ) from None
         except Exception as exc:
             node = self._nodes[index]
             raise ExecutorError(
