@@ -9,6 +9,7 @@ router, so a route added later is covered without touching this file.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -21,8 +22,8 @@ from typing import cast
 import pytest
 
 from tests.support import fuzz
-from tests.support.fuzz import FuzzRequest, Target, answer_problem, send, stored
-from tests.support.live_service import LiveService
+from tests.support.fuzz import FuzzRequest, Stored, Target, answer_problem, send, stored
+from tests.support.live_service import TERMINAL, LiveService
 from tui_app.local.jobs import JobService
 from tui_app.local.paths import StateDir
 from tui_app.local.server import make_app
@@ -198,6 +199,23 @@ def test_real_clients_still_work(svc: LiveService, trainer_sdist: Path) -> None:
         headers={"Origin": f"http://localhost:{port}", "Content-Type": "application/json"},
     )
     assert status in (200, 400)  # cancelled, or already finished: not refused as a page
+    _quiet(svc.state_dir)  # the tests after this one compare the state dir before and after
+
+
+def _quiet(state_dir: Path, timeout: float = 60.0) -> Stored:
+    """The state dir once no job in it is live and two reads a poll apart agree: a job of
+    another test finishing in the background (its cancel completing, its last log lines) must
+    not count as a refused request's doing."""
+    deadline = time.monotonic() + timeout
+    last: Stored | None = None
+    while True:
+        now = stored(state_dir)
+        live = any(json.loads(body).get("state") not in TERMINAL for _, _, body in now.jobs)
+        if not live and now == last:
+            return now
+        assert time.monotonic() < deadline, "the service kept changing its state dir"
+        last = now
+        time.sleep(0.1)
 
 
 def _evil_sdist(tmp_path: Path, marker: Path) -> Path:
@@ -229,7 +247,7 @@ def test_the_reported_attack_with_curl(svc: LiveService, tmp_path: Path) -> None
         '{"jobId":"evil_job","trainingInput":{"region":"us-central1",'
         '"packageUris":["gs://evil/evil-0.1.tar.gz"],"pythonModule":"evil.task"}}'
     )
-    before = stored(svc.state_dir)
+    before = _quiet(svc.state_dir)
     for host_header in ([], ["-H", f"Host: evil.example:{port}"]):
         for path, data in (
             ("/upload/storage/v1/b/evil/o?uploadType=media&name=evil-0.1.tar.gz", f"@{sdist}"),
