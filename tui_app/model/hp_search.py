@@ -32,20 +32,18 @@ import math
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import optuna
-from optuna.distributions import (
-    BaseDistribution,
-    CategoricalDistribution,
-    FloatDistribution,
-    IntDistribution,
-)
-from optuna.trial import TrialState
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
 
 # The service's trials read the default tag from here, with the search it configures.
 from tui_app.model.job_spec import DEFAULT_METRIC_TAG as DEFAULT_METRIC_TAG
 from tui_app.model.wire import json_double
+
+if TYPE_CHECKING:
+    import optuna
+    from optuna.distributions import BaseDistribution
+    from optuna.pruners import BasePruner
+    from optuna.samplers import BaseSampler
 
 EARLY_STOP_MIN_TRIALS = 3
 """Completed trials needed before the median rule may stop one."""
@@ -54,7 +52,14 @@ GRID_TYPES = frozenset({"INTEGER", "DISCRETE", "CATEGORICAL"})
 Value = float | int | str
 Outcome = Literal["complete", "failed", "stopped"]
 
-optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+def _optuna() -> ModuleType:
+    """optuna, imported on the first tuning job: with numpy and tqdm it is about a sixth of the
+    service's start-up, which every ``service start`` and every plain job would pay."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,12 @@ class Param:
 
     def distribution(self) -> BaseDistribution:
         """The distribution the study searches (see the module doc for DISCRETE and reverse)."""
+        from optuna.distributions import (
+            CategoricalDistribution,
+            FloatDistribution,
+            IntDistribution,
+        )
+
         log = self.scale in ("UNIT_LOG_SCALE", "UNIT_REVERSE_LOG_SCALE") and self.low > 0
         if self.type == "DOUBLE":
             return FloatDistribution(self.low, self.high, log=log)
@@ -208,11 +219,12 @@ class Search:
         self.max_trials = max(1, int(hp.get("maxTrials") or 1))
         parallel = max(1, int(hp.get("maxParallelTrials") or 1))
         self.distributions = {p.name: p.distribution() for p in self.params}
-        sampler: optuna.samplers.BaseSampler
+        opt = _optuna()
+        sampler: BaseSampler
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            warnings.simplefilter("ignore", opt.exceptions.ExperimentalWarning)
             if self.algorithm == "ALGORITHM_UNSPECIFIED":
-                sampler = optuna.samplers.TPESampler(
+                sampler = opt.samplers.TPESampler(
                     seed=seed,
                     # A quarter of the budget explores at random first (optuna's default of 10
                     # would leave a 12-trial job almost nothing to optimise with).
@@ -221,13 +233,13 @@ class Search:
                     constant_liar=parallel > 1,
                 )
             else:
-                sampler = optuna.samplers.RandomSampler(seed=seed)
-        pruner: optuna.pruners.BasePruner = (
-            optuna.pruners.MedianPruner(n_startup_trials=EARLY_STOP_MIN_TRIALS)
+                sampler = opt.samplers.RandomSampler(seed=seed)
+        pruner: BasePruner = (
+            opt.pruners.MedianPruner(n_startup_trials=EARLY_STOP_MIN_TRIALS)
             if hp.get("enableTrialEarlyStopping")
-            else optuna.pruners.NopPruner()
+            else opt.pruners.NopPruner()
         )
-        self.study = optuna.create_study(
+        self.study = opt.create_study(
             direction="maximize" if self.maximize else "minimize",
             sampler=sampler,
             pruner=pruner,
@@ -247,12 +259,13 @@ class Search:
             return False
         self._done_points.add(tuple(sorted(internal_key(internal).items())))
         ok = objective is not None and math.isfinite(objective)
+        opt = _optuna()
         self.study.add_trial(
-            optuna.trial.create_trial(
+            opt.trial.create_trial(
                 params=internal,
                 distributions=self.distributions,
                 value=objective if ok else None,
-                state=TrialState.COMPLETE if ok else TrialState.FAIL,
+                state=opt.trial.TrialState.COMPLETE if ok else opt.trial.TrialState.FAIL,
             )
         )
         self.seeded += 1
@@ -284,10 +297,11 @@ class Search:
         return bool(s.steps) and s.trial.should_prune()
 
     def tell(self, s: Suggestion, outcome: Outcome, objective: float | None) -> None:
+        states = _optuna().trial.TrialState
         if outcome == "failed" or objective is None or not math.isfinite(objective):
-            self.study.tell(s.trial, state=TrialState.FAIL)
+            self.study.tell(s.trial, state=states.FAIL)
         elif outcome == "stopped":
-            self.study.tell(s.trial, state=TrialState.PRUNED)
+            self.study.tell(s.trial, state=states.PRUNED)
         else:
             self.study.tell(s.trial, objective)
 
