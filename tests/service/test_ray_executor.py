@@ -39,8 +39,11 @@ STANDARD_CLUSTER = {
 }
 
 
-def ray_flags(address: str) -> tuple[str, ...]:
-    return ("--executor", "ray", "--ray-address", address)
+def ray_flags(address: str, warm: int = 1) -> tuple[str, ...]:
+    """One warm actor per node (not the default two): each costs a Ray worker's start, about a
+    second of CPU, and a job with two replicas on one node then also takes the path of an actor
+    started in its bundle."""
+    return ("--executor", "ray", "--ray-address", address, "--ray-warm-actors", str(warm))
 
 
 @pytest.fixture(scope="module")
@@ -297,9 +300,9 @@ def test_a_service_killed_mid_job_takes_its_replicas_over_again(
     svc = _start(state, *ray_flags(ray_address), port=port)
     ray.init(address=ray_address, namespace="tui-app", logging_level=logging.ERROR)
     try:
-        wait_until("two warm actors per node", lambda: len(warm_actors(ray, state)) >= 6)
+        wait_until("a warm actor per node", lambda: len(warm_actors(ray, state)) >= 3)
         idle = warm_actors(ray, state)
-        assert len(idle) == 6 and set(idle.values()) == {None}
+        assert len(idle) == 3 and set(idle.values()) == {None}
         package = svc.stage(trainer_sdist)
         job_id = unique_id("ray_restart")
         cluster = {
@@ -317,8 +320,8 @@ def test_a_service_killed_mid_job_takes_its_replicas_over_again(
         serving = [n for n, run in warm_actors(ray, state).items() if run and job_id in run]
         assert len(serving) == 2 and set(serving) <= set(idle)  # started before the job
         wait_until("lines before the kill", lambda: logged_lines(svc, job_id, "master-replica-0"))
-        # The pool tops itself up again before the kill: six wait besides the job's two.
-        wait_until("the pool topped up", lambda: len(warm_actors(ray, state)) == 8)
+        # The pool tops itself up again before the kill: three wait besides the job's two.
+        wait_until("the pool topped up", lambda: len(warm_actors(ray, state)) == 5)
         waiting = {n for n, run in warm_actors(ray, state).items() if run is None}
         os.killpg(svc.proc.pid, signal.SIGKILL)
         svc.proc.wait()
@@ -331,7 +334,7 @@ def test_a_service_killed_mid_job_takes_its_replicas_over_again(
         assert len(steps) == len(set(steps)) > 0
         notes = " ".join(service_notes(svc, job_id))
         assert "resumed the job with" in notes
-        # The ended job's actors are gone; the restarted service kept the same six waiting.
+        # The ended job's actors are gone; the restarted service kept the same three waiting.
         wait_until("the job's actors gone", lambda: not set(serving) & set(warm_actors(ray, state)))
         assert set(warm_actors(ray, state)) == waiting
         _stop(svc)
@@ -348,7 +351,8 @@ def test_a_node_that_dies_fails_the_job_naming_the_replica_and_node(
     from tests.support.ray_cluster import start as start_cluster
 
     cluster = start_cluster(2, first=6)  # 127.0.0.6 (head) and 127.0.0.7: this test's alone
-    svc = _start(tmp_path / "state", *ray_flags(cluster.address))
+    # No warm actors: every replica's actor is started inside its bundle.
+    svc = _start(tmp_path / "state", *ray_flags(cluster.address, warm=0))
     try:
         package = svc.stage(trainer_sdist)
         job_id = unique_id("ray_node_death")
