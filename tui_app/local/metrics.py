@@ -402,6 +402,11 @@ class ProcessSampler:
                     mem = proc.memory_info().rss
             except psutil.Error:
                 continue
+            if mem == 0:
+                # Exiting: the kernel has released its memory but not yet made it a zombie (a
+                # running process always has pages). A sample then read "0 B" as the replica's
+                # last memory figure.
+                continue
             used += t.user + t.system + t.children_user + t.children_system
             rss += mem
             alive = True
