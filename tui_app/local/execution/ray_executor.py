@@ -28,6 +28,7 @@ import contextlib
 import logging
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,8 @@ READY_POLL_SECONDS = 0.5
 CALL_TIMEOUT_SECONDS = 60.0
 KILL_TIMEOUT_SECONDS = 15.0
 NODES_REFRESH_SECONDS = 2.0
+FILL_RETRY_SECONDS = 30.0
+"""After a warm actor failed to start, how long before the pool tries again."""
 UNLIMITED_SLOTS = 1_000_000
 """The service's scheduler keeps jobs in order but never holds one back: Ray decides."""
 
@@ -283,6 +286,7 @@ class RayExecutor:
         self._warm: WarmActors | None = None
         self._filler: asyncio.Task[int] | None = None
         self._reclaimed = False
+        self._next_fill = 0.0
         self._waiting: dict[RunKey, str] = {}
         self._runs: dict[RunKey, list[str]] = {}
         self._handles: dict[str, Any] = {}
@@ -318,9 +322,14 @@ class RayExecutor:
             return  # the idle ones a killed service left are taken back first
         if warm.ready_count() >= warm.per_node * len(self._nodes):
             return
+        if time.monotonic() < self._next_fill:
+            return  # the last fill failed somewhere: not a worker start every 2 s meanwhile
 
         def fill() -> int:
-            return warm.fill([n["NodeID"] for n in self._alive()])
+            joined = warm.fill([n["NodeID"] for n in self._alive()])
+            if warm.failed:
+                self._next_fill = time.monotonic() + FILL_RETRY_SECONDS
+            return joined
 
         self._filler = asyncio.get_running_loop().create_task(asyncio.to_thread(fill))
 

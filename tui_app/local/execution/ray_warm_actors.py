@@ -59,6 +59,8 @@ class WarmActors:
         self.prefix = f"{service_key}/warm/"
         self.per_node = per_node
         self._ready: dict[str, list[WarmActor]] = {}
+        self.failed = 0
+        """How many actors the last fill could not start (a node without tui-app, say)."""
         self._lock = threading.Lock()
         self._filling = threading.Lock()
 
@@ -99,12 +101,14 @@ class WarmActors:
                     ).remote(None, None)
                     started.append(WarmActor(name, actor, node_id))
             joined = []
+            self.failed = 0
             for warm in started:
                 try:
                     self._ray.get(warm.actor.where.remote(), timeout=CALL_TIMEOUT_SECONDS)
                 except Exception as exc:  # its node left, or Ray could not start it
                     log.warning("a warm actor on node %s did not start: %s", warm.node_id, exc)
                     self._kill(warm.actor)
+                    self.failed += 1
                     continue
                 joined.append(warm)
             with self._lock:
