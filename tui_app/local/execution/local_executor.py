@@ -11,6 +11,7 @@ import contextlib
 import os
 import sys
 import time
+import weakref
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -158,7 +159,7 @@ class LocalPlacement:
         # One spawn at a time: the signal mask is the thread's, and two holds overlapping
         # across the await would restore each other's masks out of order, leaving the
         # service's own SIGTERM blocked.
-        async with _SPAWNING:
+        async with _spawn_lock():
             with open(workdir / "supervisor.log", "ab") as sup_log, stop_signals_held():
                 proc = await asyncio.create_subprocess_exec(
                     sys.executable,
@@ -173,8 +174,19 @@ class LocalPlacement:
         return StartedSupervisor(proc)
 
 
-_SPAWNING = asyncio.Lock()
-"""Held while a supervisor is spawned (``LocalPlacement.start``)."""
+_SPAWNING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _spawn_lock() -> asyncio.Lock:
+    """Held while a supervisor is spawned (``LocalPlacement.start``): one per event loop, as
+    an asyncio lock belongs to the loop it first waited on."""
+    loop = asyncio.get_running_loop()
+    lock = _SPAWNING.get(loop)
+    if lock is None:
+        lock = _SPAWNING[loop] = asyncio.Lock()
+    return lock
 
 
 class LocalExecutor:
