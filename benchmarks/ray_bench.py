@@ -186,46 +186,11 @@ def start_cluster(count: int, first: int) -> Any:
 class RayService(Service):
     """``service_bench.Service`` with ``--executor ray --ray-address ADDRESS``."""
 
+    ready_timeout = 120.0  # joining the cluster is part of starting
+
     def __init__(self, root: Path, address: str) -> None:
         super().__init__(root)
-        self.address = address
-
-    def start(self) -> None:
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "tui_app",
-                    "service",
-                    "run",
-                    "--state-dir",
-                    str(self.state.root),
-                    "--port",
-                    str(self.port),
-                    "--grace-seconds",
-                    "2",
-                    "--executor",
-                    "ray",
-                    "--ray-address",
-                    self.address,
-                ],
-                stdout=log,
-                stderr=log,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        deadline = time.monotonic() + 120  # joining the cluster is part of starting
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"service exited with {self.proc.returncode}:\n{self.log_path.read_text()}"
-                )
-            with contextlib.suppress(OSError):
-                if self.request(self.connect(), "GET", "/healthz")[0] == 200:
-                    return
-            time.sleep(0.05)
-        raise TimeoutError("the service did not answer /healthz within 120 s")
+        self.extra_args = ("--executor", "ray", "--ray-address", address)
 
 
 def job_body(job_id: str, uri: str, *args: str, **training: str) -> dict[str, Any]:

@@ -173,6 +173,11 @@ def wire_time(epoch: float) -> str:
 class Service:
     """A ``tui_app service run`` subprocess on a free port, in its own session."""
 
+    extra_args: tuple[str, ...] = ()
+    """More ``service run`` flags (a subclass's executor, say)."""
+    ready_timeout: float = 60.0
+    """How long ``start`` waits for /healthz."""
+
     def __init__(self, root: Path, cpus: set[int] | None = None) -> None:
         self.root = root
         self.cpus = cpus
@@ -198,6 +203,7 @@ class Service:
                     str(self.port),
                     "--grace-seconds",
                     "2",
+                    *self.extra_args,
                 ],
                 stdout=log,
                 stderr=log,
@@ -206,7 +212,7 @@ class Service:
             )
         if self.cpus:  # before any job: its replicas inherit the service's CPUs
             os.sched_setaffinity(self.proc.pid, self.cpus)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(
@@ -219,7 +225,7 @@ class Service:
             except OSError:
                 pass
             time.sleep(0.05)
-        raise TimeoutError("the service did not answer /healthz within 60 s")
+        raise TimeoutError(f"the service did not answer /healthz within {self.ready_timeout:.0f} s")
 
     @property
     def token(self) -> str:
