@@ -36,11 +36,11 @@ table of figures, each with its goal where issue 28 sets one:
    'import ray'``, what every new worker does; and the niceness of a running replica's
    processes under either executor (a busy machine starves niced processes first).
 
-The nodes' arguments are ``tests/support/ray_cluster.py``'s ``node_args``, copied (not imported)
-with 16 CPUs and 64 GiB per node instead of 8 and 32, so that section 3's 6 jobs x 2 ``standard``
-replicas (4 vCPU, 15 GB each) run at once: logical amounts Ray shares out, the machine's real
-cores are time-shared. ``RAY_TMPDIR`` and ``TUI_APP_RAY_NODE_ROOT`` point into the temporary
-dir, so Ray's session files and the replicas' work dirs on the nodes are this run's alone.
+The nodes are ``tests/support/ray_cluster.py``'s, with 16 CPUs and 64 GiB per node instead of
+8 and 32, so that section 3's 6 jobs x 2 ``standard`` replicas (4 vCPU, 15 GB each) run at once:
+logical amounts Ray shares out, the machine's real cores are time-shared. ``RAY_TMPDIR`` and
+``TUI_APP_RAY_NODE_ROOT`` point into the temporary dir, so Ray's session files and the replicas'
+work dirs on the nodes are this run's alone.
 
 Everything lives in that temporary dir, removed at the end (``--keep`` leaves it): the services
 are stopped, the cluster is shut down, and any process still running from the dir (replicas,
@@ -96,6 +96,7 @@ from fault_bench import (  # beside this script
 )
 from service_bench import (  # beside this script
     PROJECT,
+    REPO,
     TERMINAL,
     Service,
     basic_job,
@@ -119,7 +120,6 @@ WARM_PER_NODE = DEFAULT_WARM_ACTORS
 """What the benchmarked service keeps waiting per node (its default ``--ray-warm-actors``)."""
 NODE_CPUS = 16
 NODE_MEMORY = 64 * GIB
-OBJECT_STORE = 100 * 1024**2
 FIRST_ADDRESS = 41
 """The head node is 127.0.0.41, the others .42 and .43."""
 STANDARD = {"masterType": "standard", "workerType": "standard"}
@@ -161,26 +161,14 @@ class Config:
 # -- the cluster and the service -------------------------------------------------------------
 
 
-def node_args(address: str) -> dict[str, Any]:
-    """tests/support/ray_cluster.py's node arguments, with room for 4 ``standard`` replicas."""
-    return {
-        "num_cpus": NODE_CPUS,
-        "memory": NODE_MEMORY,
-        "object_store_memory": OBJECT_STORE,
-        "node_ip_address": address,
-        "include_dashboard": False,
-    }
-
-
 def start_cluster(count: int, first: int) -> Any:
-    """A started ``ray.cluster_utils.Cluster`` of ``count`` nodes at 127.0.0.<first>, ..."""
-    from ray.cluster_utils import Cluster
+    """The tests' cluster (``tests/support/ray_cluster.py``), with room for 4 ``standard``
+    replicas per node."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))  # tests.support is not an installed package
+    from tests.support.ray_cluster import start
 
-    cluster = Cluster(initialize_head=True, head_node_args=node_args(f"127.0.0.{first}"))
-    for i in range(1, count):
-        cluster.add_node(**node_args(f"127.0.0.{first + i}"))
-    cluster.wait_for_nodes()
-    return cluster
+    return start(count, first, NODE_CPUS, NODE_MEMORY)
 
 
 class RayService(Service):

@@ -25,23 +25,25 @@ NODE_MEMORY = 32 * 1024**3
 OBJECT_STORE = 100 * 1024**2
 
 
-def node_args(address: str) -> dict[str, Any]:
+def node_args(address: str, cpus: int = NODE_CPUS, memory: int = NODE_MEMORY) -> dict[str, Any]:
     return {
-        "num_cpus": NODE_CPUS,
-        "memory": NODE_MEMORY,
+        "num_cpus": cpus,
+        "memory": memory,
         "object_store_memory": OBJECT_STORE,
         "node_ip_address": address,
         "include_dashboard": False,
     }
 
 
-def start(count: int, first: int = 2) -> Any:
-    """A started ``ray.cluster_utils.Cluster`` of ``count`` nodes at 127.0.0.<first>, ..."""
+def start(count: int, first: int = 2, cpus: int = NODE_CPUS, memory: int = NODE_MEMORY) -> Any:
+    """A started ``ray.cluster_utils.Cluster`` of ``count`` nodes at 127.0.0.<first>, ...,
+    each declaring ``cpus`` CPUs and ``memory`` bytes to Ray."""
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args=node_args(f"127.0.0.{first}"))
+    head = node_args(f"127.0.0.{first}", cpus, memory)
+    cluster = Cluster(initialize_head=True, head_node_args=head)
     for i in range(1, count):
-        cluster.add_node(**node_args(f"127.0.0.{first + i}"))
+        cluster.add_node(**node_args(f"127.0.0.{first + i}", cpus, memory))
     cluster.wait_for_nodes()
     return cluster
 
