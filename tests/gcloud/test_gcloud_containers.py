@@ -20,7 +20,10 @@ from tui_app.local.environments.containers import LABEL_JOB, LABEL_SERVICE, Engi
 
 pytestmark = pytest.mark.gcloud
 
-STEPS = 30
+# Long enough to log for more than 5 s after the containers start: gcloud reads only entries
+# older than 5 s and ends the stream after two empty polls once the job has ended, so a job that
+# ends within seconds of its (silent) container start would lose its last lines there.
+STEPS = 120
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +50,7 @@ def test_submit_with_master_image_uri_runs_and_streams_its_logs(
         " --scale-tier custom --master-machine-type n1-standard-4"
         " --worker-machine-type n1-standard-4 --worker-count 1"
         " --parameter-server-machine-type n1-standard-4 --parameter-server-count 1"
-        f" --job-dir {job_dir} -- --steps {STEPS} --sleep 0.05 --log-every 1"
+        f" --job-dir {job_dir} -- --steps {STEPS} --sleep 0.1 --log-every 1"
     ).ok()
     assert f"Job [{job_id}] submitted successfully." in submit.stderr
     stream = gcloud.stream(job_id, "--polling-interval 1")
@@ -72,7 +75,7 @@ def test_submit_with_master_image_uri_runs_and_streams_its_logs(
     ti = job["trainingInput"]
     assert ti["masterConfig"]["imageUri"] == trainer_image
     assert (ti["scaleTier"], ti["workerCount"], ti["parameterServerCount"]) == ("CUSTOM", "1", "1")
-    assert ti["args"] == f"--steps {STEPS} --sleep 0.05 --log-every 1".split()
+    assert ti["args"] == f"--steps {STEPS} --sleep 0.1 --log-every 1".split()
     model = svc.state_dir / "gcs" / "ctr-bucket" / job_id / "model" / "model.json"
     assert json.loads(model.read_text())["global_step"] >= STEPS
 

@@ -41,9 +41,13 @@ def test_gcloud_submits_lists_streams_and_cancels_on_the_cluster(
     shutil.copy(TRAINER_SRC / "config.yaml", tmp_path / "config.yaml")
 
     custom = unique_id("gc_ray")
+    # gcloud reads only entries older than 5 s and ends the stream after two empty polls once
+    # the job has an endTime: a job that ends within seconds of a silent spell (its replicas
+    # starting on a busy machine) would lose its last lines in gcloud. Replicas that log
+    # steadily for longer than that keep every poll after the start non-empty.
     submit = gcloud(
         f"submit training {custom} --region us-central1 --config config.yaml"
-        f" --packages {package} -- --steps 10 --log-every 1"
+        f" --packages {package} -- --steps 90 --log-every 1 --sleep 0.3"
     ).ok()
     assert yaml.safe_load(submit.stdout) == {"jobId": custom, "state": "QUEUED"}
     stream = gcloud.stream(custom, "--polling-interval 1")
