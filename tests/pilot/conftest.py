@@ -56,14 +56,21 @@ async def wait_for(
     timeout: float = 20.0,
     describe: Callable[[], str] = lambda: "",
 ) -> None:
-    """Let the app run until ``condition`` holds (polling, not sleeping blindly)."""
+    """Let the app run until ``condition`` holds (polling, not sleeping blindly).
+
+    Between checks the test only sleeps: the app runs in the same event loop and goes on
+    meanwhile. ``pilot.pause`` would also post a callback to every widget of the screen and
+    wait for each (a large form has hundreds), which at 20 checks a second cost more CPU than
+    the app itself.
+    """
+    import asyncio
     import time
 
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met in time {describe()}")
-        await pilot.pause(0.05)
+        await asyncio.sleep(0.05)
 
 
 FROZEN_NOW = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)

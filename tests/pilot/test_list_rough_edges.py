@@ -112,7 +112,9 @@ async def test_a_bad_filter_keeps_the_last_good_result_and_says_why_whole(
         for state in ("QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"):
             assert state in message, message
         assert keys(app) == good
-        region = app.screen.query_one("#filter-error").region
+        error = app.screen.query_one("#filter-error")
+        await wait_until(pilot, lambda: error.region.height > 0, "the message laid out")
+        region = error.region
         assert region.height >= 2 and region.width <= 100  # wrapped, not cut
 
         box.value = "state:failed"

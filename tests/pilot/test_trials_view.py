@@ -74,7 +74,12 @@ async def test_trials_sorted_best_first_and_enter_opens_that_trials_logs(tmp_pat
         assert "9 completed" in str(section.caption.content)
         # The plot: one point per trial with an objective, the best as a star.
         plot = app.screen.query_one(TrialsPlot)
-        drawn = "\n".join(plot.render_line(y).text for y in range(plot.size.height))
+
+        def plotted() -> str:
+            return "\n".join(plot.render_line(y).text for y in range(plot.size.height))
+
+        await wait_for(pilot, lambda: "★" in plotted(), describe=plotted)  # laid out, drawn
+        drawn = plotted()
         assert drawn.count("★") == 1
         assert "0.8871" in drawn and "0.0132" in drawn and "trial 1 → 11" in drawn
         # The summary no longer lists the trials as text; the table replaces it.

@@ -96,6 +96,11 @@ def _key(widget: Widget) -> str:
 class BuilderForm(VerticalScroll):
     """The form; ``values()`` reads it, ``load()`` fills it, ``show_errors()`` marks it."""
 
+    can_focus = False
+    """The fields are the stops (the form scrolls to the focused one). Focusable, the form
+    took the focus first when the screen opened and gave it to the job id at once: each change
+    restyled its ~250 widgets, half a second of the builder's opening."""
+
     class Changed(Message):
         """A field changed (``key`` names it; None after ``load``)."""
 
