@@ -91,6 +91,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.killpg(_ray_cluster.pid, signal.SIGKILL)
         _ray_cluster.wait()
     _ray_cluster = None
+    # The nodes' session files, the copies and builds of the node that uses none of ours.
+    shutil.rmtree(os.environ.pop(RAY_DIR_ENV, ""), ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -110,6 +112,13 @@ def ray_address() -> str:
         time.sleep(0.2)
     log = (folder / "cluster.log").read_text(errors="replace")[-2000:]
     pytest.fail(f"The Ray cluster did not start within 240 s:\n{log}")
+
+
+@pytest.fixture(scope="session")
+def ray_remote_root(ray_address: str) -> Path:
+    """The root of the session cluster's last node, which uses none of the service's folders
+    (tests/support/ray_cluster.py): what it built and copied lies there."""
+    return Path(os.environ[RAY_DIR_ENV]) / f"node-127.0.0.{1 + RAY_NODES}"
 
 
 @pytest.fixture(autouse=True)

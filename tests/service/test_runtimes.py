@@ -34,18 +34,22 @@ needs_37 = pytest.mark.skipif(
 )
 
 
-def trainer_sdist(out: Path, name: str, requires: list[str], salt: str = "") -> Path:
+def trainer_sdist(
+    out: Path, name: str, requires: list[str], salt: str = "", chief_waits: float = 0.0
+) -> Path:
     """A tiny sdist whose ``<name>.task`` prints the Python and the versions of the modules
-    named in its arguments (``VERSIONS {...}``), then imports nothing else."""
+    named in its arguments (``VERSIONS {...}``), then imports nothing else. ``chief_waits``:
+    seconds the chief stays after printing (the job ends with it: the others print first)."""
     task = (
-        "import importlib, json, os, sys\n"
+        "import importlib, json, os, sys, time\n"
         "out = {'python': '%d.%d' % sys.version_info[:2]}\n"
         "task = json.loads(os.environ.get('TF_CONFIG', '{}')).get('task', {})\n"
         "out['task_type'] = task.get('type')\n"
         "out['modular_fs'] = os.environ.get('TF_USE_MODULAR_FILESYSTEM')\n"
         "for mod in sys.argv[1:]:\n"
         "    out[mod] = importlib.import_module(mod).__version__\n"
-        f"print('VERSIONS ' + json.dumps(out))  # {salt}\n"
+        f"print('VERSIONS ' + json.dumps(out), flush=True)  # {salt}\n"
+        f"time.sleep({chief_waits} if out['task_type'] in ('chief', 'master') else 0)\n"
     )
     setup = (
         "from setuptools import setup\n"
@@ -139,8 +143,8 @@ def _lines(svc: LiveService, job_id: str, task: str) -> list[str]:
     return out
 
 
-def _versions(svc: LiveService, job_id: str) -> dict[str, str]:
-    for line in _lines(svc, job_id, "master-replica-0"):
+def _versions(svc: LiveService, job_id: str, task: str = "master-replica-0") -> dict[str, str]:
+    for line in _lines(svc, job_id, task):
         if line.startswith("VERSIONS "):
             return dict(json.loads(line[len("VERSIONS ") :]))
     raise AssertionError(f"no VERSIONS line in {job_id}'s log")

@@ -9,6 +9,11 @@ session starts one (``tests/conftest.py``) and every Ray test shares it.
 Each node declares 8 CPUs and 32 GiB of memory to Ray: logical amounts the scheduler shares out
 (the machine's real cores are time-shared), enough for the sample jobs' ``standard`` replicas
 (4 vCPU, 15 GB) two to a node.
+
+The last node of the tests' cluster (``main``) stands in for a machine that shares no
+filesystem with the service: it uses none of the service's folders
+(``TUI_APP_RAY_NODE_LOCAL_ONLY``), so packages are shipped to it and runtime environments built
+on it, under its own root in DIR.
 """
 
 from __future__ import annotations
@@ -25,25 +30,47 @@ NODE_MEMORY = 32 * 1024**3
 OBJECT_STORE = 100 * 1024**2
 
 
-def node_args(address: str, cpus: int = NODE_CPUS, memory: int = NODE_MEMORY) -> dict[str, Any]:
-    return {
+LOCAL_ONLY_ENV = "TUI_APP_RAY_NODE_LOCAL_ONLY"
+NODE_ROOT_ENV = "TUI_APP_RAY_NODE_ROOT"
+
+
+def node_args(
+    address: str,
+    cpus: int = NODE_CPUS,
+    memory: int = NODE_MEMORY,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    args: dict[str, Any] = {
         "num_cpus": cpus,
         "memory": memory,
         "object_store_memory": OBJECT_STORE,
         "node_ip_address": address,
         "include_dashboard": False,
     }
+    if env:
+        args["env_vars"] = env  # the raylet's, which its workers (the actors) inherit
+    return args
 
 
-def start(count: int, first: int = 2, cpus: int = NODE_CPUS, memory: int = NODE_MEMORY) -> Any:
+def start(
+    count: int,
+    first: int = 2,
+    cpus: int = NODE_CPUS,
+    memory: int = NODE_MEMORY,
+    local_only: Path | None = None,
+) -> Any:
     """A started ``ray.cluster_utils.Cluster`` of ``count`` nodes at 127.0.0.<first>, ...,
-    each declaring ``cpus`` CPUs and ``memory`` bytes to Ray."""
+    each declaring ``cpus`` CPUs and ``memory`` bytes to Ray. ``local_only``: the last node
+    keeps its copies there and uses none of the service's folders (module doc)."""
     from ray.cluster_utils import Cluster
 
     head = node_args(f"127.0.0.{first}", cpus, memory)
     cluster = Cluster(initialize_head=True, head_node_args=head)
     for i in range(1, count):
-        cluster.add_node(**node_args(f"127.0.0.{first + i}", cpus, memory))
+        env = None
+        if local_only is not None and i == count - 1:
+            env = {LOCAL_ONLY_ENV: "1", NODE_ROOT_ENV: str(local_only)}
+        cluster.add_node(**node_args(f"127.0.0.{first + i}", cpus, memory, env))
     cluster.wait_for_nodes()
     return cluster
 
@@ -55,7 +82,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
-        cluster = start(count)
+        cluster = start(count, local_only=folder / f"node-127.0.0.{1 + count}")
     except Exception as exc:
         (folder / "error").write_text(f"{type(exc).__name__}: {exc}")
         return 1

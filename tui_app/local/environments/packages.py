@@ -16,7 +16,8 @@ package starts without installing anything.
 
 Each job installs its own copy of its packages (``fetch``), made in the one read that also
 hashes them: the sha256 the ``:environment`` answer reports is of the bytes pip installed,
-even when someone overwrites the object at the same URI while the job prepares.
+even when someone overwrites the object at the same URI while the job prepares. A layer keeps
+those bytes (``.inputs``): a Ray node that does not see it builds its own from them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import os
 import shutil
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,6 +194,7 @@ async def install(state: StateDir, fetched: JobPackages, log: Callable[[str], No
 
 
 LAYER_MARKER = ".installed"
+LAYER_INPUTS = ".inputs"
 RUNTIME_PTH = "_tui_app_runtime.pth"
 
 
@@ -227,9 +229,21 @@ async def install_layer(
         PackageError: pip failed; the message says what to do and ends with pip's last line
             (a resolution error names the pin that cannot install on this runtime).
     """
-    files = fetched.files
     key = hashlib.sha256((runtime.root.name + "\0" + fetched.key).encode()).hexdigest()
     target = state.package_cache / f"{runtime.root.name}-{key[:16]}"
+    return await ensure_layer(state.root, runtime, fetched.files, target, log)
+
+
+async def ensure_layer(
+    state_root: Path,
+    runtime: Environment,
+    files: list[Path],
+    target: Path,
+    log: Callable[[str], None],
+    pip_settings: Mapping[str, str] | None = None,
+) -> Path:
+    """``target``: a layer of ``files`` on ``runtime``, built unless it is there already (also
+    how a Ray node builds the layer the service named, ``execution/ray_node_env``)."""
     if (target / LAYER_MARKER).exists():
         log(f"Using cached packages {target.name} on runtime environment {runtime.root.name}.")
         return target
@@ -238,22 +252,36 @@ async def install_layer(
         if (target / LAYER_MARKER).exists():
             return target
         try:
-            await _build_layer(state, runtime, files, target, log)
+            await _build_layer(state_root, runtime, files, target, log, pip_settings)
         except BaseException:
             shutil.rmtree(target, ignore_errors=True)
             raise
         return target
 
 
+def input_files(folder: Path) -> list[Path]:
+    """The files in ``folder/<i>/<name>`` (a layer's ``.inputs``), in ``packageUris`` order.
+
+    A layer keeps the files it was installed from, so a Ray node that does not see it can
+    build its own from the same bytes (``execution/ray_node_env``)."""
+    try:
+        slots = [p for p in folder.iterdir() if p.name.isdigit() and p.is_dir()]
+    except OSError:
+        return []
+    slots.sort(key=lambda p: int(p.name))
+    return [f for slot in slots for f in sorted(slot.iterdir()) if f.is_file()]
+
+
 async def _build_layer(
-    state: StateDir,
+    state_root: Path,
     runtime: Environment,
     files: list[Path],
     target: Path,
     log: Callable[[str], None],
+    pip_settings: Mapping[str, str] | None = None,
 ) -> None:
     shutil.rmtree(target, ignore_errors=True)  # half built by a service that died
-    env = runtime_envs.pip_env(state.root)
+    env = runtime_envs.pip_env(state_root, pip_settings)
     rc, tail = await runtime_envs.run_logged(
         [runtime.interpreter, "-m", "venv", "--without-pip", str(target)], env, log
     )
@@ -267,6 +295,10 @@ async def _build_layer(
     # there) sees the runtime's frameworks as installed, and the job's versions win a clash.
     (site / RUNTIME_PTH).write_text(str(runtime.site_packages()) + "\n")
     (target / "runtime-root").write_text(str(runtime.root))
+    (target / LAYER_INPUTS).mkdir()
+    for i, f in enumerate(files):  # one folder per entry: two may have the same name
+        (target / LAYER_INPUTS / str(i)).mkdir()
+        shutil.copyfile(f, target / LAYER_INPUTS / str(i) / f.name)
     if files:
         log(f"Installing {', '.join(f.name for f in files)} on runtime {runtime.runtime}.")
         wheels = await _pure_wheels(files, target / ".wheels", env, log)

@@ -24,7 +24,7 @@ import json
 import os
 import shutil
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,9 +102,11 @@ def wheel_cache(state_root: Path) -> Path:
     return state_root / "pip-cache"
 
 
-def pip_env(state_root: Path) -> dict[str, str]:
+def pip_env(state_root: Path, settings: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment pip runs in: the shared cache, quiet, and nothing of the service's
-    virtual environment (pip must see only the environment it installs into)."""
+    virtual environment (pip must see only the environment it installs into). ``settings``:
+    ``PIP_*`` variables that win over this process's (a Ray node builds with the service's
+    index settings, ``execution/ray_node_env``)."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -117,7 +119,19 @@ def pip_env(state_root: Path) -> dict[str, str]:
         PYTHONWARNINGS="ignore",
     )
     env.pop("PIP_NO_CACHE_DIR", None)
+    env.update({k: v for k, v in (settings or {}).items() if pip_setting(k)})
     return env
+
+
+def pip_setting(name: str) -> bool:
+    """Whether ``name`` is a pip setting a node may take from the service (``PIP_INDEX_URL``,
+    ``PIP_FIND_LINKS``...), not one of those this module sets itself."""
+    return name.startswith("PIP_") and name not in (
+        "PIP_CACHE_DIR",
+        "PIP_TARGET",
+        "PIP_PREFIX",
+        "PIP_NO_CACHE_DIR",
+    )
 
 
 async def run_logged(
@@ -184,8 +198,14 @@ async def installed(python: Path, env: dict[str, str]) -> dict[str, str]:
     return {str(r["name"]).lower(): str(r["version"]) for r in rows if isinstance(r, dict)}
 
 
-async def ensure(state_root: Path, plan: Plan, log: Callable[[str], None]) -> Environment:
-    """The environment for ``plan``: the one already built, or a new one.
+async def ensure(
+    state_root: Path,
+    plan: Plan,
+    log: Callable[[str], None],
+    pip_settings: Mapping[str, str] | None = None,
+) -> Environment:
+    """The environment for ``plan``: the one already built, or a new one (``pip_settings`` as
+    ``pip_env`` takes them).
 
     Raises:
         RuntimeEnvError: venv or pip failed; the message ends with pip's last lines.
@@ -204,7 +224,7 @@ async def ensure(state_root: Path, plan: Plan, log: Callable[[str], None]) -> En
             log(f"Using runtime environment {plan.key} (built for another job).")
             return ready
         try:
-            return await _build(state_root, target, plan, log)
+            return await _build(state_root, target, plan, log, pip_settings)
         except BaseException:
             shutil.rmtree(target, ignore_errors=True)
             raise
@@ -229,12 +249,16 @@ def pip_upgrade(python: str) -> str | None:
 
 
 async def _build(
-    state_root: Path, target: Path, plan: Plan, log: Callable[[str], None]
+    state_root: Path,
+    target: Path,
+    plan: Plan,
+    log: Callable[[str], None],
+    pip_settings: Mapping[str, str] | None = None,
 ) -> Environment:
     shutil.rmtree(target, ignore_errors=True)  # a half-built one from a crash
     target.parent.mkdir(parents=True, exist_ok=True)
     wheel_cache(state_root).mkdir(parents=True, exist_ok=True)
-    env = pip_env(state_root)
+    env = pip_env(state_root, pip_settings)
     log(f"Building runtime environment {plan.key} on {plan.interpreter} (once; jobs share it).")
     rc, tail = await run_logged([plan.interpreter, "-m", "venv", str(target)], env, log)
     if rc != 0:

@@ -80,6 +80,14 @@ class Placement(Protocol):
     def endpoint(self, index: int) -> Endpoint:
         """Where replica ``index`` (in the run's order) listens, for TF_CONFIG and torch."""
 
+    async def prepare(self, reps: Sequence[Replica], pythonpath: Path | None) -> None:
+        """Make the job's installed packages (``pythonpath``) usable wherever the run's
+        replicas will start, before any starts (a Ray node may build a runtime environment).
+
+        Raises:
+            ExecutorError: a replica's machine cannot run them; the message names it and why.
+        """
+
     async def start(
         self, index: int, replica: Replica, spec: dict[str, Any], pythonpath: Path | None
     ) -> ReplicaProcess:

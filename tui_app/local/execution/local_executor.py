@@ -150,6 +150,9 @@ class LocalPlacement:
     def endpoint(self, index: int) -> Endpoint:
         return self._endpoints[index]
 
+    async def prepare(self, reps: Sequence[Replica], pythonpath: Path | None) -> None:
+        """Nothing: replicas run where the service installed the packages."""
+
     async def start(
         self, index: int, replica: Replica, spec: dict[str, Any], pythonpath: Path | None
     ) -> ReplicaProcess:

@@ -30,10 +30,13 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_app.local.environments import packages
 from tui_app.local.errors import invalid_field
+from tui_app.local.execution import ray_node_env
 from tui_app.local.execution.executor import (
     Endpoint,
     ExecutorError,
@@ -41,7 +44,12 @@ from tui_app.local.execution.executor import (
     ReplicaProcess,
     RunKey,
 )
-from tui_app.local.execution.ray_replica import ReplicaActor, folder_probe, pack_layer
+from tui_app.local.execution.ray_replica import (
+    ReplicaActor,
+    folder_probe,
+    pack_layer,
+    rewrite_paths,
+)
 from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, WarmActors
 from tui_app.model.capacity import Capacity, Demand
 from tui_app.model.cluster import Replica
@@ -108,14 +116,6 @@ def _last_line(exc: BaseException) -> str:
     """A Ray task error's cause: the last line of its traceback (``OSError: ...``)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return lines[-1] if lines else type(exc).__name__
-
-
-class _Unseen(Exception):
-    """A node does not see the runtime environment a replica must run in."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(str(path))
-        self.path = path
 
 
 class RayReplica:
@@ -186,6 +186,10 @@ class RayReplica:
         }
 
 
+class _NodeEnvFailed(Exception):
+    """A node could not build the job's runtime environment; the message says why."""
+
+
 class RayPlacement:
     """A run's placement group, its actors and their ports."""
 
@@ -197,6 +201,7 @@ class RayPlacement:
         names: list[str],
         nodes: list[dict[str, str]],
         endpoints: list[Endpoint],
+        note: Note,
     ) -> None:
         self._executor = executor
         self._key = key
@@ -204,63 +209,141 @@ class RayPlacement:
         self._names = names
         self._nodes = nodes
         self._endpoints = endpoints
-        self._layers: dict[str, tuple[str, str, Any]] = {}
-        self._layer_lock = threading.Lock()
+        self._note = note
+        self._puts: dict[str, tuple[str, Any]] = {}
+        self._put_lock = threading.Lock()
+        self._ready: dict[int, _Ready] = {}
 
     def endpoint(self, index: int) -> Endpoint:
         return self._endpoints[index]
 
-    def _layer(self, pythonpath: Path | None) -> tuple[str, str, Any] | None:
-        """The job's installed packages as one object in Ray's store, put once per run."""
-        if pythonpath is None or (pythonpath / "pyvenv.cfg").exists():
-            # A runtime environment's virtualenv points at its base Python by absolute path:
-            # the nodes use it where it is (docs/ray.md: runtime environments).
-            return None
-        with self._layer_lock:
-            found = self._layers.get(str(pythonpath))
+    def _put(self, folder: Path) -> tuple[str, Any]:
+        """``folder`` as (digest, ObjectRef of its tarball) in Ray's store, put once per run."""
+        with self._put_lock:
+            found = self._puts.get(str(folder))
             if found is None:
-                digest, data = pack_layer(pythonpath)
-                found = (str(pythonpath), digest, self._executor.ray.put(data))
-                self._layers[str(pythonpath)] = found
+                digest, data = pack_layer(folder)
+                found = (digest, self._executor.ray.put(data))
+                self._puts[str(folder)] = found
             return found
+
+    def _node_env(self, actor: Any, where: str, layer: Path, say: Note) -> str:
+        """The job's layer built on the node of ``actor`` (``ray_node_env``), its pip lines to
+        the job's log as they come; the node's path of it."""
+        manifest = ray_node_env.manifest_of(layer)
+        inputs = layer / packages.LAYER_INPUTS
+        if manifest is None or not inputs.is_dir():
+            raise _NodeEnvFailed(
+                f"the service's {layer.name} does not record how it was built (an older "
+                "install): remove that folder and submit the job again"
+            )
+        request = {
+            "manifest": manifest,
+            "layer": layer.name,
+            "inputs": self._put(inputs),
+            "pip": ray_node_env.pip_settings(),
+        }
+        say(
+            f"Building the job's runtime environment on node {where}, which does not see the "
+            "service's (once per node; later jobs on it reuse it)."
+        )
+        ray = self._executor.ray
+        for ref in actor.build_env.options(num_returns="streaming").remote(request):
+            item = ray.get(ref)
+            if "line" in item:
+                say(f"{where}: {item['line']}")
+            elif "error" in item:
+                raise _NodeEnvFailed(item["error"])
+            elif "layer" in item:
+                return str(item["layer"])
+        raise _NodeEnvFailed("the node ended the build without an answer")
+
+    def _ready_on_node(self, index: int, pythonpath: Path, say: Note) -> _Ready:
+        """What the node of actor ``index`` runs the job's packages from: the service's folder
+        where it sees it, else a copy shipped to it, or (a runtime environment, which cannot be
+        copied) one it builds."""
+        ray = self._executor.ray
+        actor = self._actors[index]
+        probe = folder_probe(pythonpath)
+        if ray.get(actor.sees.remote(str(pythonpath), probe), timeout=CALL_TIMEOUT_SECONDS):
+            return _Ready()
+        if (pythonpath / "pyvenv.cfg").exists():  # names its interpreter by absolute path
+            where = self._nodes[index]["address"]
+            return _Ready(built=self._node_env(actor, where, pythonpath, say))
+        return _Ready(layer=(str(pythonpath), *self._put(pythonpath)))
+
+    async def prepare(self, reps: Sequence[Replica], pythonpath: Path | None) -> None:
+        """Before any replica starts, every node gets what runs the job's packages, all nodes
+        at once and once per node: a replica that started while another node still built a
+        runtime environment could have ended the job before that one began."""
+        if pythonpath is not None:
+            await self._prepare({i: r.task_name for i, r in enumerate(reps)}, pythonpath)
+
+    async def _prepare(self, tasks: Mapping[int, str], pythonpath: Path) -> None:
+        """``prepare`` for the replicas ``tasks`` names by index."""
+        loop = asyncio.get_running_loop()
+
+        def say(line: str) -> None:
+            loop.call_soon_threadsafe(self._note, line)
+
+        by_node: dict[str, list[int]] = {}
+        for index in tasks:
+            by_node.setdefault(self._nodes[index].get("id") or str(index), []).append(index)
+
+        async def ready(indices: list[int]) -> None:
+            where = self._nodes[indices[0]]["address"]
+            names = ", ".join(tasks[i] for i in indices)
+            try:
+                got = await asyncio.to_thread(self._ready_on_node, indices[0], pythonpath, say)
+            except _NodeEnvFailed as failed:
+                raise ExecutorError(
+                    f"{names} cannot start on node {where}: the job's runtime environment "
+                    f"could not be built there: {failed}"
+                ) from None
+            except Exception as exc:
+                raise ExecutorError(
+                    f"{names} could not start on node {where}: {_last_line(exc)}"
+                ) from None
+            for index in indices:
+                self._ready[index] = got
+
+        await asyncio.gather(*(ready(indices) for indices in by_node.values()))
 
     async def start(
         self, index: int, replica: Replica, spec: dict[str, Any], pythonpath: Path | None
     ) -> ReplicaProcess:
+        if pythonpath is not None and index not in self._ready:  # not prepared with the others
+            await self._prepare({index: replica.task_name}, pythonpath)
         ray = self._executor.ray
         actor = self._actors[index]
         endpoint = spec["env"].get("STORAGE_EMULATOR_HOST", "")
         spec = dict(spec, service_python=sys.executable)
+        ready = self._ready.get(index, _Ready())
+        if ready.built is not None and pythonpath is not None:
+            spec = rewrite_paths(spec, str(pythonpath), ready.built)
 
         def call() -> int:
-            layer = None
-            if pythonpath is not None:
-                probe = folder_probe(pythonpath)
-                seen = ray.get(actor.sees.remote(str(pythonpath), probe), timeout=60)
-                if not seen and (pythonpath / "pyvenv.cfg").exists():
-                    raise _Unseen(pythonpath)
-                layer = None if seen else self._layer(pythonpath)
-            ref = actor.start.remote(spec, spec["cwd"], endpoint, layer)
+            ref = actor.start.remote(spec, spec["cwd"], endpoint, ready.layer)
             return int(ray.get(ref, timeout=CALL_TIMEOUT_SECONDS + 600))
 
         try:
             pid = await asyncio.to_thread(call)
-        except _Unseen as unseen:
-            node = self._nodes[index]
-            raise ExecutorError(
-                f"{replica.task_name} cannot start on node {node['address']}: the job's runtime "
-                f"environment is built on the service's machine ({unseen.path}), and that node "
-                "does not see that folder. Share the service's state dir with the nodes at the "
-                "same path (NFS), or submit the job without runtimeVersion. Building runtime "
-                "environments on the nodes themselves is not supported yet (README: Replicas on "
-                "a Ray cluster)."
-            ) from None
         except Exception as exc:
             node = self._nodes[index]
             raise ExecutorError(
                 f"{replica.task_name} could not start on node {node['address']}: {_last_line(exc)}"
             ) from None
         return RayReplica(ray, actor, self._names[index], self._nodes[index], pid)
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """How a node runs the job's packages (``RayPlacement.prepare``): in place (neither set),
+    from a shipped copy (``layer``: service path, digest, ObjectRef) or from the environment
+    it built (``built``: its path there)."""
+
+    layer: tuple[str, str, Any] | None = None
+    built: str | None = None
 
 
 class RayExecutor:
@@ -450,7 +533,9 @@ class RayExecutor:
                     note(reason)
                     said = True
             self._waiting.pop(key, None)
-            placed = await asyncio.to_thread(self._start_actors, key, pg, bundles, reps, names)
+            placed = await asyncio.to_thread(
+                self._start_actors, key, pg, bundles, reps, names, note
+            )
             self._keep_warm()
             return placed
         except BaseException:
@@ -467,6 +552,7 @@ class RayExecutor:
         bundles: list[dict[str, float]],
         reps: Sequence[Replica],
         names: list[str],
+        note: Note,
     ) -> RayPlacement:
         """An actor per bundle: a warm one on the bundle's node where there is one
         (``ray_warm_actors``), else one started inside the bundle (about 1.5 s)."""
@@ -497,7 +583,7 @@ class RayExecutor:
         endpoints = [
             Endpoint(w["address"], p[0] if p else 0) for w, p in zip(wheres, ports, strict=True)
         ]
-        return RayPlacement(self, key, actors, list(chosen), nodes, endpoints)
+        return RayPlacement(self, key, actors, list(chosen), nodes, endpoints, note)
 
     def _assign_warm(self, node_id: str, run_key: str, rep: Replica, name: str) -> tuple[Any, str]:
         """(a warm actor on ``node_id`` now serving ``rep``, its name), or (None, ``name``)."""

@@ -29,6 +29,7 @@ import hashlib
 import io
 import json
 import os
+import queue
 import shutil
 import signal
 import socket
@@ -39,11 +40,13 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from tui_app.local.environments import packages
 from tui_app.local.execution.local_executor import SUPERVISOR_MODULE
 from tui_app.local.execution.supervisor import stop_signals_held
 from tui_app.local.storage.storage_env import REPLICA_OUTPUT_FILES
@@ -51,6 +54,9 @@ from tui_app.local.storage.storage_env import REPLICA_OUTPUT_FILES
 SHIP_EVERY_SECONDS = 0.1
 CHUNK_BYTES = 1 << 20
 NODE_ROOT_ENV = "TUI_APP_RAY_NODE_ROOT"
+NODE_LOCAL_ENV = "TUI_APP_RAY_NODE_LOCAL_ONLY"
+"""Set (to 1) on a node: it uses none of the service's folders even where it sees them (a slow
+shared filesystem; the tests' stand-in for a node on another machine)."""
 
 
 def node_root() -> Path:
@@ -204,13 +210,14 @@ def folder_probe(folder: Path) -> str:
     return hashlib.sha256("\0".join(names).encode()).hexdigest()
 
 
-def _rewrite(value: Any, old: str, new: str) -> Any:
+def rewrite_paths(value: Any, old: str, new: str) -> Any:
+    """``value`` (a spec: strings, lists, dicts) with the folder ``old`` replaced by ``new``."""
     if isinstance(value, str):
         return value.replace(old, new)
     if isinstance(value, list):
-        return [_rewrite(v, old, new) for v in value]
+        return [rewrite_paths(v, old, new) for v in value]
     if isinstance(value, dict):
-        return {k: _rewrite(v, old, new) for k, v in value.items()}
+        return {k: rewrite_paths(v, old, new) for k, v in value.items()}
     return value
 
 
@@ -256,7 +263,42 @@ class ReplicaActor:
     def sees(self, path: str, probe: str) -> bool:
         """Whether this node sees the service's folder ``path`` as it is (``folder_probe``):
         then it is used in place rather than shipped."""
+        if os.environ.get(NODE_LOCAL_ENV, "") not in ("", "0"):
+            return False
         return bool(probe) and folder_probe(Path(path)) == probe
+
+    def build_env(self, request: dict[str, Any]) -> Iterator[dict[str, str]]:
+        """Build the job's runtime environment and layer on this node (``ray_node_env``),
+        streaming ``{"line": ...}`` as pip writes, then ``{"layer": path}`` or ``{"error":
+        why}``. ``request``: the runtime's ``manifest``, the ``layer`` name, the ``inputs``
+        (digest, ObjectRef of their tarball) and the service's ``pip`` settings."""
+        import ray
+
+        from tui_app.local.execution import ray_node_env
+
+        lines: queue.Queue[dict[str, str] | None] = queue.Queue()
+
+        def work() -> None:
+            try:
+                digest, ref = request["inputs"]
+                folder = unpack_layer(self.root, digest, ray.get(ref))
+                layer = ray_node_env.build(
+                    self.root,
+                    request["manifest"],
+                    request["layer"],
+                    packages.input_files(folder),
+                    request["pip"],
+                    lambda line: lines.put({"line": line}),
+                )
+                lines.put({"layer": str(layer)})
+            except Exception as exc:  # every failure goes back to the job's log, in words
+                lines.put({"error": str(exc) or type(exc).__name__})
+            finally:
+                lines.put(None)
+
+        threading.Thread(target=work, name="node-env-build", daemon=True).start()
+        while (item := lines.get()) is not None:
+            yield item
 
     def reserve_ports(self, count: int) -> list[int]:
         """Free ports on this node's address, held until ``start`` (the replica binds them)."""
@@ -285,11 +327,11 @@ class ReplicaActor:
                 raise RuntimeError("this actor was never assigned a replica")
             shutil.rmtree(self.workdir, ignore_errors=True)
             (self.workdir / "hypertune").mkdir(parents=True)
-            spec = _rewrite(spec, service_dir, str(self.workdir))
+            spec = rewrite_paths(spec, service_dir, str(self.workdir))
             if layer is not None:
                 old, digest, ref = layer
                 data = ray.get(ref)
-                spec = _rewrite(spec, old, str(unpack_layer(self.root, digest, data)))
+                spec = rewrite_paths(spec, old, str(unpack_layer(self.root, digest, data)))
             if spec["argv"] and spec["argv"][0] == spec.get("service_python"):
                 spec["argv"][0] = sys.executable  # the service's own Python: this node's
             gpus = ray.get_gpu_ids()

@@ -579,7 +579,10 @@ class JobRunner:
             (workdir / "spec.json").write_text(json.dumps(spec))
             self._follow_logs(handle)
             prepared.append((handle, spec, gpus, container, image))
-        # All at once: on a Ray cluster each start is a call to an actor on its node, which
+        # Every machine ready first (a Ray node may build the runtime environment: replicas
+        # started meanwhile elsewhere could end the job before that one begins)...
+        await placement.prepare(reps, pythonpath)
+        # ...then all at once: on a Ray cluster each start is a call to an actor on its node, which
         # forks the supervisor there (0.1-0.5 s on a busy node); one after another they took
         # most of two seconds for a 4-replica job.
         started = await asyncio.gather(
