@@ -73,7 +73,7 @@ def test_a_node_that_does_not_see_the_service_builds_the_runtime_and_keeps_it(
 
     # Built on the node, its pip lines in the job's log under the node's address.
     notes = _remote_notes(svc, first)
-    building = f"Building the job's runtime environment on node {REMOTE}"
+    building = f"Preparing the job's environment on node {REMOTE}, which does not see"
     assert any(n.startswith(building) for n in notes), notes
     for line in ("Building runtime environment 2.11-py", "Runtime environment 2.11-py"):
         assert any(n.startswith(f"{REMOTE}: {line}") for n in notes), notes

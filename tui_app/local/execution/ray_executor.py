@@ -244,8 +244,8 @@ class RayPlacement:
             "pip": ray_node_env.pip_settings(),
         }
         say(
-            f"Building the job's runtime environment on node {where}, which does not see the "
-            "service's (once per node; later jobs on it reuse it)."
+            f"Preparing the job's environment on node {where}, which does not see the "
+            "service's: its runtime environment is built there once, then reused."
         )
         ray = self._executor.ray
         for ref in actor.build_env.options(num_returns="streaming").remote(request):

@@ -520,6 +520,12 @@ class JobRunner:
         placement = self.placement
         if placement is None:  # a trial: placed when its turn comes
             placement = self.placement = await self._place(ti)
+        # Every machine ready before any replica starts (a Ray node may build the runtime
+        # environment for minutes: replicas started elsewhere meanwhile could end the job before
+        # that one began). A cancel meanwhile stops waiting at once; the caller ends the job.
+        cancelled, _ = await self._until_cancelled(placement.prepare(reps, pythonpath))
+        if cancelled:
+            return
         cluster = cluster_addresses(reps, [placement.endpoint(i) for i in range(len(reps))])
         base = self.replica_root()
         tail = list(self.extra_args)
@@ -579,10 +585,7 @@ class JobRunner:
             (workdir / "spec.json").write_text(json.dumps(spec))
             self._follow_logs(handle)
             prepared.append((handle, spec, gpus, container, image))
-        # Every machine ready first (a Ray node may build the runtime environment: replicas
-        # started meanwhile elsewhere could end the job before that one begins)...
-        await placement.prepare(reps, pythonpath)
-        # ...then all at once: on a Ray cluster each start is a call to an actor on its node, which
+        # All at once: on a Ray cluster each start is a call to an actor on its node, which
         # forks the supervisor there (0.1-0.5 s on a busy node); one after another they took
         # most of two seconds for a 4-replica job.
         started = await asyncio.gather(
