@@ -234,8 +234,9 @@ class RayPlacement:
         inputs = layer / packages.LAYER_INPUTS
         if manifest is None or not inputs.is_dir():
             raise _NodeEnvFailed(
-                f"the service's {layer.name} does not record how it was built (an older "
-                "install): remove that folder and submit the job again"
+                f"the service's {layer} does not record how it was built (an install "
+                "before nodes could build their own): remove that folder and submit the job "
+                "again"
             )
         request = {
             "manifest": manifest,
