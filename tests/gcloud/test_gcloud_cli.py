@@ -48,7 +48,10 @@ STREAM_TIMEOUT = 120.0
 QUICK_ERROR_SECONDS = 10.0
 """A 4xx answer must not make gcloud retry (5xx costs ~26 s of retries)."""
 
-BASIC_STEPS = 50
+BASIC_STEPS = 120
+"""At 0.05 s a step, 6 s of steady lines: gcloud reads only entries older than 5 s and ends the
+stream after two empty polls once the job has ended, so a job that ended within seconds of a
+silent spell (its trainer starting on a busy machine) could lose its last lines there."""
 FLOOD_LINES = 1500
 """More than gcloud's 1000-entry page, all sharing a handful of timestamps (insertId ties)."""
 CUSTOM_STEPS = 60
