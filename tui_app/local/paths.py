@@ -82,6 +82,15 @@ class StateDir:
     def package_cache(self) -> Path:
         return self.root / "packages"
 
+    def package_dir(self, name: str) -> Path:
+        """One install under ``package_cache`` named by someone else (a Ray node builds the
+        layer the service named there).
+
+        Raises:
+            UnsafePathError: ``name`` is not a single safe path segment.
+        """
+        return _inside(self.package_cache, name)
+
     @property
     def gcs_root(self) -> Path:
         """Where ``gs://bucket/object`` lives: ``gcs/bucket/object``."""

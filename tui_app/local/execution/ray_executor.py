@@ -268,7 +268,7 @@ class RayPlacement:
         probe = folder_probe(pythonpath)
         if ray.get(actor.sees.remote(str(pythonpath), probe), timeout=CALL_TIMEOUT_SECONDS):
             return _Ready()
-        if (pythonpath / "pyvenv.cfg").exists():  # names its interpreter by absolute path
+        if packages.is_environment(pythonpath):  # names its interpreter by absolute path
             where = self._nodes[index]["address"]
             return _Ready(built=self._node_env(actor, where, pythonpath, say))
         return _Ready(layer=(str(pythonpath), *self._put(pythonpath)))

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.local.environments import interpreters, packages, runtime_envs
+from tui_app.local.paths import StateDir, UnsafePathError
 from tui_app.model.runtimes import Plan, python_of
 
 
@@ -95,12 +96,13 @@ def build(
         NodeEnvError, runtime_envs.RuntimeEnvError, packages.PackageError: the reason, with
             pip's last lines where pip failed.
     """
-    if "/" in layer_name or layer_name in ("", ".", ".."):
-        raise NodeEnvError(f"{layer_name!r} is not a layer name")
+    try:
+        target = StateDir(root).package_dir(layer_name)
+    except UnsafePathError:
+        raise NodeEnvError(f"{layer_name!r} is not a layer name") from None
     plan = node_plan(manifest)
     with _locked(root, f"runtime-{plan.key}"):
         env = asyncio.run(runtime_envs.ensure(root, plan, log, pip_settings))
-    target = root / "packages" / layer_name
     with _locked(root, f"layer-{layer_name}"):
         asyncio.run(packages.ensure_layer(root, env, inputs, target, log, pip_settings))
     return target
