@@ -316,7 +316,6 @@ async def _until(cond: Callable[[], bool], timeout: float, what: str) -> None:
 
 async def _shown(app: JobsApp, screen: MetricsScreen, meter: ViewMeter) -> OpenView:
     """Wait until ``screen`` has read points of every tag and drawn each of its charts."""
-    from tui_app.widgets.metric_chart import MetricChart
 
     t0 = time.perf_counter()
     builds_from = len(meter.builds)
@@ -328,7 +327,7 @@ async def _shown(app: JobsApp, screen: MetricsScreen, meter: ViewMeter) -> OpenV
         with screen.data_lock:
             if len({k.tag for k in screen.metrics}) < tags:
                 return False
-        charts = list(screen.query(MetricChart))
+        charts = screen.charts()
         return bool(charts) and all(c.builds > 0 and c.lines for c in charts)
 
     await _until(drawn, 60, "the metrics view's charts")

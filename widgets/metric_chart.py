@@ -23,9 +23,15 @@ up) are ``×`` marks on the x axis where they happened, and counted in the legen
 
 The chart asks each series for a view with as many columns as the plot has (the model keeps at
 most two points per column), and sets round ticks itself (``model.chart_ticks``): plotext's own
-ticks sit at equal fractions of the range, ``0.0781 0.3142``. A build costs about 10-15 ms at
-60x15, so the drawing is kept and rebuilt only when a series' data version, the size, an option
-or the theme changed: a refresh for any other reason (a focus change, a toast) reuses it.
+ticks sit at equal fractions of the range, ``0.0781 0.3142``.
+
+A redraw of four charts (smoothing, zoom, a resize) must fit in about 30 ms, so the chart is a
+Line API widget: plotext draws its cells (character, colours, style) and the chart turns them
+into strips itself (``_matrix_strips``). plotext's own ``build()`` writes the cells out as ANSI
+text, which Rich would then parse back and Textual render line by line again: at 60x15 that
+round trip cost more than plotext's drawing. The strips are kept and rebuilt only when a
+series' data version, the size, an option or the theme changed: a refresh for any other reason
+(a focus change, a toast) reuses them.
 
 Feed it with ``show``; it never fetches anything. Series may be written by a thread while the
 chart draws: pass that thread's lock as ``data_lock`` and the views are taken under it.
@@ -38,12 +44,18 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import tzinfo
+from functools import lru_cache
+from itertools import groupby
+from operator import itemgetter
 from typing import Any, ClassVar, Literal
 
 import numpy as np
+import plotext._utility as plotext_utility  # type: ignore[import-untyped]
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.app import RenderResult
 from textual.color import Color
+from textual.strip import Strip
 from textual_plotext import PlotextPlot
 
 from tui_app.model.chart_ticks import format_value, x_ticks, y_ticks
@@ -181,7 +193,7 @@ class MetricChart(PlotextPlot):
         self.lines: tuple[ChartLine, ...] = ()
         self.options = ChartOptions()
         self._cache_key: object = None
-        self._cached: Text | None = None
+        self._cached: list[Strip] | None = None
         self.builds = 0
         """How many times the drawing was built (tests check that a bare refresh reuses it)."""
 
@@ -202,7 +214,14 @@ class MetricChart(PlotextPlot):
 
     # -- drawing --------------------------------------------------------------------------------
 
-    def render(self) -> RenderResult:
+    def render_line(self, y: int) -> Strip:
+        strips = self._strips()
+        if y < len(strips):
+            return strips[y]
+        return Strip.blank(self.size.width, self.rich_style)
+
+    def _strips(self) -> list[Strip]:
+        """The drawing, built again only when what it shows changed."""
         width, height = self.size.width, self.size.height
         key = (
             width,
@@ -220,11 +239,11 @@ class MetricChart(PlotextPlot):
             self.builds += 1
         return self._cached
 
-    def _build(self, width: int, height: int) -> Text:
-        out = self._title()
+    def _build(self, width: int, height: int) -> list[Strip]:
+        strips = self._text_strips(self._title(), width)
+        dim = self._style("metric-chart--dim")
         if not self.lines:
-            out.append("\nno points yet", self._style("metric-chart--dim"))
-            return out
+            return strips + self._text_strips(Text("no points yet", dim), width)
         legend_rows = min(len(self.lines), LEGEND_MAX_LINES)
         plot_height = height - 1 - legend_rows
         with self.data_lock or nullcontext():
@@ -239,13 +258,17 @@ class MetricChart(PlotextPlot):
                     drawn = self._view_all(max(1, width - axes.label_width - 1))
                     axes = self._axes(drawn, plot_height)
         if axes is not None:
-            out.append("\n")
-            out.append_text(self._draw_plot(drawn, axes, width, plot_height))
+            strips += self._draw_plot(drawn, axes, width, plot_height)
         elif plot_height >= MIN_PLOT_ROWS:
-            out.append("\nno finite values in range", self._style("metric-chart--dim"))
-        out.append("\n")
-        out.append_text(self._legend(drawn, width))
-        return out
+            strips += self._text_strips(Text("no finite values in range", dim), width)
+        return strips + self._text_strips(self._legend(drawn, width), width)
+
+    def _text_strips(self, text: Text, width: int) -> list[Strip]:
+        """``text``'s lines, cut at ``width`` (an ellipsis where cut) on the widget's style."""
+        console = self.app.console
+        options = console.options.update(width=width, height=None, no_wrap=True)
+        lines = console.render_lines(text, options, style=self.rich_style, pad=True)
+        return [Strip(line, width) for line in lines]
 
     def _title(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
@@ -331,22 +354,22 @@ class MetricChart(PlotextPlot):
 
     def _draw_plot(
         self, drawn: Sequence[_Drawn], axes: _Axes, width: int, plot_height: int
-    ) -> Text:
+    ) -> list[Strip]:
         plt = self.plt
-        plt.clear_figure()
+        # Only the data goes: every setting below is made again on each build (a new figure
+        # costs more than a chart's cells).
+        plt.clear_data()
         plt.plotsize(width, plot_height)
         plt._set_size(width, plot_height)  # textual-plotext does both: its issue 5
         theme = self.app.theme_variables
-        # No background of plotext's own: the widget's shows through, and a colour code per
-        # cell less is a third less text for plotext to write and for Rich to parse back.
+        # No background of plotext's own: the widget's shows through.
         plt.canvas_color("default")
         plt.axes_color("default")
         plt.ticks_color(Color.parse(theme.get("text-muted", "#888888")).rgb)
         plt.xaxes(True, False)
         plt.yaxes(True, False)
         log_y = self.options.log_y
-        if log_y:
-            plt.yscale("log")
+        plt.yscale("log" if log_y else "linear")
         # plotext takes a log axis's data and ticks as they are and takes their log itself, but
         # not its limits: those it wants as logs.
         y_low, y_high = axes.y_low, axes.y_high
@@ -371,7 +394,15 @@ class MetricChart(PlotextPlot):
                 continue
             if smoothing and d.line.role != "faint":
                 plt.scatter(xs, view.ys[keep].tolist(), marker=RAW_MARKER, color=d.raw_color)
-            ys = (view.smoothed if smoothing else view.ys)[keep].tolist()
+            if smoothing:
+                # A view has two points a column (a bucket's extremes): the raw curve needs
+                # both, the smoothed one barely moves within a column, so every other point and
+                # the last draw the same line at half of plotext's cost.
+                picked = np.flatnonzero(keep)
+                picked = np.union1d(picked[::2], picked[-1:])
+                xs, ys = view.xs[picked].tolist(), view.smoothed[picked].tolist()
+            else:
+                ys = view.ys[keep].tolist()
             plt.plot(xs, ys, marker=d.marker, color=d.color)
         marks = [
             x for d in drawn for x in d.view.nonfinite_xs.tolist() if axes.x_low <= x <= axes.x_high
@@ -379,7 +410,10 @@ class MetricChart(PlotextPlot):
         if marks:
             error = Color.parse(theme.get("error", "#ff0000")).rgb
             plt.scatter(marks, [y_low] * len(marks), marker=NONFINITE_MARKER, color=error)
-        return Text.from_ansi(plt.build().rstrip("\n"), no_wrap=True)
+        return self._matrix_strips(width)
+
+    def _matrix_strips(self, width: int) -> list[Strip]:
+        return matrix_strips(self.plt, width, self.rich_style)
 
     def _legend(self, drawn: Sequence[_Drawn], width: int) -> Text:
         """One line per series, the best first: marker, name, and its figures."""
@@ -407,6 +441,47 @@ class MetricChart(PlotextPlot):
 
     def _style(self, component: str) -> str:
         return str(self.get_component_rich_style(component, partial=True))
+
+
+def matrix_strips(figure: Any, width: int, base: Style) -> list[Strip]:
+    """plotext's cells as strips, top row first, on ``base``: what ``figure.build()`` would
+    write as ANSI text, without writing it and parsing it back (see the module docstring).
+    ``tests/unit/test_metric_chart_cells.py`` holds the two equal, so a plotext whose cells
+    change fails there, not on screen.
+
+    Args:
+        figure: A plotext figure, its data and settings given (its private members are used:
+            they are not in textual-plotext's type stubs).
+        width: The strips' width in cells.
+        base: The widget's style, under each cell's own.
+    """
+    figure._set_sizes()
+    figure._build_matrix()
+    matrix = figure.monitor.matrix
+    strips: list[Strip] = []
+    for row in range(matrix.rows - 1, -1, -1):
+        colours = (matrix.fullground[row], matrix.style[row], matrix.background[row])
+        cells = zip(matrix.marker[row], zip(*colours, strict=True), strict=True)
+        segments = [
+            Segment("".join(marker for marker, _ in run), base + cell_style(*key))
+            for key, run in groupby(cells, key=itemgetter(1))
+        ]
+        strips.append(Strip(segments).crop_extend(0, width, base))
+    return strips
+
+
+def cell_style(foreground: object, style: object, background: object) -> Style:
+    """The Rich style of a plotext cell: plotext's own ANSI codes for it, read by Rich (so the
+    cell looks as ``plt.build()`` would print it). A chart has a handful of distinct cells."""
+    key = tuple(tuple(v) if isinstance(v, list) else v for v in (foreground, style, background))
+    return _cell_style(*key)
+
+
+@lru_cache(maxsize=256)
+def _cell_style(foreground: object, style: object, background: object) -> Style:
+    codes = plotext_utility.colors_to_ansi(foreground, style, background)
+    text = Text.from_ansi(f"{codes}x")
+    return text.spans[0].style if text.spans else Style()  # type: ignore[return-value]
 
 
 def _figures(view: SeriesView) -> str:

@@ -13,7 +13,6 @@ from tests.support.live_service import LiveService, basic_job
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.metrics_screen import MetricsScreen
 from tui_app.widgets.job_table import JobTable
-from tui_app.widgets.metric_chart import MetricChart
 
 PROJECT = "metrics-project"
 
@@ -46,7 +45,7 @@ async def test_a_running_trainers_event_files_are_drawn_live(
         screen = metrics_screen(app.screen)
 
         def loss_step() -> int:
-            for chart in screen.query(MetricChart):
+            for chart in screen.charts():
                 for line in chart.lines:
                     if chart.tag == "loss" and line.source == "events" and line.label == "train":
                         return line.series.last_step or 0
@@ -61,7 +60,7 @@ async def test_a_running_trainers_event_files_are_drawn_live(
         assert screen.job is not None and screen.job["state"] == "RUNNING", state()
         # Points flushed after the view opened reach the chart while the job still runs.
         await wait_for(pilot, lambda: loss_step() > first, timeout=30, describe=state)
-        (chart,) = (c for c in screen.query(MetricChart) if c.tag == "loss")
+        (chart,) = (c for c in screen.charts() if c.tag == "loss")
         assert "train" in [line.label for line in chart.lines]
         sources = str(screen.query_one("#metrics-sources").render())
         assert f"gs://test-bucket/{job_id}" in sources and "train" in sources

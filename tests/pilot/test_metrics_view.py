@@ -50,7 +50,7 @@ def metrics(app: JobsApp) -> MetricsScreen:
 
 
 def charts(app: JobsApp) -> list[MetricChart]:
-    return list(metrics(app).query(MetricChart))
+    return metrics(app).charts()
 
 
 def drawn(chart: MetricChart) -> str:
@@ -67,7 +67,7 @@ async def opened(pilot: Any, job_id: str, trial: str | None = None) -> MetricsSc
             isinstance(screen, MetricsScreen)
             and (screen.job_id, screen.trial) == (job_id, trial)
             and screen.polls > 0
-            and all(c.builds for c in screen.query(MetricChart))
+            and all(c.builds for c in screen.charts())
         )
 
     await wait_for(pilot, ready, describe=lambda: f"on {app.screen!r}")
@@ -261,9 +261,13 @@ async def test_small_multiples_when_wide_one_chart_when_narrow(tmp_path: Path) -
         await wait_for(pilot, lambda: charts(app)[0].tag == "epoch_loss")
         await pilot.press("left_square_bracket", "left_square_bracket")
         await wait_for(pilot, lambda: charts(app)[0].tag == "lr")
+        widgets = set(screen.query(MetricChart))
+        assert len(widgets) == 3  # the two not shown are kept, hidden
         await pilot.resize_terminal(130, 35)
         await wait_for(pilot, lambda: len(charts(app)) == 3)
         assert charts(app)[2].has_class("-current")  # the keys stay on lr
+        assert set(charts(app)) == widgets  # shown again, not made again
+        await wait_for(pilot, lambda: all(drawn(chart).strip() for chart in charts(app)))
 
 
 async def test_with_one_tag_charted_brackets_page_through_every_tag(tmp_path: Path) -> None:

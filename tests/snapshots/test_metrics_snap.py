@@ -44,8 +44,8 @@ def open_metrics(job_id: str, *keys: str) -> Callable[[Pilot[Any]], Awaitable[No
             return (
                 isinstance(screen, MetricsScreen)
                 and not screen.polling
-                and bool(screen.query(MetricChart))
-                and all(c.builds for c in screen.query(MetricChart))
+                and bool(screen.charts())
+                and all(c.builds for c in screen.charts())
             )
 
         await wait_until(pilot, drawn, f"the metrics of {job_id} drawn")

@@ -348,21 +348,29 @@ class MetricsScreen(Screen[None], ScreenToasts):
             return self.shown[:MAX_CHARTS]
         return [self.shown[min(self.current, len(self.shown) - 1)]]
 
+    def charts(self) -> list[MetricChart]:
+        """The charts on screen, in order (those not needed now are kept, hidden)."""
+        return [chart for chart in self.query(MetricChart) if chart.display]
+
     def _draw(self) -> None:
         """Give each visible tag a chart (added or removed as needed) and its lines."""
         if not self.is_mounted:
             return
         pane = self.query_one("#metrics-charts", VerticalScroll)
         visible = self._visible()
+        # Charts not needed now are hidden, not removed: a resize between one chart and four
+        # (80 and 120 columns) then shows them again without mounting new widgets.
         charts = list(pane.query(MetricChart))
         for extra in charts[len(visible) :]:
-            extra.remove()
+            extra.display = False
         charts = charts[: len(visible)]
         tz = self.shell.clock().tzinfo
         while len(charts) < len(visible):
             chart = MetricChart(data_lock=self.data_lock, tz=tz)
             pane.mount(chart)
             charts.append(chart)
+        for chart in charts:
+            chart.display = True
         options = ChartOptions(self.smoothing, self.log_y, self.x_axis, self.last_steps)
         current = self.shown[self.current] if self.shown else None
         for chart, tag in zip(charts, visible, strict=True):
@@ -509,7 +517,7 @@ class MetricsScreen(Screen[None], ScreenToasts):
     def _scroll_to_current(self) -> None:
         if not self.wide or not self.shown:
             return
-        charts = list(self.query_one("#metrics-charts").query(MetricChart))
+        charts = self.charts()
         if 0 <= self.current < len(charts):
             charts[self.current].scroll_visible(animate=False)
 
