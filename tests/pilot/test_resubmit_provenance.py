@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.widgets import Label
+
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.api.job_compare import ResubmitHistory
@@ -28,7 +30,7 @@ async def test_r_and_e_record_the_source_and_a_new_form_does_not(
     service: LiveService, package_uri: str, tmp_path: Path
 ) -> None:
     project = "provenance-project"
-    old = "prov_20260101_000000"
+    old = "provenance_check_20260101_000000"  # long: the confirmation wraps
     service.client(project).create(basic_job(old, package_uri, "--steps", "1"))
     app = live_app(service, tmp_path, project)
     history = ResubmitHistory()
@@ -36,6 +38,12 @@ async def test_r_and_e_record_the_source_and_a_new_form_does_not(
         await wait_for(pilot, lambda: _ids(app) == [old])
         await pilot.press("R")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        # The question names two job ids: longer than the dialog is wide, it wraps, whole.
+        question = app.screen.query_one("#confirm-question", Label)
+        await wait_for(pilot, lambda: question.size.width > 0)
+        assert len(str(question.content)) > question.size.width
+        lines = [question.render_line(y).text.strip() for y in range(question.size.height)]
+        assert " ".join(lines) == str(question.content), lines
         await pilot.press("y")
         await wait_for(pilot, lambda: len(_ids(app)) == 2)
         by_r = next(k for k in _ids(app) if k != old)
