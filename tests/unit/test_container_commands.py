@@ -310,7 +310,7 @@ def test_an_engine_counts_only_when_it_answers(
     assert "Cannot connect to the Docker daemon" in status.problem
     assert status.problem.endswith(INSTALL_HINT)
     # podman that answers comes first.
-    podman = _fake(bin_dir, "podman", 'test "$1" = info && echo 4.9.9\n')
+    podman = _fake(bin_dir, "podman", 'test "$1" = version && echo 4.9.9\n')
     status = find_engine(run_args=["--memory", "1g"])
     assert status.engine == Engine((str(podman),), "podman", "4.9.9", ("--memory", "1g"))
     assert status.as_json() == {
@@ -324,7 +324,7 @@ def test_an_engine_counts_only_when_it_answers(
 def test_a_named_engine_keeps_its_global_options(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    podman = _fake(tmp_path, "podman", 'test "$3" = info && echo 4.3.1\n')
+    podman = _fake(tmp_path, "podman", 'test "$3" = version && echo 4.3.1\n')
     monkeypatch.setenv("PATH", str(tmp_path))
     status = find_engine("podman --runtime runc")
     assert status.engine == Engine((str(podman), "--runtime", "runc"), "podman", "4.3.1")
