@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from textual.widgets import Static
+from textual.command import CommandList, CommandPalette
+from textual.widgets import Input, Static
 
 from tests.pilot.conftest import FROZEN_NOW, wait_for
 from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
@@ -480,3 +481,72 @@ async def test_help_and_the_palette_list_the_views_keys_and_a_keymap_remaps_them
             "tag-picker.mark",
         ):
             assert binding_id in text, binding_id
+
+
+def help_rows(app: JobsApp) -> set[tuple[str, ...]]:
+    """The rows ``?`` lists: (where, key, what it does, binding id), as shown."""
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(app.screen.query_one("#help-content", Static).content)
+    return {
+        tuple(cell.strip() for cell in line.split("│"))
+        for line in console.export_text().splitlines()
+        if "│" in line
+    }
+
+
+async def metrics_from_the_palette(pilot: Any) -> None:
+    """Open the command palette, find its Metrics entry by what it says, and run it."""
+    app = pilot.app
+    await pilot.press("ctrl+p")
+    await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+    # The search as typed, in one go: a key at a time searches seven times.
+    app.screen.query_one(Input).value = "metrics"
+    options = app.screen.query_one(CommandList)
+
+    def entry() -> int | None:
+        for i in range(options.option_count):
+            prompt = str(options.get_option_at_index(i).prompt)
+            if prompt.startswith("Metrics") and "Key: M · Live metric curves" in prompt:
+                return i
+        return None
+
+    await wait_for(pilot, lambda: entry() is not None, describe=lambda: "no Metrics entry")
+    options.highlighted = entry()
+    await pilot.press("enter")
+
+
+async def test_help_and_the_palette_offer_m_on_the_list_and_on_the_detail(
+    tmp_path: Path,
+) -> None:
+    """The metrics view is found where its key works: ``?`` and the command palette name ``M``
+    on the job list and on a job's detail (and, there, the trials table's ``M`` for one
+    trial's curves); the palette's entry opens the view of the job the user is on."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await on_the_list(pilot, MNIST_ID)
+        helps = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert helps["Metrics"] == "Key: M · Live metric curves"
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert ("Jobs", "M", "Metrics — Live metric curves", "jobs.metrics") in help_rows(app)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen))
+        await metrics_from_the_palette(pilot)
+        await opened(pilot, MNIST_ID)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen))
+
+        app.push_screen(DescribeScreen(TUNING_ID))
+        await wait_for(pilot, lambda: getattr(app.screen, "job", None) is not None)
+        helps = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert helps["Metrics"] == "Key: M · Live metric curves"
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        rows = help_rows(app)
+        assert ("Describe", "M", "Metrics — Live metric curves", "describe.metrics") in rows
+        assert ("TrialsTable", "M", "Trial metrics — This trial's curves", "trials.metrics") in rows
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, DescribeScreen))
+        await metrics_from_the_palette(pilot)
+        screen = await opened(pilot, TUNING_ID)
+        assert screen.trial is None

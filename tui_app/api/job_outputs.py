@@ -162,17 +162,33 @@ def _refused(doing: str) -> ApiCallError:
 def _storage_error(exc: Exception, doing: str) -> ApiCallError:
     """A storage failure in words: ``403 Forbidden listing gs://b/job/: <the server's reason>``."""
     code = int(getattr(exc, "code", 0) or 0)
-    reason = getattr(exc, "message", "") or str(exc)
-    # The client's message starts with the request ("GET https://...: reason"): keep the reason.
-    reason = re.sub(r"^[A-Z]+ \S+: ", "", reason)
+    reason = _server_reason(exc)
+    if reason is None:
+        reason = getattr(exc, "message", "") or str(exc)
+        # The client's message starts with the request ("GET https://...: reason").
+        reason = re.sub(r"^[A-Z]+ \S+: ", "", reason)
     words = {
         401: "Unauthorized (the credentials were refused)",
-        403: "Forbidden (these credentials may not read it)",
+        403: "Forbidden",
         404: "Not found",
     }.get(code, "")
     head = f"{code} {words}" if words else (str(code) if code else "Storage error")
     status = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND"}.get(code, "")
     return ApiCallError(f"{head} {doing}: {reason}", code, status or "UNKNOWN")
+
+
+def _server_reason(exc: Exception) -> str | None:
+    """The server's own words (its JSON ``error.message``), where the exception kept the
+    response: a failed download's message is otherwise the whole body and the download
+    library's repr of the status it expected."""
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    try:
+        message = response.json()["error"]["message"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return message if isinstance(message, str) and message else None
 
 
 class LocalFolder:
@@ -188,9 +204,19 @@ class LocalFolder:
             return []
         if not base.is_dir():
             raise ApiCallError(f"{self.root} is not a folder", 400, "INVALID_ARGUMENT")
+        self.note = ""
+        skipped: list[str] = []
+
+        def unreadable(exc: OSError) -> None:
+            # The job dir itself must be listable; a folder below it that is not is left out
+            # and said, so one folder does not hide the rest.
+            if exc.filename is None or Path(exc.filename) == base:
+                raise exc
+            skipped.append(str(exc.filename))
+
         out: list[OutputFile] = []
         try:
-            for folder, _, names in os.walk(base, onerror=_raise):
+            for folder, _, names in os.walk(base, onerror=unreadable):
                 for name in names:
                     path = os.path.join(folder, name)
                     try:
@@ -203,6 +229,9 @@ class LocalFolder:
             ) from None
         except OSError as exc:
             raise ApiCallError(f"Could not list {self.root}: {exc.strerror or exc}") from None
+        if skipped:
+            more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+            self.note = f"cannot list {skipped[0]}{more} (permission denied or gone)"
         return out
 
     def read(self, file: OutputFile, start: int) -> bytes:
@@ -220,7 +249,3 @@ class LocalFolder:
             ) from None
         except OSError as exc:
             raise ApiCallError(f"Could not read {file.path}: {exc.strerror or exc}") from None
-
-
-def _raise(exc: OSError) -> None:
-    raise exc

@@ -241,8 +241,9 @@ class JobScalars:
             except ApiCallError as exc:
                 if exc.status_code == 404:  # removed since the listing: the next poll knows
                     continue
-                out.statuses.append(SourceStatus("events", exc.message, problem=True))
-                return False
+                # Said, and retried at the next poll; the other files are read meanwhile.
+                broken.append(f"{_short(file.path, root)}: {exc.message}")
+                continue
             more = more or limited.size < file.size
             corrupt += state.reader.corrupt
             if state.reader.problem:
@@ -310,6 +311,8 @@ class JobScalars:
         if corrupt:
             notes.append(f"{_count(corrupt, 'corrupt record')} skipped")
         notes += broken
+        if self._folder is not None and self._folder.note:
+            notes.append(self._folder.note)  # what the listing had to leave out
         if notes:
             text += "; " + "; ".join(notes)
         return SourceStatus("events", text + ".", problem=bool(notes))

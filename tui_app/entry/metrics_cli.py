@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from tui_app.api.job_scalars import JobScalars, ScalarBatch, SourceStatus
 from tui_app.model.metric_series import SeriesKey, drawn_keys
+from tui_app.model.states import TERMINAL_STATES
+from tui_app.model.trials import is_tuning_job
 from tui_app.model.wire import json_double
 
 if TYPE_CHECKING:
@@ -85,11 +87,7 @@ def metrics_command(
             if isinstance(t, dict)
         ]
         if trial not in known:
-            have = ", ".join(known) if known else "none yet"
-            print(
-                f"error: --trial {trial}: job {job_id} has no such trial (trials: {have})",
-                file=sys.stderr,
-            )
+            print(f"error: --trial {trial}: {_no_trial(job, trial, known)}", file=sys.stderr)
             return 2
     scalars = JobScalars(
         lambda: connection,
@@ -166,3 +164,21 @@ def _write_json(found: list[_Series]) -> None:
     ]
     json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")
+
+
+def _no_trial(job: dict[str, Any], trial: str, known: list[str]) -> str:
+    """Why ``trial`` has no series: a plain job has no trials at all, a running tuning job may
+    not have reached it yet."""
+    job_id = str(job["jobId"])
+    if not is_tuning_job(job):
+        return f"job {job_id} is not a hyperparameter tuning job: leave --trial out"
+    have = ", ".join(known) if known else "none yet"
+    spec = (job.get("trainingInput") or {}).get("hyperparameters") or {}
+    try:
+        planned = int(spec.get("maxTrials") or 0)
+    except (TypeError, ValueError):
+        planned = 0
+    state = str(job.get("state", ""))
+    if state not in TERMINAL_STATES and trial.isdigit() and 0 < int(trial) <= planned:
+        return f"trial {trial} of job {job_id} has not started yet (trials so far: {have})"
+    return f"job {job_id} has no such trial (trials: {have})"
