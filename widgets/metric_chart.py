@@ -85,6 +85,9 @@ LEGEND_MAX_LINES = 4
 MIN_PLOT_ROWS = 4
 X_LABEL_CELLS = 10
 """Room per x tick label: ``08:30:00`` and a gap."""
+TEXT_CACHE_SIZE = 16
+"""Rendered titles and legends kept per chart (a few per option a user toggles back and
+forth)."""
 Y_LABEL_GUESS = 6
 """The y labels' width the first views are taken at (``0.0125``); a wider label takes them
 again at the right width."""
@@ -194,6 +197,7 @@ class MetricChart(PlotextPlot):
         self.options = ChartOptions()
         self._cache_key: object = None
         self._cached: list[Strip] | None = None
+        self._text_cache: dict[object, list[Strip]] = {}
         self.builds = 0
         """How many times the drawing was built (tests check that a bare refresh reuses it)."""
 
@@ -264,11 +268,23 @@ class MetricChart(PlotextPlot):
         return strips + self._text_strips(self._legend(drawn, width), width)
 
     def _text_strips(self, text: Text, width: int) -> list[Strip]:
-        """``text``'s lines, cut at ``width`` (an ellipsis where cut) on the widget's style."""
+        """``text``'s lines, cut at ``width`` (an ellipsis where cut) on the widget's style.
+
+        The title and the legend rarely change when an option does (the legend's figures are
+        of the whole series): their strips are kept, keyed by what they show."""
+        base = self.rich_style
+        key = (width, base, text.plain, tuple(text.spans))
+        cached = self._text_cache.get(key)
+        if cached is not None:
+            return cached
         console = self.app.console
         options = console.options.update(width=width, height=None, no_wrap=True)
-        lines = console.render_lines(text, options, style=self.rich_style, pad=True)
-        return [Strip(line, width) for line in lines]
+        lines = console.render_lines(text, options, style=base, pad=True)
+        strips = [Strip(line, width) for line in lines]
+        if len(self._text_cache) >= TEXT_CACHE_SIZE:
+            self._text_cache.clear()
+        self._text_cache[key] = strips
+        return strips
 
     def _title(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
