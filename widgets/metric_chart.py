@@ -276,7 +276,7 @@ class MetricChart(PlotextPlot):
         key = (width, base, text.plain, tuple(text.spans))
         cached = self._text_cache.get(key)
         if cached is not None:
-            return cached
+            return list(cached)
         console = self.app.console
         options = console.options.update(width=width, height=None, no_wrap=True)
         lines = console.render_lines(text, options, style=base, pad=True)
@@ -284,7 +284,7 @@ class MetricChart(PlotextPlot):
         if len(self._text_cache) >= TEXT_CACHE_SIZE:
             self._text_cache.clear()
         self._text_cache[key] = strips
-        return strips
+        return list(strips)  # the caller's to extend; the cached list stays as it is
 
     def _title(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
