@@ -267,6 +267,93 @@ def test_a_job_bigger_than_the_cluster_waits_queued_with_the_reason(
     assert ray_service.wait_state(job_id, timeout=60)["state"] == "CANCELLED"
 
 
+def one_gpu(count: int = 1) -> dict[str, Any]:
+    """A master of n1-standard-4 with ``count`` T4s (the session cluster's second node, and only
+    it, declares GPUs: two)."""
+    return {
+        "scaleTier": "CUSTOM",
+        "masterType": "n1-standard-4",
+        "masterConfig": {"acceleratorConfig": {"count": str(count), "type": "NVIDIA_TESLA_T4"}},
+    }
+
+
+def visible_devices(job_id: str) -> str:
+    """``CUDA_VISIBLE_DEVICES`` of a one-replica job's processes (its supervisor and trainer,
+    on whichever node), once they are up: every one of them must agree."""
+
+    def found() -> set[str]:
+        seen = set()
+        for p in job_processes(job_id):
+            try:
+                env = p.environ()
+            except psutil.Error:
+                continue
+            if "CUDA_VISIBLE_DEVICES" in env:
+                seen.add(env["CUDA_VISIBLE_DEVICES"])
+        return seen
+
+    seen: set[str] = wait_until(f"{job_id}'s processes", found)
+    assert len(seen) == 1, seen
+    return seen.pop()
+
+
+def test_gpu_replicas_get_the_gpu_node_and_only_their_own_devices(
+    ray_service: LiveService, ray_package: str
+) -> None:
+    """Two one-GPU jobs share the node's two GPUs, each seeing its own id; a third waits QUEUED
+    for a GPU with the reason; a replica wanting more GPUs than any node has is refused."""
+    client = ray_service.client()
+    long = ("--steps", "1000000", "--sleep", "0.05")
+    first, second, third = (unique_id(f"ray_gpu_{n}") for n in ("a", "b", "c"))
+    for job_id in (first, second):
+        client.create(job_of(job_id, ray_package, *long, **one_gpu()))
+    try:
+        devices = set()
+        for job_id in (first, second):
+            ray_service.wait_state(job_id, ("RUNNING",), timeout=120)
+            assert replica_nodes(ray_service, job_id)["master-replica-0"]["address"] == (
+                "127.0.0.3"
+            )
+            devices.add(visible_devices(job_id))
+        assert devices == {"0", "1"}  # one each, never both
+        notes = service_notes(ray_service, first)
+        started = [n for n in notes if n.startswith("Started master-replica-0")]
+        assert started and "GPU" in started[0], started
+
+        client.create(job_of(third, ray_package, *long, **one_gpu()))
+
+        def reason() -> str:
+            status, body = ray_service.request(
+                "GET", f"/v1/projects/test-project/jobs/{third}:queue"
+            )
+            assert status == 200, body
+            return str(body.get("reason") or "")
+
+        said = wait_until("the third job's reason", reason)
+        assert "GPU" in said, said
+        assert client.get(third)["state"] == "QUEUED"
+        client.cancel(first)
+        ray_service.wait_state(third, ("RUNNING",), timeout=120)
+        assert visible_devices(third) in {"0", "1"}
+    finally:
+        made = {j["jobId"] for j in client.list_jobs()} & {first, second, third}
+        for job_id in sorted(made):
+            if client.get(job_id)["state"] in ("QUEUED", "PREPARING", "RUNNING"):
+                client.cancel(job_id)
+        for job_id in sorted(made):
+            ray_service.wait_state(job_id, timeout=60)
+
+    status, answer = ray_service.request(
+        "POST",
+        "/v1/projects/test-project/jobs",
+        json.dumps(job_of(unique_id("ray_gpu_big"), ray_package, **one_gpu(4))).encode(),
+    )
+    assert status == 400, answer
+    message = answer["error"]["message"]
+    assert "trainingInput.masterConfig" in message or "trainingInput.masterType" in message
+    assert "4 GPU" in message, message
+
+
 def warm_actors(ray: Any, state: Path) -> dict[str, str | None]:
     """This service's warm actors (``ray_warm_actors``) now alive: name -> the run each serves
     (None: still waiting)."""

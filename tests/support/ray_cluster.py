@@ -10,6 +10,11 @@ Each node declares 8 CPUs and 32 GiB of memory to Ray: logical amounts the sched
 (the machine's real cores are time-shared), enough for the sample jobs' ``standard`` replicas
 (4 vCPU, 15 GB) two to a node.
 
+The second node declares two GPUs to Ray (``NODE_GPUS``): logical ones, with no device behind
+them, as Ray allows on any machine. Ray schedules them and hands their ids to the actor that
+holds them as it would real ones, so GPU bundles, their placement and ``CUDA_VISIBLE_DEVICES``
+are tested here; a trainer's use of a real device is not.
+
 The last node of the tests' cluster (``main``) stands in for a machine that shares no
 filesystem with the service: it uses none of the service's folders
 (``TUI_APP_RAY_NODE_LOCAL_ONLY``), so packages are shipped to it and runtime environments built
@@ -27,6 +32,8 @@ from typing import Any
 
 NODE_CPUS = 8
 NODE_MEMORY = 32 * 1024**3
+NODE_GPUS = {1: 2}
+"""GPUs declared by node index (0 is the head): the second node, 127.0.0.3, has two."""
 OBJECT_STORE = 100 * 1024**2
 
 
@@ -39,9 +46,11 @@ def node_args(
     cpus: int = NODE_CPUS,
     memory: int = NODE_MEMORY,
     env: dict[str, str] | None = None,
+    gpus: int = 0,
 ) -> dict[str, Any]:
     args: dict[str, Any] = {
         "num_cpus": cpus,
+        "num_gpus": gpus,
         "memory": memory,
         "object_store_memory": OBJECT_STORE,
         "node_ip_address": address,
@@ -70,7 +79,8 @@ def start(
         env = None
         if local_only is not None and i == count - 1:
             env = {LOCAL_ONLY_ENV: "1", NODE_ROOT_ENV: str(local_only)}
-        cluster.add_node(**node_args(f"127.0.0.{first + i}", cpus, memory, env))
+        gpus = NODE_GPUS.get(i, 0)
+        cluster.add_node(**node_args(f"127.0.0.{first + i}", cpus, memory, env, gpus))
     cluster.wait_for_nodes()
     return cluster
 

@@ -62,6 +62,11 @@ class ReplicaProcess(Protocol):
     def lost(self) -> str | None:
         """Why the replica is gone without an end of its own (its node died), else None."""
 
+    @property
+    def gpus(self) -> tuple[str, ...]:
+        """The GPU ids the executor itself gave the replica (Ray's, on its node); empty where
+        the service assigned them (the runner's own assignment says which)."""
+
     def send_signal(self, sig: int) -> None:
         """Ask it to stop (SIGTERM: the supervisor escalates to SIGKILL after the grace)."""
 

@@ -50,6 +50,7 @@ class StartedSupervisor:
 
     node = None
     lost = None
+    gpus: tuple[str, ...] = ()
 
     def send_signal(self, sig: int) -> None:
         self._proc.send_signal(sig)
@@ -76,6 +77,7 @@ class AdoptedSupervisor:
 
     node = None
     lost = None
+    gpus: tuple[str, ...] = ()
 
     @property
     def returncode(self) -> int | None:

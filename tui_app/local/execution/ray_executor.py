@@ -121,12 +121,22 @@ def _last_line(exc: BaseException) -> str:
 class RayReplica:
     """One replica's actor as the runner watches it."""
 
-    def __init__(self, ray: Any, actor: Any, name: str, node: dict[str, str], pid: int) -> None:
+    def __init__(
+        self,
+        ray: Any,
+        actor: Any,
+        name: str,
+        node: dict[str, str],
+        pid: int,
+        gpus: tuple[str, ...] = (),
+    ) -> None:
         self._ray = ray
         self.actor = actor
         self.name = name
         self._node = node
         self.pid = pid
+        self.gpus = gpus
+        """The GPU ids Ray gave the replica's actor on its node (``CUDA_VISIBLE_DEVICES``)."""
         self.returncode: int | None = None
         self.lost: str | None = None
         self.status: dict[str, Any] | None = None
@@ -323,18 +333,19 @@ class RayPlacement:
         if ready.built is not None and pythonpath is not None:
             spec = rewrite_paths(spec, str(pythonpath), ready.built)
 
-        def call() -> int:
+        def call() -> tuple[int, tuple[str, ...]]:
             ref = actor.start.remote(spec, spec["cwd"], endpoint, ready.layer)
-            return int(ray.get(ref, timeout=CALL_TIMEOUT_SECONDS + 600))
+            pid, gpus = ray.get(ref, timeout=CALL_TIMEOUT_SECONDS + 600)
+            return int(pid), tuple(str(g) for g in gpus)
 
         try:
-            pid = await asyncio.to_thread(call)
+            pid, gpus = await asyncio.to_thread(call)
         except Exception as exc:
             node = self._nodes[index]
             raise ExecutorError(
                 f"{replica.task_name} could not start on node {node['address']}: {_last_line(exc)}"
             ) from None
-        return RayReplica(ray, actor, self._names[index], self._nodes[index], pid)
+        return RayReplica(ray, actor, self._names[index], self._nodes[index], pid, gpus)
 
 
 @dataclass(frozen=True)
@@ -733,6 +744,7 @@ class _Gone:
         self.pid = 0
         self.returncode = -1
         self.lost = f"its Ray actor on {node.get('address')} was gone when the service restarted"
+        self.gpus: tuple[str, ...] = ()
 
     def send_signal(self, sig: int) -> None:
         raise ProcessLookupError(self.name)

@@ -314,15 +314,16 @@ class ReplicaActor:
         service_dir: str,
         endpoint: str,
         layer: tuple[str, str, Any] | None,
-    ) -> int:
+    ) -> tuple[int, list[str]]:
         """Start the supervisor on ``spec`` (written for the service's folder ``service_dir``);
         ``layer`` is (service path, digest, ObjectRef of its tarball) when the job installed
-        packages. Returns the supervisor's pid."""
+        packages. Returns the supervisor's pid and the GPU ids Ray gave this actor."""
         import ray
 
         with self._lock:
+            gpus = [str(g) for g in ray.get_gpu_ids()]
             if self.proc is not None:
-                return self.proc.pid
+                return self.proc.pid, gpus
             if self.run_key is None:
                 raise RuntimeError("this actor was never assigned a replica")
             shutil.rmtree(self.workdir, ignore_errors=True)
@@ -334,9 +335,8 @@ class ReplicaActor:
                 spec = rewrite_paths(spec, old, str(unpack_layer(self.root, digest, data)))
             if spec["argv"] and spec["argv"][0] == spec.get("service_python"):
                 spec["argv"][0] = sys.executable  # the service's own Python: this node's
-            gpus = ray.get_gpu_ids()
             if gpus:
-                spec["env"]["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+                spec["env"]["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
             spec["parent_pid"] = os.getpid()
             spec_path = self.workdir / "spec.json"
             spec_path.write_text(json.dumps(spec))
@@ -353,7 +353,7 @@ class ReplicaActor:
                 )
             self.shipper = OutputShipper(self.workdir, endpoint)
             self.shipper.start()
-            return self.proc.pid
+            return self.proc.pid, gpus
 
     def wait(self) -> dict[str, Any]:
         """Block until the replica has ended and its output is with the service; its status

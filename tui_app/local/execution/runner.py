@@ -613,7 +613,8 @@ class JobRunner:
                     **({"container": container["name"]} if container else {}),
                 }
             )
-            on_gpus = f", GPU {','.join(gpus)}" if gpus else ""
+            shown = tuple(gpus) or handle.proc.gpus  # the service's assignment, else Ray's
+            on_gpus = f", GPU {','.join(shown)}" if shown else ""
             as_container = f", container {container['name']} of {image}" if container else ""
             on_node = f", on node {node['address']}" if node else ""
             self.note(
