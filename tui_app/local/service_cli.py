@@ -8,7 +8,6 @@ service on the same state dir impossible, and ``service.json`` tells clients whe
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import fcntl
 import json
@@ -399,6 +398,8 @@ def serve(state: StateDir, opts: ServiceOptions) -> int:
         ) from None
     try:
         token = None if no_auth else read_or_create_token(state)
+        import asyncio  # here: the CLI's other commands never need it (0.1 s to import)
+
         return asyncio.run(_serve(state, opts, token))
     except OSError as exc:
         raise ServiceError(
@@ -412,6 +413,8 @@ def serve(state: StateDir, opts: ServiceOptions) -> int:
 
 
 async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> int:
+    import asyncio
+
     from aiohttp import web
 
     from tui_app.local.browser_guard import BrowserGuard

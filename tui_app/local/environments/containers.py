@@ -16,7 +16,6 @@ the image, where the engine no longer reads options.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
@@ -27,7 +26,10 @@ import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 ENGINE_ENV = "TUI_APP_CONTAINER_ENGINE"
 """The engine command (``podman``, ``docker``, ``podman --runtime runc``) when no flag names one:
@@ -318,6 +320,8 @@ class ImagePuller:
         Raises:
             ContainerError: the pull failed; the message has the engine's own reason.
         """
+        import asyncio  # here, not at the top: see ``_run``
+
         lock = self._locks.setdefault(image, asyncio.Lock())
         async with lock:
             if await self.present(image):
@@ -354,6 +358,10 @@ class ImagePuller:
 
 async def _run(cmd: Sequence[str], timeout: float = COMMAND_TIMEOUT_SECONDS) -> tuple[int, str]:
     """(exit status, stdout) of an engine command; stderr goes with stdout on failure."""
+    # asyncio is imported where it is used: the CLI's commands import this module for its
+    # names (through the service's argument parser) and never run a coroutine.
+    import asyncio
+
     proc = await asyncio.create_subprocess_exec(
         *cmd,
         stdin=asyncio.subprocess.DEVNULL,
