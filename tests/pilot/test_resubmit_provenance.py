@@ -56,10 +56,19 @@ async def test_r_and_e_record_the_source_and_a_new_form_does_not(
         await wait_for(pilot, lambda: isinstance(app.screen, BuilderScreen))
         builder = app.screen
         assert isinstance(builder, BuilderScreen) and builder.copied_from == by_r
+        # The id the builder stamped is taken before the submit (a copy made in the same
+        # second): kept unchanged by the user, it is stamped again with a later second.
+        # (R's copy was made this second too, the builder's stamp is that copy's id.)
+        stamped = builder.stamped_id
+        assert stamped
+        if stamped != by_r:
+            service.client(project).create(basic_job(stamped, package_uri, "--steps", "1"))
         await pilot.press("ctrl+j")
-        await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen))
-        await wait_for(pilot, lambda: len(_ids(app)) == 3)
-        by_e = next(k for k in _ids(app) if k not in (old, by_r))
+        await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen), timeout=30)
+        taken = {old, by_r, stamped}
+        await wait_for(pilot, lambda: len(_ids(app)) == len(taken) + 1)
+        by_e = next(k for k in _ids(app) if k not in taken)
+        assert by_e > stamped  # a later stamp of the same base name
         assert history.sources(project) == {by_r: old, by_e: by_r}
 
         # A new form in the same builder is no copy: its submit records nothing.

@@ -237,6 +237,11 @@ class BuilderScreen(Screen[None], ScreenToasts):
         self.copied_from: str | None = None
         """The job this form is a copy of (``E``): a submit records the new job as resubmitted
         from it (``ResubmitHistory``); loading another form forgets it."""
+        self.stamped_id: str | None = form.get("job_id") or None
+        """The id the builder stamped itself (a new form, a copy, a visit after a submit).
+        Submitted unchanged and taken meanwhile (a copy made in the same second, by ``R`` or
+        another builder), it is stamped again with a later second, as ``R`` does; an id the
+        user typed that is taken is refused, naming the field."""
 
     # -- building the screen -------------------------------------------------------------------
 
@@ -280,6 +285,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
         self.note = note
         self.config_path = config_path
         self.copied_from = None
+        self.stamped_id = form.get("job_id") or None
         self.server_errors = []
         self.submitted = False
         if self.is_mounted:
@@ -296,6 +302,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
             self.submitted = False
             box = self.query_one("#f-job_id", Input)
             box.value = new_job_id(box.value or DEFAULT_BASE, self.shell.clock())
+            self.stamped_id = box.value
             self.note = f"Again: {self.note.removeprefix('Again: ')}"
 
     @property
@@ -497,6 +504,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
     def _submit(self, job: dict[str, Any], package_path: str) -> None:
         app, source = self.app, self.shell.source
         copied_from, project = self.copied_from, self.shell.project
+        stamped = job.get("jobId") == self.stamped_id
         try:
             if package_path:
                 if not source.connection().local:
@@ -504,11 +512,21 @@ class BuilderScreen(Screen[None], ScreenToasts):
                 sdist = cached_sdist(package_path)
                 ti = job.setdefault("trainingInput", {})
                 ti["packageUris"] = [*ti.get("packageUris", []), str(sdist)]
-            created = str(source.call(lambda c: c.create(job))["jobId"])
-            if copied_from:
-                from tui_app.api.job_compare import ResubmitHistory
+            if stamped:
+                from tui_app.api.resubmit import create_with_fresh_id
 
-                ResubmitHistory().record(project, created, copied_from)
+                made = create_with_fresh_id(
+                    lambda body: source.call(lambda c: c.create(body)),
+                    job,
+                    source=(project, copied_from) if copied_from else None,
+                )
+                created = str(made["jobId"])
+            else:
+                created = str(source.call(lambda c: c.create(job))["jobId"])
+                if copied_from:
+                    from tui_app.api.job_compare import ResubmitHistory
+
+                    ResubmitHistory().record(project, created, copied_from)
         except PackageBuildError as exc:
             app.call_from_thread(self._refused, [FieldViolation("packagePath", str(exc))], str(exc))
         except ApiCallError as exc:
