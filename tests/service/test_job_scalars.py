@@ -394,7 +394,10 @@ def test_corrupt_torn_and_impostor_files_are_counted_never_fatal(
     bad[-6] ^= 0xFF  # a flipped bit in the data: its CRC no longer matches
     whole = file_version_record(1.7e9) + good[0] + good[1] + bytes(bad) + good[3] + good[4]
     _upload(service, f"{job_dir}/run/events.out.tfevents.1.host", whole[:-7])  # torn at the end
-    _upload(service, f"{job_dir}/fake/events.out.tfevents.2.host", b"not an event file" * 10)
+    # Five impostors (not event files, with tfevents in their names): three are named in the
+    # sources line, the others counted.
+    for n in range(5):
+        _upload(service, f"{job_dir}/fake/events.out.tfevents.2{n}.host", b"not an event" * 10)
     # A non-chief Keras worker's copy (MultiWorkerMirroredStrategy): not a run of its own.
     copy = f"{job_dir}/run/workertemp_1/events.out.tfevents.3.host"
     _upload(service, copy, file_version_record(1.7e9) + good[0])
@@ -408,7 +411,10 @@ def test_corrupt_torn_and_impostor_files_are_counted_never_fatal(
     events = next(s for s in got["last"].statuses if s.source == "events")
     assert events.problem
     assert "1 corrupt record skipped" in events.text
-    assert "fake/events.out.tfevents.2.host: " in events.text
+    assert "fake/events.out.tfevents.20.host: " in events.text
+    assert "fake/events.out.tfevents.22.host: " in events.text
+    assert "fake/events.out.tfevents.23.host" not in events.text
+    assert "2 more like it" in events.text
     # The torn record completes: only it is read, from where the reader stopped.
     _upload(service, f"{job_dir}/run/events.out.tfevents.1.host", whole)
     poll = scalars.poll()

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = ["POLL_SECONDS", "JobScalars", "ScalarBatch", "ScalarPoll", "SourceStatus"]
 
+MAX_BROKEN_SAID = 3
+"""Unreadable or broken event files named in the sources line; the rest are counted."""
 POLL_SECONDS = 1.0
 """How often a view polls a running job: a point a trainer flushed is on screen within 2 s."""
 READ_BUDGET_BYTES = 16 << 20
@@ -310,6 +312,8 @@ class JobScalars:
         notes = []
         if corrupt:
             notes.append(f"{_count(corrupt, 'corrupt record')} skipped")
+        if len(broken) > MAX_BROKEN_SAID:  # a storage outage can refuse every file
+            broken = [*broken[:MAX_BROKEN_SAID], f"{len(broken) - MAX_BROKEN_SAID} more like it"]
         notes += broken
         if self._folder is not None and self._folder.note:
             notes.append(self._folder.note)  # what the listing had to leave out
