@@ -46,11 +46,7 @@ def demo(
             client.cancel(by_name[name])
         yield svc, by_name
     finally:
-        for job_id in reversed(ids):
-            if client.get(job_id)["state"] in ("QUEUED", "PREPARING", "RUNNING"):
-                client.cancel(job_id)
-        for job_id in ids:
-            svc.wait_state(job_id)
+        svc.end_jobs(ids)
         _stop(svc)
 
 

@@ -322,6 +322,18 @@ def _without_read_override() -> list[str]:
     return [setpriv, "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search", "--"]
 
 
+def _cli_refused(
+    svc: LiveService, job_id: str, path: Path, prefix: Sequence[str]
+) -> subprocess.CompletedProcess[str]:
+    """``tui-app jobs metrics JOB`` while ``path`` has mode 000 (its mode is put back)."""
+    mode = path.stat().st_mode & 0o777
+    path.chmod(0)
+    try:
+        return _cli(svc, job_id, prefix=prefix)
+    finally:
+        path.chmod(mode)
+
+
 def _sources(done: subprocess.CompletedProcess[str]) -> set[tuple[str, str]]:
     assert done.returncode == 0, done.stderr
     return {(r["source"], r["run"]) for r in csv.DictReader(io.StringIO(done.stdout))}
@@ -345,23 +357,13 @@ def test_a_local_job_dir_it_may_not_read_is_said_and_what_it_can_read_is_printed
     assert readable.stderr == ""
 
     # The folder itself refused: said, and the printed metrics stand in for the event files.
-    mode = out.stat().st_mode & 0o777
-    out.chmod(0)
-    try:
-        listing = _cli(service, job_id, prefix=prefix)
-    finally:
-        out.chmod(mode)
+    listing = _cli_refused(service, job_id, out, prefix)
     assert listing.stderr.splitlines() == [f"warning: Permission denied listing {out}"]
     assert _sources(listing) == {("logs", "master-replica-0")}
 
     # One event file refused: the file before it (eval/ sorts first) is still read.
     (train,) = (out / "train").glob("events.out.tfevents.*")
-    mode = train.stat().st_mode & 0o777
-    train.chmod(0)
-    try:
-        reading = _cli(service, job_id, prefix=prefix)
-    finally:
-        train.chmod(mode)
+    reading = _cli_refused(service, job_id, train, prefix)
     assert reading.stderr.splitlines() == [
         f"warning: 2 event files under {out} (runs: eval); "
         f"train/{train.name}: Permission denied reading {train}."
@@ -370,12 +372,7 @@ def test_a_local_job_dir_it_may_not_read_is_said_and_what_it_can_read_is_printed
 
     # A folder below the jobDir refused: left out and said; the rest is read.
     folder = out / "train"
-    mode = folder.stat().st_mode & 0o777
-    folder.chmod(0)
-    try:
-        skipping = _cli(service, job_id, prefix=prefix)
-    finally:
-        folder.chmod(mode)
+    skipping = _cli_refused(service, job_id, folder, prefix)
     assert skipping.stderr.splitlines() == [
         f"warning: 1 event file under {out} (runs: eval); "
         f"cannot list {folder} (permission denied or gone)."

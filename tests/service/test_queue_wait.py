@@ -136,8 +136,4 @@ def test_demo_runs_the_tuning_trials_before_the_cluster_that_fills_the_machine(
         # The last job waits behind the cluster: admission is in order.
         assert [a["jobId"] for a in _queue(svc, last)["ahead"]] == [cluster]  # type: ignore[index]
     finally:
-        for job_id in reversed(ids):
-            if client.get(job_id)["state"] in ("QUEUED", "PREPARING", "RUNNING"):
-                client.cancel(job_id)
-        for job_id in ids:
-            svc.wait_state(job_id)
+        svc.end_jobs(ids)

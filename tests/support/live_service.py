@@ -134,6 +134,16 @@ class LiveService:
                 raise TimeoutError(f"{job_id} still {job['state']} after {timeout}s")
             time.sleep(0.1)
 
+    def end_jobs(self, job_ids: list[str], project: str = PROJECT) -> None:
+        """Cancel those of ``job_ids`` still live (the last first: nothing queued behind them
+        starts meanwhile) and wait until every one has ended."""
+        client = self.client(project)
+        for job_id in reversed(job_ids):
+            if client.get(job_id)["state"] in ("QUEUED", "PREPARING", "RUNNING"):
+                client.cancel(job_id)
+        for job_id in job_ids:
+            self.wait_state(job_id, project=project)
+
 
 def basic_job(job_id: str, package_uri: str, *args: str, **training: Any) -> dict[str, Any]:
     """A BASIC job of the sample trainer."""
