@@ -140,6 +140,9 @@ def test_a_lost_service_is_retried_and_the_wait_resumes(
     svcs, uri = restartable
     svc = svcs[0]
     job = submit(svc, uri, "waiter_lost", *LONG)
+    # From a RUNNING job: one still starting could change (and answer the long poll) before
+    # the kill, and the first event would be that change.
+    job = svc.wait_state(job["jobId"], ("RUNNING",), timeout=60)
     conn = counting(svc)
     with JobWaiter(conn, [(PROJECT, job)], interval=NEVER) as waiter:
         assert conn.wait_for_call("wait_for_change")  # the long poll is open

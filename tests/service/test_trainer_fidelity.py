@@ -109,6 +109,8 @@ def test_every_node_gets_torch_distributed_variables_and_they_meet(
     body = _probe_job(
         job_id,
         probe_uri,
+        "--await-peers",
+        "4",
         scaleTier="CUSTOM",
         masterType="standard",
         workerType="standard",

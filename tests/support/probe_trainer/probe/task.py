@@ -17,6 +17,7 @@ anything else (tuning flags) is parsed with argparse into ``hyperparameters``.
 from __future__ import annotations
 
 import argparse
+import glob
 import http.client
 import json
 import os
@@ -117,6 +118,10 @@ def main() -> None:
     parser.add_argument("--stderr-file")
     parser.add_argument("--exit-code", type=int, default=0)
     parser.add_argument("--gs-https", nargs=2)
+    # The chief ends the job: with this many other replicas, it waits (up to 60 s) until each
+    # has written its record beside its own (a slow parameter server is otherwise stopped
+    # by the job's end before it writes).
+    parser.add_argument("--await-peers", type=int, default=0)
     args, rest = parser.parse_known_args()
     hp = argparse.ArgumentParser()
     for flag in rest:
@@ -150,6 +155,11 @@ def main() -> None:
     with open(os.path.join(out, name + ".json.tmp"), "w") as fh:
         json.dump(record, fh)
     os.replace(os.path.join(out, name + ".json.tmp"), os.path.join(out, name + ".json"))
+    if args.await_peers and task.get("type", "master") in ("master", "chief"):
+        peers = os.path.join("..", "*", "probe", "*.json")
+        deadline = time.monotonic() + 60
+        while len(glob.glob(peers)) < args.await_peers + 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
     if args.stderr_file:
         with open(args.stderr_file) as fh:
             sys.stderr.write(fh.read())
