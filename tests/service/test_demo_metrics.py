@@ -11,20 +11,17 @@ at a time all start at once (the cluster job and the one queued behind it are ca
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import _start, _stop
 from tests.support.live_service import PROJECT, LiveService
-from tui_app.api.connection import Connection
-from tui_app.api.job_scalars import JobScalars, ScalarPoll
-from tui_app.api.jobs_client import make_credentials
+from tests.support.scalar_polls import Points, live_scalars, poll_until
+from tui_app.api.job_scalars import ScalarPoll
 from tui_app.entry.demo import DEMO_BUCKET, submit_demo_jobs
 
-Points = dict[tuple[str, str, str, str], list[tuple[int, float, float]]]
 """Points by (source, run, tag, trial): (step, wall time, value)."""
 TAG = "training/hptuning/metric"
 
@@ -50,39 +47,6 @@ def demo(
         _stop(svc)
 
 
-def _scalars(svc: LiveService, job_id: str) -> JobScalars:
-    conn = Connection(svc.url, make_credentials(svc.token), "test", local=True)
-    client = svc.client()
-    return JobScalars(lambda: conn, PROJECT, job_id, read_job=lambda: client.get(job_id))
-
-
-def _poll_until(
-    scalars: JobScalars,
-    done: Callable[[Points, ScalarPoll], bool],
-    what: str,
-    timeout: float = 40.0,
-) -> tuple[Points, ScalarPoll]:
-    """Poll as the view does, gathering points, until ``done`` says so (or fail naming
-    ``what``, with the sources' lines)."""
-    points: Points = {}
-    deadline = time.monotonic() + timeout
-    while True:
-        poll = scalars.poll()
-        for b in poll.batches:
-            k = b.key
-            points.setdefault((k.source, k.run, k.tag, k.trial), []).extend(
-                zip(b.steps, b.wall_times, b.values, strict=True)
-            )
-        if done(points, poll):
-            return points, poll
-        state = poll.job and poll.job.get("state")
-        assert time.monotonic() < deadline, f"never {what}: {state}; {poll.statuses}"
-        if poll.ended:
-            raise AssertionError(f"the job ended ({state}) and never {what}: {poll.statuses}")
-        if not poll.more:
-            time.sleep(0.2)
-
-
 @pytest.mark.timeout(60)
 def test_a_demo_jobs_event_curve_arrives_while_it_runs(
     demo: tuple[LiveService, dict[str, str]],
@@ -94,7 +58,7 @@ def test_a_demo_jobs_event_curve_arrives_while_it_runs(
         running = bool(poll.job and poll.job["state"] == "RUNNING")
         return running and bool(points.get(("events", "train", "loss", "")))
 
-    points, poll = _poll_until(_scalars(svc, job_id), live, "a train loss point while it ran")
+    points, poll = poll_until(live_scalars(svc, job_id), live, "a train loss point while it ran")
     train = points[("events", "train", "loss", "")]
     assert all(math.isfinite(v) for _, _, v in train)
     assert all(w > 1.7e9 for _, w, _ in train)  # event files carry wall times
@@ -121,7 +85,7 @@ def test_the_demos_diverging_jobs_curve_shows_the_loss_blowing_up(
     def blown_up(points: Points, poll: ScalarPoll) -> bool:
         return any(not math.isfinite(v) for v in train(points))
 
-    points, _ = _poll_until(_scalars(svc, ids["bad_lr"]), blown_up, "a non-finite loss")
+    points, _ = poll_until(live_scalars(svc, ids["bad_lr"]), blown_up, "a non-finite loss")
     values = train(points)
     first = next(i for i, v in enumerate(values) if not math.isfinite(v))
     assert first >= 2
@@ -152,7 +116,9 @@ def test_the_demos_tuning_job_has_a_curve_per_trial(
             for t in both
         )
 
-    points, _ = _poll_until(_scalars(svc, ids["mnist_hptuning"]), two_trials, "two trials' curves")
+    points, _ = poll_until(
+        live_scalars(svc, ids["mnist_hptuning"]), two_trials, "two trials' curves"
+    )
     for trial in ("1", "2"):
         evals = dict(evaluated(points, trial))
         for step, value in reported(points, trial):

@@ -32,47 +32,15 @@ import pytest
 
 from tests.conftest import unique_id
 from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.scalar_polls import connection, drain, live_scalars
 from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError
 from tui_app.api.job_outputs import OutputFile, output_folder
-from tui_app.api.job_scalars import JobScalars, ScalarPoll
+from tui_app.api.job_scalars import JobScalars
 from tui_app.api.jobs_client import make_credentials
 from tui_app.model.tf_event_writer import event_record, file_version_record
 
 BUCKET = "metrics-bucket"
-
-
-def _connection(svc: LiveService, token: str | None = "default") -> Connection:
-    tok = svc.token if token == "default" else token
-    return Connection(svc.url, make_credentials(tok), "test", local=True)
-
-
-def _scalars(svc: LiveService, job_id: str, trial: str | None = None) -> JobScalars:
-    conn = _connection(svc)
-    client = svc.client()
-    return JobScalars(
-        lambda: conn, PROJECT, job_id, read_job=lambda: client.get(job_id), trial_id=trial
-    )
-
-
-def _drain(scalars: JobScalars, until_ended: bool = True, timeout: float = 90.0) -> dict[str, Any]:
-    """Poll as the view does until the job has ended (or once, without ``until_ended``);
-    points by (source, run, tag, trial), and the last poll."""
-    points: dict[tuple[str, str, str, str], list[tuple[int, float, float]]] = {}
-    deadline = time.monotonic() + timeout
-    last: ScalarPoll | None = None
-    while True:
-        last = scalars.poll()
-        for b in last.batches:
-            k = b.key
-            points.setdefault((k.source, k.run, k.tag, k.trial), []).extend(
-                zip(b.steps, b.wall_times, b.values, strict=True)
-            )
-        if (last.ended or not until_ended) and not last.more:
-            return {"points": points, "last": last}
-        assert time.monotonic() < deadline, f"not ended: {last.job and last.job.get('state')}"
-        if not last.more:
-            time.sleep(0.2)
 
 
 def _logged_losses(svc: LiveService, job_id: str) -> list[tuple[int, float]]:
@@ -107,7 +75,7 @@ def test_a_running_jobs_event_files_are_read_live_then_to_the_end(
     job_dir = f"gs://{BUCKET}/{job_id}"
     args = ("--steps", "120", "--sleep", "0.05", "--log-every", "10", "--checkpoint-every", "50")
     service.client().create(basic_job(job_id, package_uri, *args, jobDir=job_dir))
-    scalars = _scalars(service, job_id)
+    scalars = live_scalars(service, job_id)
 
     # Live: points arrive while the job still runs (the trainer flushes once a second).
     deadline = time.monotonic() + 60
@@ -119,11 +87,10 @@ def test_a_running_jobs_event_files_are_read_live_then_to_the_end(
             break
         time.sleep(0.2)
     assert seen_running, "no point while the job ran"
-    got = _drain(scalars)
+    drain(scalars)
     # (the first live batch is in the reader's past now; read everything again, fresh)
-    got = _drain(_scalars(service, job_id))
-    points = got["points"]
-    assert got["last"].job["state"] == "SUCCEEDED"
+    points, last = drain(live_scalars(service, job_id))
+    assert last.job is not None and last.job["state"] == "SUCCEEDED"
 
     train = points[("events", "train", "loss", "")]
     logged = _logged_losses(service, job_id)
@@ -134,7 +101,7 @@ def test_a_running_jobs_event_files_are_read_live_then_to_the_end(
     assert [s for s, _, _ in evals] == [50, 100, 120]
     # Event files were found, so the printed metrics are not read as a second copy.
     assert not any(k[0] == "logs" for k in points)
-    events = next(s for s in got["last"].statuses if s.source == "events")
+    events = next(s for s in last.statuses if s.source == "events")
     assert events.text == f"2 event files under {job_dir} (runs: eval, train)."
     assert not events.problem
 
@@ -146,11 +113,11 @@ def test_without_event_files_the_printed_metrics_are_the_curves(
     job_id = unique_id("printed")
     args = ("--steps", "60", "--log-every", "10")
     service.client().create(basic_job(job_id, package_uri, *args))  # no jobDir: no events
-    got = _drain(_scalars(service, job_id))
-    printed = got["points"][("logs", "master-replica-0", "loss", "")]
+    points, last = drain(live_scalars(service, job_id))
+    printed = points[("logs", "master-replica-0", "loss", "")]
     logged = _logged_losses(service, job_id)
     assert [(s, v) for s, _, v in printed] == logged
-    statuses = {s.source: s for s in got["last"].statuses}
+    statuses = {s.source: s for s in last.statuses}
     assert statuses["events"].text == "No event files: the job has no jobDir to look in."
     assert "master-replica-0" in statuses["logs"].text
 
@@ -168,7 +135,7 @@ def test_nothing_yet_says_where_it_looked_and_that_it_looks_again(
     client = service.client()
     client.create(body)
     service.wait_state(job_id)
-    conn = _connection(service)
+    conn = connection(service)
 
     def as_if(state: str) -> JobScalars:
         def read() -> dict[str, Any]:
@@ -196,7 +163,7 @@ def test_nothing_yet_says_where_it_looked_and_that_it_looks_again(
 
 
 def test_a_storage_refusal_is_said_in_words(service: LiveService) -> None:
-    folder = output_folder(f"gs://{BUCKET}/any", _connection(service, token="wrong-token"))
+    folder = output_folder(f"gs://{BUCKET}/any", connection(service, token="wrong-token"))
     with pytest.raises(Exception) as refused:
         folder.files()
     assert str(getattr(refused.value, "message", refused.value)).startswith(
@@ -400,12 +367,12 @@ def test_corrupt_torn_and_impostor_files_are_counted_never_fatal(
     _upload(service, copy, file_version_record(1.7e9) + good[0])
     service.client().create(basic_job(job_id, package_uri, "--steps", "5", jobDir=job_dir))
     service.wait_state(job_id)
-    scalars = _scalars(service, job_id)
-    got = _drain(scalars)
-    assert not [k for k in got["points"] if "workertemp" in k[1]]
-    steps = [s for s, _, _ in got["points"][("events", "run", "loss", "")]]
+    scalars = live_scalars(service, job_id)
+    points, last = drain(scalars)
+    assert not [k for k in points if "workertemp" in k[1]]
+    steps = [s for s, _, _ in points[("events", "run", "loss", "")]]
     assert steps == [1, 2, 4]  # 3 is corrupt, 5 is torn (not yet complete)
-    events = next(s for s in got["last"].statuses if s.source == "events")
+    events = next(s for s in last.statuses if s.source == "events")
     assert events.problem
     assert "1 corrupt record skipped" in events.text
     assert "fake/events.out.tfevents.20.host: " in events.text
@@ -450,8 +417,7 @@ def _tuning_job(job_id: str, package_uri: str) -> dict[str, Any]:
 def test_a_tuning_jobs_trials_report_their_curves(service: LiveService, package_uri: str) -> None:
     job_id = unique_id("tuned")
     service.client().create(_tuning_job(job_id, package_uri))
-    got = _drain(_scalars(service, job_id), timeout=150)
-    points = got["points"]
+    points, _ = drain(live_scalars(service, job_id), timeout=150)
     tag = "training/hptuning/metric"
     for trial in ("1", "2"):
         reports = points[("hypertune", "", tag, trial)]
@@ -461,7 +427,7 @@ def test_a_tuning_jobs_trials_report_their_curves(service: LiveService, package_
         evals = points[("events", "eval", "loss", trial)]
         assert [v for _, _, v in evals] == pytest.approx([v for _, _, v in reports], rel=1e-6)
     # One trial's view reads only that trial's folder.
-    one = _drain(_scalars(service, job_id, trial="2"))["points"]
+    one = drain(live_scalars(service, job_id, trial="2"))[0]
     assert {k[3] for k in one} == {"2"}
     assert ("events", "eval", "loss", "2") in one
 
@@ -487,7 +453,7 @@ def test_jobs_metrics_prints_what_the_view_reads(service: LiveService, package_u
     args = ("--steps", "40", "--log-every", "10", "--checkpoint-every", "20")
     service.client().create(basic_job(job_id, package_uri, *args, jobDir=job_dir))
     service.wait_state(job_id)
-    view = _drain(_scalars(service, job_id))["points"]
+    view = drain(live_scalars(service, job_id))[0]
 
     done = _cli(service, job_id)
     assert done.returncode == 0, done.stderr
@@ -525,7 +491,7 @@ def test_jobs_metrics_trial_prints_that_trials_series_alone(
     job_id = unique_id("cli_trial")
     service.client().create(_tuning_job(job_id, package_uri))
     assert service.wait_state(job_id, timeout=150)["state"] == "SUCCEEDED"
-    views = {t: _drain(_scalars(service, job_id, trial=t))["points"] for t in ("1", "2")}
+    views = {t: drain(live_scalars(service, job_id, trial=t))[0] for t in ("1", "2")}
     tag = "training/hptuning/metric"
 
     one = _cli(service, job_id, "--trial", "1")
