@@ -382,7 +382,8 @@ class BuilderForm(VerticalScroll):
         """Say under the master's image which engine runs the images (``ok``), or why none can;
         None hides the line."""
         line = self.query_one("#engine-line", Static)
-        line.update(text or "")
+        if line.content != (text or ""):  # an update lays the whole form out again
+            line.update(text or "")
         line.display = bool(text)
         line.set_class(not ok, "-problem")
 

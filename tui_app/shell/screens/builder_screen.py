@@ -453,14 +453,14 @@ class BuilderScreen(Screen[None], ScreenToasts):
             + n.description.removeprefix("Ignored: ")
             for n in notes
         ]
-        box.update("\n".join([head, *lines]))
+        _update(box, "\n".join([head, *lines]))
 
     def _show_status(self) -> None:
         check = self.check
         status = self.query_one("#builder-status", Static)
         what = self.note or "Job"
         if self.submitting:
-            status.update(f"{what} · submitting…")
+            _update(status, f"{what} · submitting…")
             status.set_classes("-busy")
             return
         if check is None:
@@ -468,12 +468,13 @@ class BuilderScreen(Screen[None], ScreenToasts):
         n = len(check.problems)
         if n:
             first = check.problems[0]
-            status.update(
-                f"{what} · ✗ {n} problem{'s' if n > 1 else ''}: {first.field}: {first.description}"
+            _update(
+                status,
+                f"{what} · ✗ {n} problem{'s' if n > 1 else ''}: {first.field}: {first.description}",
             )
             status.set_classes("-invalid")
         else:
-            status.update(f"{what} · ✓ valid: ctrl+j submits, ctrl+s saves config.yaml")
+            _update(status, f"{what} · ✓ valid: ctrl+j submits, ctrl+s saves config.yaml")
             status.set_classes("-valid")
 
     # -- submit ----------------------------------------------------------------------------------
@@ -853,3 +854,11 @@ def _shown_path(path: Path) -> str:
         return str(full.relative_to(Path.cwd()))
     except ValueError:
         return str(full)
+
+
+def _update(line: Static, text: str) -> None:
+    """``line.update(text)`` unless it already says ``text``: every update lays the whole form
+    out again (Textual cannot know a line kept its size), and the status and the notes are set
+    again at every keystroke's validation, mostly to what they said."""
+    if line.content != text:
+        line.update(text)
