@@ -49,7 +49,17 @@ settings.load_profile("suite")
 
 RAY_DIR_ENV = "TUI_APP_TEST_RAY_DIR"
 RAY_NODES = 3
+RAY_TESTS = "tests/service/test_ray"
+"""Where the tests that use the cluster live (every one requests ``ray_address``)."""
 _ray_cluster: subprocess.Popen[bytes] | None = None
+_ray_pending: set[str] | None = None
+"""In the process that started the cluster: the Ray tests not yet torn down (None until the
+collection is known). The cluster stops when the last one is: idle, its nodes still cost
+about 4 s of CPU a minute, which the rest of the suite needs."""
+
+
+def _is_ray_test(nodeid: str) -> bool:
+    return nodeid.startswith(RAY_TESTS)
 
 
 def _runs_ray_tests(config: pytest.Config) -> bool:
@@ -86,16 +96,61 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    global _ray_cluster
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The Ray tests first (the order is otherwise kept): they are done early, and the
+    cluster with them (``pytest_runtest_logreport``). Every xdist worker sorts alike."""
+    items[:] = sorted(items, key=lambda item: not _is_ray_test(item.nodeid))
+
+
+def _ray_tests_are(nodeids: list[str]) -> None:
+    global _ray_pending
+    if _ray_cluster is not None and _ray_pending is None:
+        _ray_pending = {nodeid for nodeid in nodeids if _is_ray_test(nodeid)}
+        if not _ray_pending:
+            _stop_ray_cluster(wait=False)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A run without workers: its own collection says which Ray tests there are."""
+    _ray_tests_are([item.nodeid for item in session.items])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
+    """xdist's controller: a worker's collection (every worker collects the same tests)."""
+    _ray_tests_are(ids)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """The last Ray test torn down (its module's services stopped with it): stop the cluster.
+    A test that never reports its teardown (a worker that crashed) keeps it to the end."""
+    if _ray_pending is None or report.when != "teardown" or report.nodeid not in _ray_pending:
+        return
+    _ray_pending.discard(report.nodeid)
+    if not _ray_pending:
+        _stop_ray_cluster(wait=False)
+
+
+def _stop_ray_cluster(wait: bool) -> None:
+    """Ask the cluster to stop (its script stops every node); with ``wait``, wait for it."""
     if _ray_cluster is None:
         return
-    _ray_cluster.send_signal(signal.SIGTERM)
+    if _ray_cluster.poll() is None:
+        _ray_cluster.send_signal(signal.SIGTERM)
+    if not wait:
+        return
     try:
         _ray_cluster.wait(60)
     except subprocess.TimeoutExpired:
         os.killpg(_ray_cluster.pid, signal.SIGKILL)
         _ray_cluster.wait()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _ray_cluster
+    if _ray_cluster is None:
+        return
+    _stop_ray_cluster(wait=True)
     _ray_cluster = None
     # The nodes' session files, the copies and builds of the node that uses none of ours.
     shutil.rmtree(os.environ.pop(RAY_DIR_ENV, ""), ignore_errors=True)
