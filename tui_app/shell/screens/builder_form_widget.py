@@ -382,8 +382,7 @@ class BuilderForm(VerticalScroll):
         """Say under the master's image which engine runs the images (``ok``), or why none can;
         None hides the line."""
         line = self.query_one("#engine-line", Static)
-        if line.content != (text or ""):  # an update lays the whole form out again
-            line.update(text or "")
+        set_text(line, text or "")
         line.display = bool(text)
         line.set_class(not ok, "-problem")
 
@@ -462,3 +461,11 @@ class BuilderForm(VerticalScroll):
         self.query_one(ParamsTable).show(self.params)
         self._layout(self.values())
         self.post_message(self.Changed("params"))
+
+
+def set_text(line: Static, text: str) -> None:
+    """``line.update(text)`` unless it already says ``text``: every update lays the whole form
+    out again (Textual cannot know a line kept its size), and the builder sets its status,
+    notes and engine lines again at every keystroke's validation, mostly to what they said."""
+    if line.content != text:
+        line.update(text)

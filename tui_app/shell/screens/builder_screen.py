@@ -66,7 +66,7 @@ from tui_app.model.tier_summary import summarize_cluster
 from tui_app.model.tiers import Role
 from tui_app.shell.app_protocol import ShellApp, shell_app
 from tui_app.shell.package_build import PackageBuildError, cached_sdist, package_folder_error
-from tui_app.shell.screens.builder_form_widget import BuilderForm
+from tui_app.shell.screens.builder_form_widget import BuilderForm, set_text
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.message_screen import MessageScreen
 from tui_app.shell.screens.presets_screen import PresetAction, PresetsScreen
@@ -453,14 +453,14 @@ class BuilderScreen(Screen[None], ScreenToasts):
             + n.description.removeprefix("Ignored: ")
             for n in notes
         ]
-        _update(box, "\n".join([head, *lines]))
+        set_text(box, "\n".join([head, *lines]))
 
     def _show_status(self) -> None:
         check = self.check
         status = self.query_one("#builder-status", Static)
         what = self.note or "Job"
         if self.submitting:
-            _update(status, f"{what} · submitting…")
+            set_text(status, f"{what} · submitting…")
             status.set_classes("-busy")
             return
         if check is None:
@@ -468,13 +468,13 @@ class BuilderScreen(Screen[None], ScreenToasts):
         n = len(check.problems)
         if n:
             first = check.problems[0]
-            _update(
+            set_text(
                 status,
                 f"{what} · ✗ {n} problem{'s' if n > 1 else ''}: {first.field}: {first.description}",
             )
             status.set_classes("-invalid")
         else:
-            _update(status, f"{what} · ✓ valid: ctrl+j submits, ctrl+s saves config.yaml")
+            set_text(status, f"{what} · ✓ valid: ctrl+j submits, ctrl+s saves config.yaml")
             status.set_classes("-valid")
 
     # -- submit ----------------------------------------------------------------------------------
@@ -854,11 +854,3 @@ def _shown_path(path: Path) -> str:
         return str(full.relative_to(Path.cwd()))
     except ValueError:
         return str(full)
-
-
-def _update(line: Static, text: str) -> None:
-    """``line.update(text)`` unless it already says ``text``: every update lays the whole form
-    out again (Textual cannot know a line kept its size), and the status and the notes are set
-    again at every keystroke's validation, mostly to what they said."""
-    if line.content != text:
-        line.update(text)
