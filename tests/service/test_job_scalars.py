@@ -32,7 +32,7 @@ import pytest
 
 from tests.conftest import unique_id
 from tests.support.live_service import PROJECT, LiveService, basic_job
-from tests.support.scalar_polls import connection, drain, live_scalars
+from tests.support.scalar_polls import drain, live_scalars
 from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError
 from tui_app.api.job_outputs import OutputFile, output_folder
@@ -135,7 +135,7 @@ def test_nothing_yet_says_where_it_looked_and_that_it_looks_again(
     client = service.client()
     client.create(body)
     service.wait_state(job_id)
-    conn = connection(service)
+    conn = service.connection()
 
     def as_if(state: str) -> JobScalars:
         def read() -> dict[str, Any]:
@@ -163,7 +163,7 @@ def test_nothing_yet_says_where_it_looked_and_that_it_looks_again(
 
 
 def test_a_storage_refusal_is_said_in_words(service: LiveService) -> None:
-    folder = output_folder(f"gs://{BUCKET}/any", connection(service, token="wrong-token"))
+    folder = output_folder(f"gs://{BUCKET}/any", service.connection(token="wrong-token"))
     with pytest.raises(Exception) as refused:
         folder.files()
     assert str(getattr(refused.value, "message", refused.value)).startswith(

@@ -16,20 +16,15 @@ import pytest
 
 from tests.conftest import unique_id
 from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
-from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.api.log_feed import LogFeed
 from tui_app.model.log_line import LogLine
 
 
-def _connection(service: LiveService, token: str | None = None) -> Connection:
-    return Connection(service.url, make_credentials(token or service.token), "test", local=True)
-
-
 def _feed(service: LiveService, job_id: str, **kw: Any) -> LogFeed:
     client = service.client()
-    conn = _connection(service)
+    conn = service.connection()
     return LogFeed(PROJECT, job_id, lambda: client.get(job_id), lambda: conn, **kw)
 
 
@@ -82,7 +77,7 @@ def test_a_transient_first_read_is_retried_then_reported_resumed(
     dead = JobsClient(f"http://127.0.0.1:{free_port()}", PROJECT, make_credentials(None))
     live = service.client()
     clients = iter([dead, live])
-    conn = _connection(service)
+    conn = service.connection()
     feed = LogFeed(PROJECT, finished, lambda: next(clients).get(finished), lambda: conn)
     reports: list[ApiCallError | None] = []
 
@@ -96,7 +91,7 @@ def test_a_transient_first_read_is_retried_then_reported_resumed(
 
 def test_a_set_stop_ends_the_retries(service: LiveService) -> None:
     dead = JobsClient(f"http://127.0.0.1:{free_port()}", PROJECT, make_credentials(None))
-    feed = LogFeed(PROJECT, "j", lambda: dead.get("j"), lambda: _connection(service))
+    feed = LogFeed(PROJECT, "j", lambda: dead.get("j"), lambda: service.connection())
     stop = threading.Event()
     stop.set()
     reports: list[ApiCallError | None] = []
@@ -170,7 +165,7 @@ def test_a_finished_job_read_at_open_ends_follow_without_another_read(
         reads.append(finished)
         return client.get(finished)
 
-    conn = _connection(service)
+    conn = service.connection()
     feed = LogFeed(PROJECT, finished, read_job, lambda: conn)
     feed.open()
     lines: list[LogLine] = []
@@ -182,7 +177,7 @@ def test_a_finished_job_read_at_open_ends_follow_without_another_read(
 def test_a_failure_that_is_not_transient_ends_follow(service: LiveService, finished: str) -> None:
     """The logs answer 401 (a wrong token): follow raises it at once, it is not retried."""
     client = service.client()
-    wrong = _connection(service, token="not-the-token")
+    wrong = service.connection(token="not-the-token")
     feed = LogFeed(PROJECT, finished, lambda: client.get(finished), lambda: wrong)
     feed.open()
     reports: list[ApiCallError | None] = []

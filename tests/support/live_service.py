@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_app.api.connection import Connection
 from tui_app.api.jobs_client import JobsClient, make_credentials
 
 PROJECT = "test-project"
@@ -52,6 +53,10 @@ class LiveService:
 
     def client(self, project: str = PROJECT) -> JobsClient:
         return JobsClient(self.url, project, make_credentials(self.token))
+
+    def connection(self, token: str | None = None) -> Connection:
+        """A local profile's connection to this service, with its token or with ``token``."""
+        return Connection(self.url, make_credentials(token or self.token), "test", local=True)
 
     def stage(self, local_file: Path, bucket: str = "test-bucket") -> str:
         """Copy a file to gs://bucket/packages/<name> of this service."""

@@ -7,9 +7,7 @@ import time
 from collections.abc import Callable
 
 from tests.support.live_service import PROJECT, LiveService
-from tui_app.api.connection import Connection
 from tui_app.api.job_scalars import JobScalars, ScalarPoll
-from tui_app.api.jobs_client import make_credentials
 
 Points = dict[tuple[str, str, str, str], list[tuple[int, float, float]]]
 """(step, wall time, value) by (source, run, tag, trial)."""
@@ -18,16 +16,9 @@ POLL_SECONDS = 0.2
 """The wait between polls when no backlog is left (the view waits 1 s; tests want it sooner)."""
 
 
-def connection(svc: LiveService, token: str | None = "default") -> Connection:
-    """A connection to ``svc`` with its own token, or with ``token`` (None: none at all)."""
-    return Connection(
-        svc.url, make_credentials(svc.token if token == "default" else token), "test", local=True
-    )
-
-
 def live_scalars(svc: LiveService, job_id: str, trial: str | None = None) -> JobScalars:
     """``job_id``'s scalars on ``svc`` (one trial's, with ``trial``), as the view opens them."""
-    conn = connection(svc)
+    conn = svc.connection()
     client = svc.client()
     return JobScalars(
         lambda: conn, PROJECT, job_id, read_job=lambda: client.get(job_id), trial_id=trial
