@@ -32,11 +32,11 @@ import pytest
 
 from tests.conftest import unique_id
 from tests.support.live_service import PROJECT, LiveService, basic_job
-from tests.support.scalar_polls import drain, live_scalars
+from tests.support.scalar_polls import Points, drain, live_scalars, poll_until
 from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError
 from tui_app.api.job_outputs import OutputFile, output_folder
-from tui_app.api.job_scalars import JobScalars
+from tui_app.api.job_scalars import JobScalars, ScalarPoll
 from tui_app.api.jobs_client import make_credentials
 from tui_app.model.tf_event_writer import event_record, file_version_record
 
@@ -78,15 +78,10 @@ def test_a_running_jobs_event_files_are_read_live_then_to_the_end(
     scalars = live_scalars(service, job_id)
 
     # Live: points arrive while the job still runs (the trainer flushes once a second).
-    deadline = time.monotonic() + 60
-    seen_running = False
-    while time.monotonic() < deadline:
-        poll = scalars.poll()
-        if poll.batches and poll.job and poll.job["state"] == "RUNNING":
-            seen_running = True
-            break
-        time.sleep(0.2)
-    assert seen_running, "no point while the job ran"
+    def running_with_points(_points: Points, poll: ScalarPoll) -> bool:
+        return bool(poll.batches) and poll.job is not None and poll.job["state"] == "RUNNING"
+
+    poll_until(scalars, running_with_points, "a point while the job ran", timeout=60)
     drain(scalars)
     # (the first live batch is in the reader's past now; read everything again, fresh)
     points, last = drain(live_scalars(service, job_id))
