@@ -30,6 +30,7 @@ from tests.conftest import _start, unique_id
 from tests.support.cli_in_process import run_in_process
 from tests.support.counting_clients import counting
 from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.terminal_signals import sigint_as_in_a_terminal
 from tui_app.config.settings import Settings
 from tui_app.entry.wait_cli import wait_command
 
@@ -77,6 +78,7 @@ class PtyRun:
             # open /dev/tty (the test's own terminal) and writes to stderr, the pty, instead.
             start_new_session=True,
             env=env,
+            preexec_fn=sigint_as_in_a_terminal,
         )
         os.close(slave)
         self.seen = b""

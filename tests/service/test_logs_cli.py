@@ -20,6 +20,7 @@ import pytest
 from tests.conftest import unique_id
 from tests.support.cli_in_process import run_in_process
 from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.terminal_signals import sigint_as_in_a_terminal
 from tui_app.api.log_stream import format_line
 from tui_app.model.log_line import LogLine
 
@@ -131,10 +132,6 @@ def test_follow_ends_by_itself_when_the_job_ends(service: LiveService, package_u
     assert r.stdout.splitlines() == gcloud_lines(_entries(service, job_id))
 
 
-def _sigint_default() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_exits_130_quietly(service: LiveService, package_uri: str) -> None:
     job_id = unique_id("logs_sigint")
     client = service.client()
@@ -146,9 +143,7 @@ def test_ctrl_c_exits_130_quietly(service: LiveService, package_uri: str) -> Non
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            # As in a terminal: a suite started in the background (`cmd &` from a script)
-            # runs with SIGINT ignored, and Python keeps an inherited SIG_IGN.
-            preexec_fn=_sigint_default,
+            preexec_fn=sigint_as_in_a_terminal,
         )
         assert proc.stdout is not None
         proc.stdout.readline()  # streaming

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.terminal_signals import sigint_as_in_a_terminal
 from tui_app.entry.diff_cli import TROUBLE, Side, _write, parse_side
 from tui_app.entry.jobs_cli import Refused
 
@@ -58,6 +59,7 @@ def _diff_on(endpoint: str, config: Path) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_as_in_a_terminal,
     )
 
 
