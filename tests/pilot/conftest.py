@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.app import App
+from textual.notifications import Notification, Notifications
 from textual.widgets import Input
 
 from tests.support.live_service import PROJECT, LiveService
@@ -20,6 +22,30 @@ from tui_app.shell.app import JobsApp
 def _no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
     """Freeze every Input's cursor so snapshots do not depend on timing."""
     monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
+
+
+@pytest.fixture(autouse=True)
+def _every_toast_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep a record of every toast an app raises, for ``raised_toasts``.
+
+    ``app._notifications`` drops a toast once its timeout has passed (1.5 s for "Sorted by",
+    5 s by default), counted from when it was raised: on a loaded machine a test that looked
+    for a toast after a slow step found it gone, and one that counted toasts saw the count
+    fall.
+    """
+    add = Notifications.add
+
+    def add_and_keep(self: Notifications, notification: Notification) -> Notifications:
+        self.__dict__.setdefault("_raised", []).append(notification)
+        return add(self, notification)
+
+    monkeypatch.setattr(Notifications, "add", add_and_keep)
+
+
+def raised_toasts(app: App[Any]) -> list[Notification]:
+    """Every toast ``app`` has raised so far, oldest first, whether still shown or not (to
+    check what is on screen now, read ``app._notifications``)."""
+    return list(app._notifications.__dict__.get("_raised", []))
 
 
 LIST_REFRESH_SECONDS = 0.3

@@ -13,7 +13,7 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import Footer, Input, Static
 from textual.widgets._footer import FooterKey
 
-from tests.pilot.conftest import FROZEN_NOW, fixed_app
+from tests.pilot.conftest import FROZEN_NOW, fixed_app, raised_toasts
 from tests.support.fixed_jobs import FixedSource
 from tests.support.settle import settled, wait_until
 from tui_app.config.settings import Settings, load_settings
@@ -284,7 +284,7 @@ async def test_a_keymap_remap_that_clashes_is_refused_and_said(tmp_path: Path) -
         warning = app.keymap_warning or ""
         assert "jobs.cancel: k is already job-table.up's key on the job list" in warning
         assert app._keymap == {"jobs.logs": "v"}
-        assert any("job-table.up" in n.message for n in app._notifications)
+        assert any("job-table.up" in n.message for n in raised_toasts(app))
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = text_of(app, "#help-content")
@@ -295,6 +295,12 @@ async def test_a_keymap_remap_that_clashes_is_refused_and_said(tmp_path: Path) -
 
 
 def toasts(app: JobsApp) -> list[str]:
+    """Every toast raised so far, shown or gone."""
+    return [n.message for n in raised_toasts(app)]
+
+
+def shown_toasts(app: JobsApp) -> list[str]:
+    """The toasts on screen now."""
     return [n.message for n in app._notifications]
 
 
@@ -395,7 +401,7 @@ async def test_logs_save_asks_where_and_its_toast_leaves_with_it(
         assert saved.read_text() == "keep me"
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, JobsScreen), "the list")
-        assert not any("Saved" in t for t in toasts(app))
+        assert not any("Saved" in t for t in shown_toasts(app))
 
 
 async def test_full_screens_are_opaque(tmp_path: Path) -> None:

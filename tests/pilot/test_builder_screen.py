@@ -14,7 +14,7 @@ import pytest
 from textual.widgets import Input, Select, Static, TextArea
 
 from tests.conftest import TRAINER_SRC
-from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, wait_for
+from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, raised_toasts, wait_for
 from tests.support.live_service import TERMINAL, LiveService, basic_job
 from tui_app.config.locations import ENV_CONFIG_DIR
 from tui_app.config.settings import Profile, Settings
@@ -221,7 +221,7 @@ async def test_an_invalid_field_blocks_submit_and_says_why(
 
         await pilot.press("ctrl+j")
         await wait_for(
-            pilot, lambda: any("Cannot submit" in (n.title or "") for n in app._notifications)
+            pilot, lambda: any("Cannot submit" in (n.title or "") for n in raised_toasts(app))
         )
         assert isinstance(app.screen, BuilderScreen)
         assert app.focused is field(app, "module")
@@ -247,7 +247,7 @@ async def test_an_invalid_field_blocks_submit_and_says_why(
             pilot,
             lambda: "already exists" in error_text(app, "job_id"),
             timeout=60,
-            describe=lambda: f"{builder(app).check} {app._notifications}",
+            describe=lambda: f"{builder(app).check} {raised_toasts(app)}",
         )
         assert app.focused is field(app, "job_id")
         await type_into(pilot, app, "job_id", "taken_20260101_000001")

@@ -24,7 +24,7 @@ from rich.console import Console
 from textual.widgets import Label, Static
 
 from tests.conftest import unique_id
-from tests.pilot.conftest import wait_for
+from tests.pilot.conftest import raised_toasts, wait_for
 from tests.pilot.test_builder_screen import (
     choose,
     error_text,
@@ -289,7 +289,7 @@ async def test_without_an_engine_the_image_field_says_why_and_submit_refuses(
 
         await pilot.press("ctrl+j")
         await wait_for(
-            pilot, lambda: any("Cannot submit" in (n.title or "") for n in app._notifications)
+            pilot, lambda: any("Cannot submit" in (n.title or "") for n in raised_toasts(app))
         )
         assert isinstance(app.screen, BuilderScreen)
         assert app.focused is field(app, "master_image")

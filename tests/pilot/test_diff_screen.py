@@ -17,7 +17,7 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static
 
-from tests.pilot.conftest import FROZEN_NOW, live_app, wait_for
+from tests.pilot.conftest import FROZEN_NOW, live_app, raised_toasts, wait_for
 from tests.support.fixed_jobs import TUNING_JOBS, FixedSource
 from tests.support.live_service import LiveService, basic_job
 from tui_app.api.job_compare import ResubmitHistory
@@ -39,7 +39,7 @@ TUNING_ID = "hptune_20261122_084000"
 
 
 def toasts(app: JobsApp) -> list[str]:
-    return [n.message for n in app._notifications]
+    return [n.message for n in raised_toasts(app)]
 
 
 def printed(renderable: Any, width: int = 160) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 from textual.widgets import Static
 
-from tests.pilot.conftest import fixed_app, wait_for
+from tests.pilot.conftest import fixed_app, raised_toasts, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.config.settings import NotifySettings, Profile, Settings
 from tui_app.entry.launch import connector
@@ -50,7 +50,7 @@ def row_states(app: JobsApp) -> dict[str, str]:
 
 
 def toasts(app: JobsApp) -> list[tuple[str, str]]:
-    return [(n.title, n.message) for n in app._notifications]
+    return [(n.title, n.message) for n in raised_toasts(app)]
 
 
 def watching_new(app: JobsApp) -> bool:
@@ -59,7 +59,7 @@ def watching_new(app: JobsApp) -> bool:
 
 
 def titles(app: JobsApp) -> list[str]:
-    return [n.title for n in app._notifications]
+    return [n.title for n in raised_toasts(app)]
 
 
 def header_text(app: JobsApp) -> str:

@@ -13,7 +13,7 @@ import pytest
 from textual.widgets import Input, Select, TextArea
 
 from tests.conftest import _start, _stop
-from tests.pilot.conftest import live_app, wait_for
+from tests.pilot.conftest import live_app, raised_toasts, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.model.job_view import JobRow
 from tui_app.shell.screens.builder_screen import BuilderScreen
@@ -216,7 +216,7 @@ async def test_resubmit_creates_new_id_and_selects_it(
         assert new != old and new.startswith("mnist_2026") and len(new) == len(old)
         await wait_for(pilot, lambda: app.screen.query_one(JobTable).cursor_key == new)
         assert app.screen.query_one("#filter", Input).value == ""
-        assert any(f"Filter cleared to show {new}" in n.message for n in app._notifications)
+        assert any(f"Filter cleared to show {new}" in n.message for n in raised_toasts(app))
         created = service.client(project).get(new)
         original = service.client(project).get(old)
         assert created["trainingInput"] == original["trainingInput"]

@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 from textual.widgets import Input, Static
 
-from tests.pilot.conftest import FROZEN_NOW, fixed_app
+from tests.pilot.conftest import FROZEN_NOW, fixed_app, raised_toasts
 from tests.support.settle import wait_until
 from tui_app.api.errors import ApiCallError
 from tui_app.config.settings import parse_settings
@@ -54,7 +54,7 @@ def shown(app: JobsApp, selector: str) -> str:
 
 
 def toasts(app: JobsApp) -> list[str]:
-    return [n.message for n in app._notifications]
+    return [n.message for n in raised_toasts(app)]
 
 
 async def loaded(pilot: Any) -> None:

@@ -17,7 +17,7 @@ import pytest
 from textual.widgets import Input
 
 from tests.conftest import _start, _stop, unique_id
-from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, wait_for
+from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, raised_toasts, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.api.log_stream import FAST_PAGE_SIZE
 from tui_app.model.log_line import LogLine
@@ -610,7 +610,7 @@ async def test_ctrl_s_proposes_the_saved_logs_folder_and_names_the_full_path(
         await wait_for(pilot, proposed.exists)
         assert proposed.read_text().count("\n") == 7
         assert list(tmp_path.glob("*.log")) == []  # nothing in the folder the TUI started from
-        await wait_for(pilot, lambda: any(str(proposed) in n.message for n in app._notifications))
+        await wait_for(pilot, lambda: any(str(proposed) in n.message for n in raised_toasts(app)))
 
 
 TRIALS = {

@@ -16,7 +16,7 @@ from rich.console import Console
 from textual.command import CommandList, CommandPalette
 from textual.widgets import Input, Static
 
-from tests.pilot.conftest import FROZEN_NOW, wait_for
+from tests.pilot.conftest import FROZEN_NOW, raised_toasts, wait_for
 from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
 from tests.support.fixed_scalars import MNIST_ID, TUNING_ID, FedScalars, FixedScalars
 from tui_app.config.settings import Settings
@@ -165,7 +165,7 @@ async def test_smoothing_log_y_x_axis_and_zoom_keys(tmp_path: Path) -> None:
         await pilot.press("backspace", "backspace", "backspace", "backspace", "1", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, MetricsScreen))
         assert chart.options.smoothing == 0.95
-        assert any("0 to 0.99" in n.message for n in app._notifications)
+        assert any("0 to 0.99" in n.message for n in raised_toasts(app))
         # 0: the raw curve alone, no faint dots behind it.
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))

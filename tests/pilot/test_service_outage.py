@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import _start, _stop
-from tests.pilot.conftest import live_app, wait_for
+from tests.pilot.conftest import live_app, raised_toasts, wait_for
 from tests.support.live_service import basic_job
 from tui_app.model.job_view import JobRow
+from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.message_screen import MessageScreen
@@ -23,8 +24,8 @@ PROJECT = "outage-project"
 JOB = "outage_20261122_010000"
 
 
-def _notes(app: object) -> list[str]:
-    return [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
+def _notes(app: JobsApp) -> list[str]:
+    return [str(n.message) for n in raised_toasts(app)]
 
 
 def _state(table: JobTable, job_id: str) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 from google.auth.credentials import AnonymousCredentials
 from textual.widgets import Static
 
-from tests.pilot.conftest import wait_for
+from tests.pilot.conftest import raised_toasts, wait_for
 from tests.pilot.test_builder_screen import error_text, field, open_builder, settled, type_into
 from tests.support.vertex_replay import ENDPOINT, PROJECT, REGION, VertexReplay
 from tui_app.api.connection import Connection
@@ -105,6 +105,6 @@ async def test_what_vertex_cannot_run_shows_under_its_field(tmp_path: Path) -> N
         before = len(replay.requests)
         await pilot.press("ctrl+j")
         await wait_for(
-            pilot, lambda: any("Cannot submit" in (n.title or "") for n in app._notifications)
+            pilot, lambda: any("Cannot submit" in (n.title or "") for n in raised_toasts(app))
         )
         assert not any(r.method == "POST" for r in replay.requests[before:])
