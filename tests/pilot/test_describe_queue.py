@@ -58,7 +58,4 @@ async def test_detail_of_a_queued_job_names_who_holds_the_slots(
                 describe=lambda: text_of(app),
             )  # fmt: skip
     finally:
-        for job_id in (waiting, holder):
-            if client.get(job_id)["state"] in ("QUEUED", "PREPARING", "RUNNING"):
-                client.cancel(job_id)
-            svc.wait_state(job_id)
+        svc.end_jobs([holder, waiting])

@@ -337,11 +337,7 @@ def test_gpu_replicas_get_the_gpu_node_and_only_their_own_devices(
         assert visible_devices(third) in {"0", "1"}
     finally:
         made = {j["jobId"] for j in client.list_jobs()} & {first, second, third}
-        for job_id in sorted(made):
-            if client.get(job_id)["state"] in ("QUEUED", "PREPARING", "RUNNING"):
-                client.cancel(job_id)
-        for job_id in sorted(made):
-            ray_service.wait_state(job_id, timeout=60)
+        ray_service.end_jobs(sorted(made))
 
     status, answer = ray_service.request(
         "POST",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.api.connection import Connection
+from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import JobsClient, make_credentials
 
 PROJECT = "test-project"
@@ -141,11 +142,19 @@ class LiveService:
 
     def end_jobs(self, job_ids: list[str], project: str = PROJECT) -> None:
         """Cancel those of ``job_ids`` still live (the last first: nothing queued behind them
-        starts meanwhile) and wait until every one has ended."""
+        starts meanwhile) and wait until every one has ended.
+
+        A job may end on its own between the look at its state and the cancel: the service
+        then refuses the cancel (FAILED_PRECONDITION), which is what this wanted anyway.
+        """
         client = self.client(project)
         for job_id in reversed(job_ids):
             if client.get(job_id)["state"] in ("QUEUED", "PREPARING", "RUNNING"):
-                client.cancel(job_id)
+                try:
+                    client.cancel(job_id)
+                except ApiCallError as exc:
+                    if exc.status != "FAILED_PRECONDITION":
+                        raise
         for job_id in job_ids:
             self.wait_state(job_id, project=project)
 
