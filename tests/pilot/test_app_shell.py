@@ -373,6 +373,8 @@ async def test_logs_save_asks_where_and_its_toast_leaves_with_it(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the proposed folder is under it
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+    # Toasts that outlast the test: the one that goes must go with its screen, not its time.
+    monkeypatch.setattr(JobsApp, "NOTIFICATION_TIMEOUT", 600.0)
     app = fixed_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.last_rows, "the list")
@@ -399,6 +401,7 @@ async def test_logs_save_asks_where_and_its_toast_leaves_with_it(
         await pilot.press("n")
         await wait_until(pilot, lambda: isinstance(app.screen, LogsScreen), "back")
         assert saved.read_text() == "keep me"
+        assert any("Saved" in t for t in shown_toasts(app))
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, JobsScreen), "the list")
         assert not any("Saved" in t for t in shown_toasts(app))
