@@ -36,6 +36,9 @@ async def open_trials(pilot: Pilot[Any]) -> None:
     screen = DescribeScreen(JOB_ID)
     pilot.app.push_screen(screen)
     await wait_until(pilot, lambda: screen.job is not None, f"the detail of {JOB_ID}")
+    # Laid out first: focusing the table scrolls it into view, and a scroll worked out while
+    # the detail still grew left it one row off, in either direction, from run to run.
+    await settled(pilot)
     await pilot.press("t")
     await wait_until(
         pilot, lambda: isinstance(pilot.app.focused, TrialsTable), "the trials focused"
