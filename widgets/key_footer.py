@@ -77,10 +77,11 @@ class KeyFooter(Footer):
         self._narrow: bool | None = None
         self._width = 0
         """The width the keys were last chosen for."""
+        self._composed: tuple[object, ...] | None = None
+        """``_plan``'s key when the keys on show were composed (None: nothing composed yet)."""
 
-    def compose(self) -> ComposeResult:
-        if not self._bindings_ready:
-            return
+    def _plan(self) -> tuple[list[_Item], ActiveBinding | None]:
+        """The keys to show, in order, and the palette's binding (None: not shown)."""
         active = self.screen.active_bindings
         items = self._ordered(list(self._items(active)))
         palette = None
@@ -89,6 +90,36 @@ class KeyFooter(Footer):
         if self._width:
             room = self._width - (self._palette_cells(palette.binding) if palette else 0)
             items = self._fit(items, room)
+        return items, palette
+
+    def _plan_key(self, items: list[_Item], palette: ActiveBinding | None) -> tuple[object, ...]:
+        shown = tuple(
+            (i.key, i.display, i.description, i.action, i.enabled, i.tooltip) for i in items
+        )
+        return (shown, palette, self.compact)
+
+    async def recompose(self) -> None:
+        """Compose the keys again, unless they would be the same as those on show.
+
+        Textual's Footer recomposes on every change of the screen's bindings, which a focus
+        change or a binding's check makes: the job list's start did it seven times, each one
+        removing and mounting a dozen keys (about 60 ms of the start, for the same keys).
+        """
+        ready = self._bindings_ready and self._composed is not None and self.is_attached
+        if ready and self._plan_key(*self._plan()) == self._composed:
+            return
+        await super().recompose()
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        if not self._width:
+            # Not laid out yet: take the terminal's width, which a footer spans, so that the
+            # first Resize finds the keys already chosen for it (a narrower footer's Resize
+            # chooses again).
+            self._set_width(self.app.size.width)
+        items, palette = self._plan()
+        self._composed = self._plan_key(items, palette)
         for item in items:
             yield FooterKey(
                 item.key,
@@ -184,15 +215,17 @@ class KeyFooter(Footer):
         return 1 + text + 1
 
     def on_resize(self, event: events.Resize) -> None:
-        width = event.size.width
-        if width == self._width:
+        if event.size.width == self._width:
             return
+        self._set_width(event.size.width)
+        self.call_after_refresh(self.recompose)
+
+    def _set_width(self, width: int) -> None:
         self._width = width
         narrow = width < NARROW_WIDTH
         if narrow != self._narrow:
             self._narrow = narrow
             self.compact = narrow or self.always_compact
-        self.call_after_refresh(self.recompose)
 
 
 def _is_help(item: _Item) -> bool:

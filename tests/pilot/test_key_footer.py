@@ -137,3 +137,23 @@ async def test_the_lists_secondary_keys_fill_the_room_there_is(tmp_path: Path) -
         assert labels[:5] == ["/ Filter", "z Faults", "d Describe", "l Logs", "x Cancel"]
         assert "R Resubmit" in labels and labels[-1] == "? Help"
         assert "R Resubmit" not in [label(k) for k in shown(await footer_at(pilot, 80))]
+
+
+async def test_a_bindings_change_that_changes_no_key_keeps_the_keys_on_show(
+    tmp_path: Path,
+) -> None:
+    """Textual's Footer removes and mounts every key on each change of the screen's bindings
+    (a focus change makes one): the job list's start did that seven times for the same keys.
+    The keys on show stay while what they would show is the same, and change when it is not."""
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: app.last_rows, "the list")
+        footer = await footer_at(pilot, 120)
+        before = shown(footer)
+        app.screen.refresh_bindings()  # what a focus change or a binding's check does
+        await settled(pilot)
+        assert shown(footer) == before  # the same widgets, not new ones with the same text
+        labels = [label(k) for k in before]
+        await pilot.resize_terminal(80, 30)
+        await wait_until(pilot, lambda: [label(k) for k in shown(footer)] != labels, "80 wide")
+        assert shown(footer)[0] not in before
