@@ -209,6 +209,10 @@ class LogsScreen(Screen[None], ScreenToasts):
         self.listed_tasks: set[str] | None = set()
         """The replicas the last ``:metrics`` read listed: a new view for one of them needs no
         read. None: the backend has no ``:metrics`` (nothing to read, ever)."""
+        self._nodes_reading = False
+        """A ``:metrics`` read for the nodes is on its way (``_read_nodes_if_unlisted``)."""
+        self._nodes_asked_again = False
+        """A view came meanwhile: look again when that read has answered."""
 
     # -- layout --------------------------------------------------------------------------------
 
@@ -258,10 +262,20 @@ class LogsScreen(Screen[None], ScreenToasts):
     def _read_nodes_if_unlisted(self) -> None:
         """Read the nodes when a replica with a view is not in the last answer. A replica's
         first lines (its package's install) come while the job is PREPARING, before the service
-        lists it: the job's move to RUNNING (``_state_moved``) asks again."""
+        lists it: the job's move to RUNNING (``_state_moved``) asks again.
+
+        One read at a time: the replicas of a batch of lines each get a view, one after the
+        other, and each asked while the first read was on its way (a second read, or a fourth).
+        What asks meanwhile is looked at again when that read has answered.
+        """
         listed = self.listed_tasks
-        if listed is not None and any(t not in listed and t != SERVICE_TASK for t in self.tasks):
-            self._read_nodes()
+        if listed is None or all(t in listed or t == SERVICE_TASK for t in self.tasks):
+            return
+        if self._nodes_reading:
+            self._nodes_asked_again = True
+            return
+        self._nodes_reading = True
+        self._read_nodes()
 
     def _label(self, task: str) -> str:
         """A replica's name, with its node's address when it runs on another node."""
@@ -274,6 +288,7 @@ class LogsScreen(Screen[None], ScreenToasts):
         from tui_app.api.metrics_client import NO_SAMPLES_SINCE
 
         worker = get_current_worker()
+        answer: tuple[dict[str, ReplicaNode], set[str] | None] | None = None
         try:
             connection = self.shell.source.connection()
             if connection.vertex:  # Vertex AI has no :metrics; it places replicas itself
@@ -284,18 +299,28 @@ class LogsScreen(Screen[None], ScreenToasts):
                     metrics = client.read(self.job_id, NO_SAMPLES_SINCE)
                 finally:
                     client.close()
+            if metrics is None:  # no :metrics for this job here: nothing to read, ever
+                answer = ({}, None)
+            else:
+                placement = metrics.placement()
+                listed = {r.task_name for r in metrics.replicas} | {
+                    p.task_name for p in placement if p.trial_id == self.trial
+                }
+                answer = (nodes_by_task(placement, self.trial), listed)
         except ApiCallError:
-            return  # the service is away: a new replica or the job's next state asks again
-        if worker.is_cancelled:
-            return
-        if metrics is None:
-            self.app.call_from_thread(self._nodes_arrived, {}, None)
-            return
-        placement = metrics.placement()
-        listed = {r.task_name for r in metrics.replicas} | {
-            p.task_name for p in placement if p.trial_id == self.trial
-        }
-        self.app.call_from_thread(self._nodes_arrived, nodes_by_task(placement, self.trial), listed)
+            pass  # the service is away: a new replica or the job's next state asks again
+        finally:
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._nodes_read, answer)
+
+    def _nodes_read(self, answer: tuple[dict[str, ReplicaNode], set[str] | None] | None) -> None:
+        """A read has ended, with the nodes and the replicas listed (None: no answer)."""
+        self._nodes_reading = False
+        if answer is not None:
+            self._nodes_arrived(*answer)
+        if self._nodes_asked_again:
+            self._nodes_asked_again = False
+            self._read_nodes_if_unlisted()
 
     def _nodes_arrived(self, nodes: dict[str, ReplicaNode], listed: set[str] | None) -> None:
         self.listed_tasks = listed
