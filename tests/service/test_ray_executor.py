@@ -353,6 +353,7 @@ def test_gpu_replicas_get_the_gpu_node_and_only_their_own_devices(
 def warm_actors(ray: Any, state: Path) -> dict[str, str | None]:
     """This service's warm actors (``ray_warm_actors``) now alive: name -> the run each serves
     (None: still waiting)."""
+    from ray.exceptions import RayActorError
     from ray.util import list_named_actors
 
     from tui_app.local.environments.containers import service_key
@@ -362,10 +363,16 @@ def warm_actors(ray: Any, state: Path) -> dict[str, str | None]:
     for entry in list_named_actors(all_namespaces=True):
         name = str(entry["name"])
         if entry["namespace"] == "tui-app" and name.startswith(prefix):
+            # Killed between the listing and the question: gone, not an error. Anything else
+            # (an actor that does not answer in 30 s) fails the test with its own words: a
+            # run once found no warm actor serving a RUNNING job, and this said nothing why.
             try:
                 actor = ray.get_actor(name, namespace="tui-app")
+            except ValueError:  # no actor of that name any more
+                continue
+            try:
                 found[name] = ray.get(actor.assignment.remote(), timeout=30)["runKey"]
-            except Exception:  # killed between the listing and the question
+            except RayActorError:
                 continue
     return found
 
