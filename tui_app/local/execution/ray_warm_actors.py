@@ -100,7 +100,7 @@ class WarmActors:
                         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
                     ).remote(None, None)
                     started.append(WarmActor(name, actor, node_id))
-            joined = []
+            joined = 0
             self.failed = 0
             for warm in started:
                 try:
@@ -110,11 +110,12 @@ class WarmActors:
                     self._kill(warm.actor)
                     self.failed += 1
                     continue
-                joined.append(warm)
-            with self._lock:
-                for warm in joined:
+                # Waiting as soon as it answers, not once all have: a run placed meanwhile
+                # takes it instead of starting an actor of its own (1.5 s or more).
+                with self._lock:
                     self._ready.setdefault(warm.node_id, []).append(warm)
-            return len(joined)
+                joined += 1
+            return joined
         finally:
             self._filling.release()
 
