@@ -48,6 +48,11 @@ def raised_toasts(app: App[Any]) -> list[Notification]:
     return list(app._notifications.__dict__.get("_raised", []))
 
 
+def toast_messages(app: App[Any]) -> list[str]:
+    """The messages of ``raised_toasts``."""
+    return [n.message for n in raised_toasts(app)]
+
+
 LIST_REFRESH_SECONDS = 0.3
 """live_app's poll of the job list: tests that watch jobs change state do not wait long."""
 QUIET_REFRESH_SECONDS = 2.0

@@ -13,7 +13,7 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import Footer, Input, Static
 from textual.widgets._footer import FooterKey
 
-from tests.pilot.conftest import FROZEN_NOW, fixed_app, raised_toasts
+from tests.pilot.conftest import FROZEN_NOW, fixed_app, raised_toasts, toast_messages
 from tests.support.fixed_jobs import FixedSource
 from tests.support.settle import settled, wait_until
 from tui_app.config.settings import Settings, load_settings
@@ -294,11 +294,6 @@ async def test_a_keymap_remap_that_clashes_is_refused_and_said(tmp_path: Path) -
         assert " v " in logs
 
 
-def toasts(app: JobsApp) -> list[str]:
-    """Every toast raised so far, shown or gone."""
-    return [n.message for n in raised_toasts(app)]
-
-
 def shown_toasts(app: JobsApp) -> list[str]:
     """The toasts on screen now."""
     return [n.message for n in app._notifications]
@@ -329,7 +324,9 @@ async def test_sort_labels_reverse_folded_rows_and_marks(tmp_path: Path) -> None
         await pilot.press("minus")
         assert table.cursor_key == "group:mnist"
         await pilot.press("l")
-        await wait_until(pilot, lambda: any("folded group" in t for t in toasts(app)), "why")
+        await wait_until(
+            pilot, lambda: any("folded group" in t for t in toast_messages(app)), "why"
+        )
         assert isinstance(app.screen, JobsScreen)
         await pilot.press("space")  # marks what the fold stands for
         await wait_until(pilot, lambda: len(table.marked) == 3, "the family marked")
@@ -348,11 +345,15 @@ async def test_command_line_opens_a_named_job(tmp_path: Path) -> None:
             await pilot.press("colon", *text, "enter")
 
         await command("logs nope")
-        await wait_until(pilot, lambda: "No job 'nope'" in " ".join(toasts(app)), "unknown")
+        await wait_until(pilot, lambda: "No job 'nope'" in " ".join(toast_messages(app)), "unknown")
         await command("logs bert")
-        await wait_until(pilot, lambda: "matches 2 jobs" in " ".join(toasts(app)), "ambiguous")
+        await wait_until(
+            pilot, lambda: "matches 2 jobs" in " ".join(toast_messages(app)), "ambiguous"
+        )
         await command("builder x")
-        await wait_until(pilot, lambda: "takes no argument" in " ".join(toasts(app)), "no arg")
+        await wait_until(
+            pilot, lambda: "takes no argument" in " ".join(toast_messages(app)), "no arg"
+        )
         await pilot.press("escape")
         await command("describe adhoc")
         await wait_until(pilot, lambda: isinstance(app.screen, DescribeScreen), "describe")
@@ -388,10 +389,10 @@ async def test_logs_save_asks_where_and_its_toast_leaves_with_it(
         await pilot.press("enter")
         await wait_until(pilot, lambda: saved.exists(), "the file")
         await wait_until(
-            pilot, lambda: any(f"to {saved}" in t for t in toasts(app)), "where it went"
+            pilot, lambda: any(f"to {saved}" in t for t in toast_messages(app)), "where it went"
         )
         count = len(saved.read_text().splitlines())
-        assert any(f"Saved {count:,} line" in t for t in toasts(app)), toasts(app)
+        assert any(f"Saved {count:,} line" in t for t in toast_messages(app)), toast_messages(app)
         saved.write_text("keep me")
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the prompt")

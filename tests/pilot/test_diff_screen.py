@@ -17,7 +17,7 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static
 
-from tests.pilot.conftest import FROZEN_NOW, live_app, raised_toasts, wait_for
+from tests.pilot.conftest import FROZEN_NOW, live_app, toast_messages, wait_for
 from tests.support.fixed_jobs import TUNING_JOBS, FixedSource
 from tests.support.live_service import LiveService, basic_job
 from tui_app.api.job_compare import ResubmitHistory
@@ -36,10 +36,6 @@ BETWEEN = "mnist_20260101_000030"
 """Newer than OLD, older than NEW: the base-name rule would pick it; provenance must win."""
 NEW = "mnist_20260101_000100"
 TUNING_ID = "hptune_20261122_084000"
-
-
-def toasts(app: JobsApp) -> list[str]:
-    return [n.message for n in raised_toasts(app)]
 
 
 def printed(renderable: Any, width: int = 160) -> str:
@@ -180,7 +176,7 @@ async def test_marks_groups_and_the_reasons_d_gives_when_there_is_no_pair(
         await pilot.press("space")
         assert len(table.marked) == 3
         await pilot.press("D")
-        await wait_for(pilot, lambda: any("3 jobs marked" in t for t in toasts(app)))
+        await wait_for(pilot, lambda: any("3 jobs marked" in t for t in toast_messages(app)))
         assert isinstance(app.screen, JobsScreen)
         await pilot.press("escape")  # clears the marks
         assert not table.marked
@@ -191,7 +187,7 @@ async def test_marks_groups_and_the_reasons_d_gives_when_there_is_no_pair(
             pilot,
             lambda: any(
                 f"No earlier job named solo, and {lonely} was not resubmitted" in t
-                for t in toasts(app)
+                for t in toast_messages(app)
             ),
         )
         assert isinstance(app.screen, JobsScreen)
@@ -235,10 +231,10 @@ async def test_command_line_diff_and_a_side_that_cannot_be_read(
         assert (screen.left.name, screen.right.name) == (OLD, NEW)
         await pilot.press("escape")
         await command("diff nope_2026 mnist")
-        await wait_for(pilot, lambda: any("No job 'nope_2026'" in t for t in toasts(app)))
+        await wait_for(pilot, lambda: any("No job 'nope_2026'" in t for t in toast_messages(app)))
         await pilot.press("escape")  # the command line stays open with what was typed
         await command(f"diff {OLD} {OLD[:-1]}")
-        await wait_for(pilot, lambda: any("nothing to compare" in t for t in toasts(app)))
+        await wait_for(pilot, lambda: any("nothing to compare" in t for t in toast_messages(app)))
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen))
         # A side the service does not know (deleted meanwhile): the error, not "Reading…".
@@ -326,7 +322,7 @@ async def test_d_on_trials_best_runner_up_and_two_marked(tmp_path: Path) -> None
         assert table.marked == {"10"}
         assert str(table.get_row_at(2)[1]).strip() == f"{MARK_GLYPH} 10"
         await pilot.press("D")
-        await wait_for(pilot, lambda: any("1 trial marked" in t for t in toasts(app)))
+        await wait_for(pilot, lambda: any("1 trial marked" in t for t in toast_messages(app)))
         await pilot.press("space")  # 7
         await pilot.press("D")
         screen = await diff_read(pilot)

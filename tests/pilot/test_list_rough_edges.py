@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 from textual.widgets import Input, Static
 
-from tests.pilot.conftest import FROZEN_NOW, fixed_app, raised_toasts
+from tests.pilot.conftest import FROZEN_NOW, fixed_app, toast_messages
 from tests.support.settle import wait_until
 from tui_app.api.errors import ApiCallError
 from tui_app.config.settings import parse_settings
@@ -51,10 +51,6 @@ def shown(app: JobsApp, selector: str) -> str:
     console = Console(width=300, record=True, file=io.StringIO())
     console.print(widget.content)
     return console.export_text().strip()
-
-
-def toasts(app: JobsApp) -> list[str]:
-    return [n.message for n in raised_toasts(app)]
 
 
 async def loaded(pilot: Any) -> None:
@@ -154,8 +150,10 @@ async def test_folded_rows_one_rule_marks_shown_and_single_jobs_never_folded(
 
         assert table(app).move_to_key("group:mnist")
         await pilot.press("d")
-        await wait_until(pilot, lambda: any("folded group" in t for t in toasts(app)), "why")
-        assert "Describe" in toasts(app)[-1]
+        await wait_until(
+            pilot, lambda: any("folded group" in t for t in toast_messages(app)), "why"
+        )
+        assert "Describe" in toast_messages(app)[-1]
         assert isinstance(app.screen, JobsScreen) and "group:mnist" in keys(app)
 
         await pilot.press("space")
@@ -168,14 +166,18 @@ async def test_folded_rows_one_rule_marks_shown_and_single_jobs_never_folded(
 
         assert table(app).move_to_key("adhoc")
         await pilot.press("minus")
-        await wait_until(pilot, lambda: any("nothing to fold" in t for t in toasts(app)), "why")
+        await wait_until(
+            pilot, lambda: any("nothing to fold" in t for t in toast_messages(app)), "why"
+        )
         assert "adhoc" in keys(app)
 
         # Filtered to families of one job, F says why nothing folds rather than nothing.
         app.screen.query_one("#filter", Input).value = "adhoc"
         await wait_until(pilot, lambda: keys(app) == ["adhoc"], "adhoc alone")
         await pilot.press("F")  # the list has the focus: F is not typed into the box
-        await wait_until(pilot, lambda: any("one job: nothing" in t for t in toasts(app)), "why")
+        await wait_until(
+            pilot, lambda: any("one job: nothing" in t for t in toast_messages(app)), "why"
+        )
 
 
 async def test_elapsed_shows_the_wait_apart_from_the_run(tmp_path: Path) -> None:

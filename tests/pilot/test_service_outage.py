@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import _start, _stop
-from tests.pilot.conftest import live_app, raised_toasts, wait_for
+from tests.pilot.conftest import live_app, toast_messages, wait_for
 from tests.support.live_service import basic_job
 from tui_app.model.job_view import JobRow
-from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.message_screen import MessageScreen
@@ -22,10 +21,6 @@ from tui_app.widgets.job_table import JobTable
 
 PROJECT = "outage-project"
 JOB = "outage_20261122_010000"
-
-
-def _notes(app: JobsApp) -> list[str]:
-    return [str(n.message) for n in raised_toasts(app)]
 
 
 def _state(table: JobTable, job_id: str) -> str | None:
@@ -69,7 +64,7 @@ async def test_actions_during_an_outage_say_they_failed_and_the_app_recovers(
             # Resubmit: an error notification with the reason.
             await pilot.press("R")
             await wait_for(
-                pilot, lambda: any("Resubmit failed" in n for n in _notes(app)), timeout=30
+                pilot, lambda: any("Resubmit failed" in n for n in toast_messages(app)), timeout=30
             )
 
             # Back on the same port and state: the banner goes, the list updates, and the job
@@ -80,6 +75,6 @@ async def test_actions_during_an_outage_say_they_failed_and_the_app_recovers(
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             await pilot.press("y")
             await wait_for(pilot, lambda: _state(table, JOB) == "CANCELLED", timeout=30)
-            assert any(f"Cancelling {JOB}" in n for n in _notes(app))
+            assert any(f"Cancelling {JOB}" in n for n in toast_messages(app))
     finally:
         _stop(svc)
