@@ -350,7 +350,8 @@ class JobService:
         (valid until the job ends); empty while the service's address is not known yet."""
         if self.url is None:
             return {}
-        secret = self.replica_credentials.issue(ReplicaWriter(project, job_id, trial, task_name))
+        writer = ReplicaWriter(project, job_id, trial, task_name, self.executor.ships_output)
+        secret = self.replica_credentials.issue(writer)
         return replica_storage_env(self.url, secret, project, self.storage_proxy)
 
     def on_object_written(

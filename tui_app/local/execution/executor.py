@@ -107,6 +107,10 @@ class Executor(Protocol):
     name: str
     """``local`` or ``ray``, for the service's start-up line and ``:environment``."""
 
+    ships_output: bool
+    """Whether its replicas send their output files to the service over HTTP
+    (``storage/replica_output.py``): only then may their credentials use that route."""
+
     def describe(self) -> str:
         """One line for the service's start-up output."""
 

@@ -198,6 +198,8 @@ class LocalExecutor:
     """Replicas as supervisor processes on this machine (see the module doc)."""
 
     name = "local"
+    ships_output = False
+    """Replicas write their files in the state dir themselves (their supervisors do)."""
 
     def describe(self) -> str:
         return "replicas run as processes on this machine"

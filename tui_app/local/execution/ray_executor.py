@@ -362,6 +362,8 @@ class RayExecutor:
     """Replicas on a Ray cluster (see the module doc)."""
 
     name = "ray"
+    ships_output = True
+    """A node's actor ships each replica's output to the service (``ray_replica.OutputShipper``)."""
 
     def __init__(
         self,

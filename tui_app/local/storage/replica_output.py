@@ -13,15 +13,20 @@ and nothing downstream knows the difference.
 
 ``stream`` is one of ``stdout``, ``stderr``, ``hypertune``, ``status``; the credential is the
 replica's own (the auth middleware resolves it to the replica and refuses one that expired with
-its job: 401). A POST carries the file's bytes from ``offset`` on: bytes the service already has
-are skipped, so a resend after a lost answer or a restart never doubles a line; an offset past
-what the service has is a gap (409 with the size it has, for the sender to resend from). At most
-4 MiB per request.
+its job: 401). Only a credential the Ray executor issued may use this route (``ships_output``);
+a process or container replica's files are written by its supervisor on this machine, and its
+credential gets a 403 here. A POST carries the file's bytes from ``offset`` on: bytes the service
+already has are skipped, so a resend after a lost answer or a restart never doubles a line; an
+offset past what the service has is a gap (409 with the size it has, for the sender to resend
+from). At most 4 MiB per request, and at most ``REPLICA_OUTPUT_CAPS`` in all (413 beyond).
+
+The files live in a folder a container replica may also write (its hypertune folder is mounted
+into it): every open goes through ``untrusted_files``, so a link or a FIFO planted there is
+refused (403) instead of followed.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from aiohttp import web
@@ -30,9 +35,16 @@ from tui_app.local.errors import ApiError, invalid_field
 from tui_app.local.paths import StateDir
 from tui_app.local.storage.storage_api import WRITER_KEY
 from tui_app.local.storage.storage_env import (
+    REPLICA_OUTPUT_CAPS,
     REPLICA_OUTPUT_FILES,
     REPLICA_PREFIX,
     ReplicaWriter,
+)
+from tui_app.local.untrusted_files import (
+    FileTooLargeError,
+    UntrustedFileError,
+    append_beneath,
+    size_beneath,
 )
 
 MAX_CHUNK_BYTES = 4 << 20
@@ -40,10 +52,17 @@ MAX_CHUNK_BYTES = 4 << 20
 STATE_KEY: web.AppKey[StateDir] = web.AppKey("replica_output_state", StateDir)
 
 
-def _target(request: web.Request) -> Path:
+def _target(request: web.Request) -> tuple[Path, str, str]:
+    """The replica's folder, the file's name in it, and the stream."""
     writer = request.get(WRITER_KEY)
     if not isinstance(writer, ReplicaWriter):
         raise ApiError("UNAUTHENTICATED", "A replica credential is required.")
+    if not writer.ships_output:
+        raise ApiError(
+            "PERMISSION_DENIED",
+            "Only a replica on a Ray node sends its output files here; this replica's output "
+            "is written on this machine by its supervisor.",
+        )
     stream = request.match_info["stream"]
     name = REPLICA_OUTPUT_FILES.get(stream)
     if name is None:
@@ -51,22 +70,33 @@ def _target(request: web.Request) -> Path:
         raise invalid_field("stream", f"{stream[:40]!r} is not one of {known}.")
     state = request.app[STATE_KEY]
     folder = state.replica_dir(writer.project, writer.job_id, writer.trial, writer.task_name)
-    return folder / name
+    return folder, name, stream
 
 
-def _size(path: Path) -> int:
+def _refused(stream: str, exc: UntrustedFileError) -> ApiError:
+    return ApiError(
+        "PERMISSION_DENIED",
+        f"The replica's {stream} file cannot be used: it is not a regular file in the "
+        f"replica's folder ({exc.strerror}).",
+    )
+
+
+def _size(folder: Path, name: str, stream: str) -> int:
     try:
-        return path.stat().st_size
+        return size_beneath(folder, name)
     except FileNotFoundError:
         return 0
+    except UntrustedFileError as exc:
+        raise _refused(stream, exc) from None
 
 
 async def output_size(request: web.Request) -> web.Response:
-    return web.json_response({"size": _size(_target(request))})
+    folder, name, stream = _target(request)
+    return web.json_response({"size": _size(folder, name, stream)})
 
 
 async def append_output(request: web.Request) -> web.Response:
-    path = _target(request)
+    folder, name, stream = _target(request)
     raw = request.query.get("offset", "")
     if not raw.isdigit() or len(raw) > 15:
         raise invalid_field("offset", f"{raw[:20]!r} is not a byte offset (0 or more).")
@@ -76,20 +106,27 @@ async def append_output(request: web.Request) -> web.Response:
     data = await request.content.read(MAX_CHUNK_BYTES + 1)
     if len(data) > MAX_CHUNK_BYTES:
         raise invalid_field("body", f"At most {MAX_CHUNK_BYTES} bytes per request.")
-    size = _size(path)
+    size = _size(folder, name, stream)
     if offset > size:
         return web.json_response({"size": size}, status=409)
     fresh = data[size - offset :]
     if fresh:
-        path.parent.mkdir(parents=True, exist_ok=True)
         # One writer per file (the event loop), appended in one write: a tailer reading the
         # file meanwhile sees whole chunks.
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        cap = REPLICA_OUTPUT_CAPS.get(stream)
         try:
-            os.write(fd, fresh)
-        finally:
-            os.close(fd)
-    return web.json_response({"size": size + len(fresh)})
+            size = append_beneath(folder, name, fresh, cap)
+        except FileTooLargeError:
+            raise ApiError(
+                "RESOURCE_EXHAUSTED",
+                f"The replica's {stream} file may hold at most {cap} bytes; the service takes "
+                "no more of it.",
+                http_status=413,
+            ) from None
+        except UntrustedFileError as exc:
+            raise _refused(stream, exc) from None
+        return web.json_response({"size": size})
+    return web.json_response({"size": size})
 
 
 def add_routes(app: web.Application, state: StateDir) -> None:

@@ -26,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "HYPERTUNE_MAX_BYTES",
     "PROXY_ORIGINS",
     "PROXY_ORIGIN_HEADER",
+    "REPLICA_OUTPUT_CAPS",
     "REPLICA_OUTPUT_FILES",
     "REPLICA_PREFIX",
     "ObjectWrite",
@@ -58,6 +60,20 @@ REPLICA_OUTPUT_FILES = {
 (``storage/replica_output.py`` takes them, ``execution/ray_replica.py`` sends them, ``status``
 last so the service holds every line before it learns that the replica ended)."""
 
+HYPERTUNE_MAX_BYTES = 256 << 20
+"""The most of a replica's hypertune file the service takes or reads: 4 million reports of a
+metric at about 60 bytes each. A trainer reporting every step of a long run stays far below; a
+file past it fails its trial (``execution/trials.py``) rather than the service's memory."""
+
+REPLICA_OUTPUT_CAPS: dict[str, int | None] = {
+    "stdout": None,
+    "stderr": None,
+    "hypertune": HYPERTUNE_MAX_BYTES,
+    "status": 64 << 10,
+}
+"""The most each shipped file may hold in all (None: a log, bounded by the log store's own
+rules). ``status.json`` is one small JSON object."""
+
 
 @dataclass(frozen=True)
 class ReplicaWriter:
@@ -67,6 +83,10 @@ class ReplicaWriter:
     job_id: str
     trial: str | None
     task_name: str
+    ships_output: bool = False
+    """Issued to a replica on another node (the Ray executor): only such a credential may send
+    output files (``replica_output``); a local or container replica's files are the
+    supervisor's to write."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,6 +101,7 @@ class ReplicaWriter:
                 str(data["job_id"]),
                 None if data.get("trial") is None else str(data["trial"]),
                 str(data["task_name"]),
+                data.get("ships_output") is True,
             )
         except KeyError:
             return None
