@@ -29,6 +29,8 @@ __all__ = [
     "UntrustedFileError",
     "append_beneath",
     "files_beneath",
+    "opened_beneath",
+    "read_at",
     "read_beneath",
     "size_beneath",
 ]
@@ -154,14 +156,28 @@ def read_beneath(
         FileNotFoundError: it does not exist (yet).
         UntrustedFileError: it is not a regular file.
     """
+    with opened_beneath(base, relative) as fd:
+        return read_at(fd, offset, limit)
+
+
+@contextlib.contextmanager
+def opened_beneath(base: Path, relative: str | PurePosixPath) -> Iterator[int]:
+    """A read-only descriptor of ``base/relative``, for several reads of one version of a file
+    that its writer may replace meanwhile (``os.fstat`` gives its size, ``read_at`` its bytes).
+
+    Raises:
+        FileNotFoundError: it does not exist (yet).
+        UntrustedFileError: it is not a regular file.
+    """
     fd = _open_beneath(base, relative, os.O_RDONLY, create_dirs=False)
     try:
-        return _read_fd(fd, offset, limit)
+        yield fd
     finally:
         os.close(fd)
 
 
-def _read_fd(fd: int, offset: int, limit: int) -> bytes:
+def read_at(fd: int, offset: int, limit: int) -> bytes:
+    """At most ``limit`` bytes from ``offset`` of an open file (fewer at its end)."""
     chunks: list[bytes] = []
     got = 0
     while got < limit:
@@ -231,7 +247,7 @@ def files_beneath(
                             ),
                         )
                         continue
-                    yield path, _read_fd(fd, 0, cap)
+                    yield path, read_at(fd, 0, cap)
                 finally:
                     os.close(fd)
     except OSError:

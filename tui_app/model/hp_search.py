@@ -286,8 +286,14 @@ class Search:
         return Suggestion(trial.number, values, trial)
 
     def report(self, s: Suggestion, step: int, value: float) -> None:
-        """An intermediate metric of a running trial (each step counts once)."""
-        if step in s.steps or not math.isfinite(value):
+        """An intermediate metric of a running trial: each step counts once, and only steps on
+        the reporting grid (``reported_step``), at most ``MAX_REPORTS`` of them: optuna's
+        in-memory study copies a trial's intermediate values on every report, so its cost grows
+        with the square of the reports (20k reports took 1.8 s), and a trainer that reports
+        every step of a long run must not make the search the service's bottleneck."""
+        if step in s.steps or not math.isfinite(value) or not reported_step(step):
+            return
+        if len(s.steps) >= MAX_REPORTS:
             return
         s.steps.add(step)
         s.trial.report(value, step)
@@ -310,6 +316,55 @@ class Search:
         return a > b if self.maximize else a < b
 
 
+MAX_REPORTS = 4096
+"""The most intermediate reports of one trial the search takes (``Search.report``)."""
+DENSE_STEPS = 256
+"""Steps below this are all reported; above, ``reported_step`` thins them by octave."""
+
+
+def reported_step(step: int) -> bool:
+    """Whether ``step`` is on the reporting grid: every step below ``DENSE_STEPS``, then 128
+    steps per doubling (1024-2047 every 8th, 2048-4095 every 16th, ...). A function of the step
+    alone, so every trial of a study keeps the same steps and early stopping compares a trial
+    with the others at steps they all reported; a billion steps give about 3,000 reports."""
+    magnitude = abs(step)
+    if magnitude < DENSE_STEPS:
+        return True
+    stride = 1 << (magnitude.bit_length() - 8)
+    return magnitude % stride == 0
+
+
+class ThinSeries:
+    """A trial's ``(step, value)`` reports in bounded memory, for ``allMetrics``: when it holds
+    ``2 * limit`` points every other one is dropped (the first always stays, and ``points``
+    ends with the newest report), so a trial reporting millions of times keeps an evenly spread
+    curve of ``limit`` to ``2 * limit`` points."""
+
+    def __init__(self, limit: int = 1000) -> None:
+        self.limit = max(2, limit)
+        self.last: tuple[int, float] | None = None
+        """The newest report."""
+        self._kept: list[tuple[int, float]] = []
+        self._stride = 1
+        self._seen = 0
+
+    def extend(self, points: Sequence[tuple[int, float]]) -> None:
+        for point in points:
+            if self._seen % self._stride == 0:
+                self._kept.append(point)
+                if len(self._kept) >= 2 * self.limit:
+                    del self._kept[1::2]
+                    self._stride *= 2
+            self._seen += 1
+            self.last = point
+
+    def points(self) -> list[tuple[int, float]]:
+        """The kept points, oldest first, ending with the newest report."""
+        if self.last is None or self._kept[-1] is self.last:
+            return list(self._kept)
+        return [*self._kept, self.last]
+
+
 def internal_key(point: Mapping[str, Any]) -> dict[str, str]:
     return {k: repr(v) for k, v in point.items()}
 
@@ -323,16 +378,19 @@ def final_metric(text: str, tag: str) -> tuple[int, float] | None:
 
 def metric_series(text: str, tag: str) -> list[tuple[int, float]]:
     """Every ``(global_step, value)`` reported for ``tag``, in file order (bad lines skipped)."""
-    out: list[tuple[int, float]] = []
-    for line in text.splitlines():
-        try:
-            entry = json.loads(line)
-            value = float(entry[tag])
-            step = int(float(entry.get("global_step") or 0))
-        except (ValueError, KeyError, TypeError):
-            continue
-        out.append((step, value))
-    return out
+    return [p for line in text.splitlines() if (p := metric_point(line, tag)) is not None]
+
+
+def metric_point(line: str | bytes, tag: str) -> tuple[int, float] | None:
+    """The ``(global_step, value)`` one cloudml-hypertune line reports for ``tag``; None for a
+    line about another tag, or one that is not such a report."""
+    try:
+        entry = json.loads(line)
+        value = float(entry[tag])
+        step = int(float(entry.get("global_step") or 0))
+    except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
+        return None
+    return step, value
 
 
 METRIC_HISTORY_LIMIT = 1000

@@ -33,20 +33,23 @@ from typing import TYPE_CHECKING, Any
 
 from tui_app.local.execution.runner import JobRunner, job_priority
 from tui_app.local.execution.scheduler import LANE_MARK, Grant
+from tui_app.local.execution.trial_metrics import HypertuneFeed, MetricFileError
 from tui_app.local.timefmt import job_time
+from tui_app.local.untrusted_files import UntrustedFileError, files_beneath, read_beneath
 from tui_app.model.capacity import job_demand
 from tui_app.model.hp_search import (
     DEFAULT_METRIC_TAG,
+    METRIC_HISTORY_LIMIT,
     Search,
     Suggestion,
+    ThinSeries,
     arguments,
     max_failed,
     metric_history,
-    metric_series,
 )
 from tui_app.model.severity import SEVERITIES
 from tui_app.model.states import JobState
-from tui_app.model.tf_events import EVENT_FILE_MARKER, is_event_file, scalar_series
+from tui_app.model.tf_events import is_event_file, scalar_series
 from tui_app.model.tiers import Role
 from tui_app.model.trial_outputs import (
     parent,
@@ -86,6 +89,9 @@ class TrialRun(JobRunner):
         self.trial = trial_id
         self.extra_args = extra_args
         self.stopped_early = False
+        self._feed: HypertuneFeed | None = None
+        self.reports = ThinSeries(METRIC_HISTORY_LIMIT)
+        """Every report of the trial's metric so far, thinned (``allMetrics``)."""
 
     def replica_root(self) -> Path:
         return self.host.state.job_dir(self.project, self.job_id) / "trials" / str(self.trial)
@@ -103,20 +109,13 @@ class TrialRun(JobRunner):
             self.trial,
         )
 
-    @property
-    def metric_path(self) -> Path | None:
-        chief = next((h for h in self.handles if h.replica.role is Role.MASTER), None)
-        return None if chief is None else chief.workdir / "hypertune" / "output.metrics"
-
-    def metrics(self, tag: str) -> list[tuple[int, float]]:
-        path = self.metric_path
-        if path is None:
-            return []
-        try:
-            text = path.read_text(errors="replace")
-        except OSError:
-            return []
-        return metric_series(text, tag)
+    def metric_feed(self, tag: str) -> HypertuneFeed | None:
+        """The chief's hypertune reports (``trial_metrics``), once the chief has started."""
+        if self._feed is None:
+            chief = next((h for h in self.handles if h.replica.role is Role.MASTER), None)
+            if chief is not None:
+                self._feed = HypertuneFeed(chief.workdir, tag)
+        return self._feed
 
     def stop(self, state: JobState, message: str | None, early: bool = False) -> None:
         if self.cancel_requested.is_set():
@@ -351,7 +350,9 @@ class TuningRunner(JobRunner):
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
             self.live.pop(trial_id, None)
-        self._update_metric(run, entry, s, search, tag)
+        problem = await self._read_metric(run, entry, s, search, tag, to_the_end=True)
+        if isinstance(problem, str) and state is not JobState.CANCELLED:
+            state, message = JobState.FAILED, problem
         if entry.get("finalMetric"):
             entry.setdefault("output", {})["metricFrom"] = "hypertune"
         else:
@@ -387,7 +388,12 @@ class TuningRunner(JobRunner):
         """While the trial runs: keep finalMetric current and apply early stopping."""
         while True:
             await asyncio.sleep(METRIC_POLL_SECONDS)
-            if self._update_metric(run, entry, s, search, tag):
+            changed = await self._read_metric(run, entry, s, search, tag)
+            if isinstance(changed, str):
+                run.note(f"stopped: {changed}", "ERROR")
+                run.stop(JobState.FAILED, changed)
+                return
+            if changed:
                 self._save_output()
                 if search.should_stop(s):
                     run.note(
@@ -398,24 +404,43 @@ class TuningRunner(JobRunner):
                     run.stop(JobState.SUCCEEDED, None, early=True)
                     return
 
-    def _update_metric(
-        self, run: TrialRun, entry: dict[str, Any], s: Suggestion, search: Search, tag: str
-    ) -> bool:
-        """Read the trial's metric file; True when finalMetric changed."""
-        series = run.metrics(tag)
-        for step, value in series:
-            search.report(s, step, value)
-        if not series:
+    async def _read_metric(
+        self,
+        run: TrialRun,
+        entry: dict[str, Any],
+        s: Suggestion,
+        search: Search,
+        tag: str,
+        to_the_end: bool = False,
+    ) -> bool | str:
+        """Take the trial's new hypertune reports (read in a worker thread, a poll's worth, or
+        everything left with ``to_the_end``); True when finalMetric changed, or why the file
+        cannot be followed (the trial then fails with that)."""
+        feed = run.metric_feed(tag)
+        if feed is None:
             return False
-        history = metric_history(series)
-        changed = entry.get("allMetrics") != history
-        entry["allMetrics"] = history
-        step, value = series[-1]
+        points: list[tuple[int, float]] = []
+        try:
+            while True:
+                fresh = await asyncio.to_thread(feed.poll)
+                points += fresh
+                # Thinned as they come, so catching up on a large file never holds it all.
+                run.reports.extend(fresh)
+                for step, value in fresh:
+                    search.report(s, step, value)
+                if not to_the_end or not feed.behind:
+                    break
+        except MetricFileError as exc:
+            return f"Trial {run.trial} {exc}."
+        if not points:
+            return False
+        entry["allMetrics"] = metric_history(run.reports.points())
+        step, value = points[-1]
         if not math.isfinite(value):
-            return changed
+            return True
         metric = {"trainingStep": str(step), "objectiveValue": value}
         if entry.get("finalMetric") == metric:
-            return changed
+            return True
         entry["finalMetric"] = metric
         return True
 
@@ -476,7 +501,11 @@ class TuningRunner(JobRunner):
             # A local jobDir: no storage writes to attribute, so only the trial's own
             # <jobDir>/<trialId> (the platform's idiom) is read, never the shared dir.
             roots.append(Path(job_dir.removeprefix("file://")) / str(run.trial))
-        series = await asyncio.to_thread(_event_series, files, roots, tag)
+        series, problems = await asyncio.to_thread(
+            _event_series, self.host.state.gcs_root, files, roots, tag
+        )
+        for problem in problems[:3]:
+            run.note(f"an event file was not read: {problem}.", "WARNING")
         if not series:
             return
         for step, value in series:
@@ -547,19 +576,43 @@ def _trial_order(trial_id: str) -> tuple[int, str]:
     return (int(trial_id), "") if trial_id.isdigit() else (1 << 62, trial_id)
 
 
-def _event_series(files: list[Path], local_roots: list[Path], tag: str) -> list[tuple[int, float]]:
-    """``(step, value)`` for ``tag`` from the given event files and any under ``local_roots``
-    (the replica's work dir, for a trainer that wrote its summaries to a relative path; the
-    trial's own folder of a local jobDir), ordered by step."""
-    found = list(files)
-    for root in local_roots:
-        with contextlib.suppress(OSError):
-            found += [p for p in root.rglob(f"events.out.{EVENT_FILE_MARKER}*") if p.is_file()]
-    series: list[tuple[int, float]] = []
-    for path in found:
+EVENT_FILE_MAX_BYTES = 256 << 20
+"""The largest event file read for a trial's metric: summaries of scalars stay far below, and a
+replica-written file is never read whole into the service's memory past this."""
+
+
+def _event_series(
+    gcs_root: Path, files: list[Path], local_roots: list[Path], tag: str
+) -> tuple[list[tuple[int, float]], list[str]]:
+    """``(step, value)`` for ``tag`` from the given event files (objects under ``gcs_root``)
+    and any under ``local_roots`` (the replica's work dir, for a trainer that wrote its
+    summaries to a relative path; the trial's own folder of a local jobDir), ordered by step;
+    and why some files were not read. A container writes those folders: they are walked and
+    read through ``untrusted_files``, so a link or FIFO named like an event file is skipped,
+    never followed."""
+    found: list[tuple[Path, bytes | UntrustedFileError]] = []
+    for path in files:
         try:
-            series += scalar_series(path.read_bytes(), tag)
-        except OSError:
+            found.append(
+                (
+                    path,
+                    read_beneath(
+                        gcs_root, path.relative_to(gcs_root).as_posix(), limit=EVENT_FILE_MAX_BYTES
+                    ),
+                )
+            )
+        except UntrustedFileError as exc:
+            found.append((path, exc))
+        except (OSError, ValueError):
             continue
+    for root in local_roots:
+        found += files_beneath(root, is_event_file, EVENT_FILE_MAX_BYTES)
+    series: list[tuple[int, float]] = []
+    problems: list[str] = []
+    for _path, data in found:
+        if isinstance(data, UntrustedFileError):
+            problems.append(data.strerror or str(data))
+            continue
+        series += scalar_series(data, tag)
     series.sort(key=lambda point: point[0])
-    return series
+    return series, problems
