@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -220,9 +221,13 @@ class LocalFolder:
                 for name in names:
                     path = os.path.join(folder, name)
                     try:
-                        out.append(OutputFile(path, os.stat(path).st_size))
+                        info = os.lstat(path)
                     except FileNotFoundError:  # removed between the listing and the stat
                         continue
+                    # A container job's replicas write a local jobDir too: a link or a FIFO
+                    # there is not the job's output, and is never followed or opened.
+                    if stat.S_ISREG(info.st_mode):
+                        out.append(OutputFile(path, info.st_size))
         except PermissionError as exc:
             raise ApiCallError(
                 f"Permission denied listing {exc.filename or self.root}", 403, "PERMISSION_DENIED"
@@ -238,7 +243,10 @@ class LocalFolder:
         if start >= file.size:
             return b""
         try:
-            with open(file.path, "rb") as handle:
+            fd = os.open(file.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise ApiCallError(f"Not a regular file: {file.path}", 400, "INVALID_ARGUMENT")
                 handle.seek(start)
                 return handle.read(file.size - start)
         except FileNotFoundError:
