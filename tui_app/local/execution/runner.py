@@ -32,7 +32,9 @@ from tui_app.local.execution.cluster_env import (
 from tui_app.local.execution.executor import ExecutorError, Placement, ReplicaProcess, RunKey
 from tui_app.local.execution.scheduler import Grant
 from tui_app.local.logs.log_ingest import LogSource
+from tui_app.local.storage.storage_env import STATUS_MAX_BYTES
 from tui_app.local.timefmt import parse_job_time
+from tui_app.local.untrusted_files import opened_beneath, read_at, read_beneath
 from tui_app.model.capacity import Demand, fit, job_demand
 from tui_app.model.cluster import Replica, replicas
 from tui_app.model.job_images import container_entry, job_images, replica_image
@@ -79,9 +81,12 @@ class ReplicaHandle:
         return self.workdir / "stderr.log"
 
     def read_status(self) -> dict[str, Any]:
+        # A Ray replica's status arrives over the output route: read it as a file a replica
+        # wrote (``untrusted_files``), within the route's cap.
         try:
-            return dict(json.loads(self.status_path.read_text()))
-        except (OSError, ValueError):
+            data = read_beneath(self.workdir, "status.json", 0, STATUS_MAX_BYTES)
+            return dict(json.loads(data))
+        except (OSError, ValueError, TypeError):
             return {"exit_code": None, "signal": None, "lost": True}
 
 
@@ -148,10 +153,9 @@ def _traceback_tail(path: Path) -> str:
     carries a long original stack trace, with shutdown noise after it.
     """
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            fh.seek(max(0, size - STDERR_TAIL_BYTES))
-            data = fh.read()
+        with opened_beneath(path.parent, path.name) as fd:
+            size = os.fstat(fd).st_size
+            data = read_at(fd, max(0, size - STDERR_TAIL_BYTES), STDERR_TAIL_BYTES)
     except OSError:
         return ""
     if size > STDERR_TAIL_BYTES:  # the first line is cut: drop it

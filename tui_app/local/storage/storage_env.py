@@ -32,6 +32,7 @@ __all__ = [
     "REPLICA_OUTPUT_CAPS",
     "REPLICA_OUTPUT_FILES",
     "REPLICA_PREFIX",
+    "STATUS_MAX_BYTES",
     "ObjectWrite",
     "ReplicaCredentials",
     "ReplicaWriter",
@@ -65,14 +66,17 @@ HYPERTUNE_MAX_BYTES = 256 << 20
 metric at about 60 bytes each. A trainer reporting every step of a long run stays far below; a
 file past it fails its trial (``execution/trials.py``) rather than the service's memory."""
 
+STATUS_MAX_BYTES = 64 << 10
+"""A replica's ``status.json``: one small JSON object."""
+
 REPLICA_OUTPUT_CAPS: dict[str, int | None] = {
     "stdout": None,
     "stderr": None,
     "hypertune": HYPERTUNE_MAX_BYTES,
-    "status": 64 << 10,
+    "status": STATUS_MAX_BYTES,
 }
 """The most each shipped file may hold in all (None: a log, bounded by the log store's own
-rules). ``status.json`` is one small JSON object."""
+rules)."""
 
 
 @dataclass(frozen=True)
