@@ -11,21 +11,41 @@ has a small cluster of its own: it must not take down a node other tests are usi
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import ipaddress
 import json
 import logging
 import os
 import signal
+import stat
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import psutil
 import pytest
 
 from tests.conftest import _start, _stop, unique_id
+from tests.service.test_replica_output import call
 from tests.support.live_service import LiveService, basic_job, free_port
+from tui_app.local.execution.local_executor import SUPERVISOR_MODULE
+from tui_app.local.execution.ray_replica import (
+    STALE_SECONDS,
+    NodeRootError,
+    OutputShipper,
+    node_folder,
+    node_root,
+    sweep_replicas,
+)
+from tui_app.local.storage.replica_output import MAX_CHUNK_BYTES
+from tui_app.local.storage.storage_env import HYPERTUNE_MAX_BYTES
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -551,3 +571,387 @@ def test_a_restarted_service_gives_back_what_ended_jobs_still_hold(
     finally:
         ray.shutdown()
         _stop(svc)
+
+
+# -- the output route with a Ray-issued credential (storage/replica_output.py) -----------------
+
+
+def running_ray_job(svc: LiveService, package: str, base: str) -> tuple[str, str, Path]:
+    """A long one-replica job RUNNING on the cluster: its id, the endpoint with its replica's
+    Ray-issued credential, and the replica's folder on the service's side. The service writes
+    the spec (its own paths, the credential in ``STORAGE_EMULATOR_HOST``) there before it sends
+    it to the node. The trainer reports no hypertune metric (``--checkpoint-every 0``), so the
+    node's shipper never sends that stream while the test does."""
+    job_id = unique_id(base)
+    svc.client().create(
+        job_of(job_id, package, "--steps", "1000000", "--sleep", "0.05", "--checkpoint-every", "0")
+    )
+    svc.wait_state(job_id, ("RUNNING",), timeout=120)
+    workdir = svc.state_dir / "jobs" / "test-project" / job_id / "master-replica-0"
+    endpoint = str(json.loads((workdir / "spec.json").read_text())["env"]["STORAGE_EMULATOR_HOST"])
+    assert "/_replica/" in endpoint, endpoint
+    return job_id, endpoint, workdir
+
+
+def test_shipped_bytes_land_once_and_bad_requests_are_refused(
+    ray_service: LiveService, ray_package: str
+) -> None:
+    job_id, endpoint, workdir = running_ray_job(ray_service, ray_package, "ray_shipped")
+    # The node ships status.json only when its replica has ended: until then it is ours.
+    url = f"{endpoint}/output/status"
+    target: Path = workdir / "status.json"
+
+    assert call(url) == (200, {"size": 0})
+    assert call(url + "?offset=5", b"abc") == (409, {"size": 0})  # a gap is never filled in
+    assert call(url + "?offset=0", b"hello ") == (200, {"size": 6})
+    assert call(url + "?offset=3", b"lo world") == (200, {"size": 11})  # resent bytes skipped
+    assert call(url + "?offset=0", b"hello") == (200, {"size": 11})  # all of it resent
+    assert target.read_bytes() == b"hello world"
+
+    status, body = call(f"{endpoint}/output/passwd?offset=0", b"x")
+    assert status == 400 and "stream" in body["error"]["message"]
+    for bad in ("-1", "abc", "1e3", ""):
+        status, body = call(f"{url}?offset={bad}", b"x")
+        assert status == 400 and "offset" in body["error"]["message"], bad
+    forged = endpoint.rsplit("/", 1)[0] + "/not-a-credential"
+    assert call(f"{forged}/output/stdout")[0] == 401
+
+    ray_service.client().cancel(job_id)
+    assert ray_service.wait_state(job_id, timeout=60)["state"] == "CANCELLED"
+    assert call(f"{url}?offset=11", b"late")[0] == 401  # revoked with its job
+
+
+def test_a_hypertune_stream_takes_nothing_past_its_cap(
+    ray_service: LiveService, ray_package: str
+) -> None:
+    job_id, endpoint, workdir = running_ray_job(ray_service, ray_package, "ray_capped")
+    url = f"{endpoint}/output/hypertune"
+    on_disk = workdir / "hypertune" / "output.metrics"
+    chunk = b"m" * MAX_CHUNK_BYTES
+    try:
+        size, status = 0, 200
+        body: Any = {}
+        for _ in range(HYPERTUNE_MAX_BYTES // MAX_CHUNK_BYTES + 1):  # 64 fit, the 65th not
+            status, body = call(f"{url}?offset={size}", chunk)
+            if status != 200:
+                break
+            # The whole body lands: a route that took only what had arrived of it (aiohttp's
+            # content.read(n) answers with what is buffered) would make every sender resend.
+            assert body == {"size": size + len(chunk)}, "the route took part of a 4 MiB body"
+            size = body["size"]
+        assert status == 413, body
+        assert body["error"]["status"] == "RESOURCE_EXHAUSTED"
+        assert size == HYPERTUNE_MAX_BYTES
+        assert on_disk.stat().st_size == size <= HYPERTUNE_MAX_BYTES
+        assert call(f"{url}?offset={size}", b"1")[0] == 413  # not one byte more
+        assert on_disk.stat().st_size == size
+        assert call(url) == (200, {"size": size})
+        assert call(f"{endpoint}/output/stdout")[0] == 200  # the other streams go on
+    finally:
+        ray_service.client().cancel(job_id)
+        assert ray_service.wait_state(job_id, timeout=60)["state"] == "CANCELLED"
+        on_disk.unlink(missing_ok=True)  # 256 MiB
+
+
+def test_a_link_or_fifo_planted_in_the_services_copy_is_refused_not_followed(
+    ray_service: LiveService, ray_package: str, tmp_path: Path
+) -> None:
+    job_id, endpoint, workdir = running_ray_job(ray_service, ray_package, "ray_planted")
+    url = f"{endpoint}/output/hypertune"
+    secret = tmp_path / "not-the-replicas.txt"
+    secret.write_bytes(b"someone else's file\n")
+    seen = secret.stat()
+    planted = workdir / "hypertune" / "output.metrics"
+    planted.parent.mkdir(exist_ok=True)
+    planted.symlink_to(secret)
+    try:
+        answers = [call(url)]  # its size
+        for offset in (0, len(b"someone else's file\n")):  # a write, from either end
+            answers.append(call(f"{url}?offset={offset}", b"0.5\n"))
+        for status, body in answers:
+            assert status == 403, body
+            assert "symbolic link" in body["error"]["message"], body
+        assert secret.read_bytes() == b"someone else's file\n"
+        assert secret.stat().st_mtime_ns == seen.st_mtime_ns
+        planted.unlink()
+        os.mkfifo(planted)  # would block an open() without a writer: answered at once instead
+        status, body = call(url)
+        assert status == 403 and "FIFO" in body["error"]["message"], body
+        assert call(f"{endpoint}/output/stdout")[0] == 200  # the other streams go on
+    finally:
+        planted.unlink(missing_ok=True)
+        ray_service.client().cancel(job_id)
+        assert ray_service.wait_state(job_id, timeout=60)["state"] == "CANCELLED"
+
+
+# -- the replica's copy on its node (ray_replica: private folders, removed at the end) --------
+
+
+def node_copy(job_id: str, task: str, address: str, remote_root: Path) -> Path:
+    """Where replica ``task`` of ``job_id`` keeps its files on the node at ``address``: the
+    session cluster's last node has a root of its own (``ray_remote_root``), the others the
+    default one (``node_root``: this process's environment is the cluster's)."""
+    root = remote_root if remote_root.name == f"node-{address}" else node_root()
+    run = hashlib.sha256(f"test-project/{job_id}".encode()).hexdigest()[:16]
+    return root / "replicas" / run / task
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def test_a_replicas_copy_on_its_node_is_private_and_gone_when_it_ends(
+    ray_service: LiveService, ray_package: str, ray_remote_root: Path
+) -> None:
+    """spec.json holds the replica's credential: nobody but the service's user may read it, on
+    any node, and nothing of the run stays behind on a node after the job."""
+    job_id = unique_id("ray_private")
+    client = ray_service.client()
+    two = {
+        "scaleTier": "CUSTOM",
+        "masterType": "standard",
+        "workerType": "standard",
+        "workerCount": "1",
+    }
+    client.create(job_of(job_id, ray_package, "--steps", "1000000", "--sleep", "0.05", **two))
+    try:
+        ray_service.wait_state(job_id, ("RUNNING",), timeout=120)
+        nodes = replica_nodes(ray_service, job_id)
+        copies = {
+            task: node_copy(job_id, task, node["address"], ray_remote_root)
+            for task, node in nodes.items()
+        }
+        assert sorted(copies) == ["master-replica-0", "worker-replica-0"]
+        for task, folder in copies.items():
+            wait_until(f"{task}'s supervisor on its node", (folder / "pid.json").exists)
+            root = folder.parents[2]
+            for path in (root, root / "replicas", folder.parent, folder, folder / "hypertune"):
+                assert mode(path) == 0o700, (task, path, oct(mode(path)))
+            for name in ("spec.json", "supervisor.log", "stdout.log", "stderr.log", "pid.json"):
+                assert mode(folder / name) == 0o600, (task, name, oct(mode(folder / name)))
+            spec = json.loads((folder / "spec.json").read_text())
+            assert "/_replica/" in spec["env"]["STORAGE_EMULATOR_HOST"]  # what is guarded
+    finally:
+        client.cancel(job_id)
+    assert ray_service.wait_state(job_id, timeout=60)["state"] == "CANCELLED"
+    for task, folder in copies.items():
+        wait_until(f"{task}'s run folder removed", lambda f=folder: not f.parent.exists())
+
+
+def test_a_link_or_fifo_planted_on_the_node_is_not_shipped_and_the_rest_goes_on(
+    ray_service: LiveService, ray_package: str, ray_remote_root: Path, tmp_path: Path
+) -> None:
+    """What a container replica could do to the folder it writes: its hypertune report a link
+    to a file of the node, a log a FIFO. The actor's shipper opens neither, and the log lines
+    keep arriving."""
+    job_id = unique_id("ray_node_link")
+    client = ray_service.client()
+    client.create(
+        job_of(
+            job_id,
+            ray_package,
+            "--steps",
+            "1000000",
+            "--sleep",
+            "0.05",
+            "--log-every",
+            "1",
+            "--checkpoint-every",
+            "0",
+        )
+    )
+    secret = tmp_path / "node-file.txt"
+    secret.write_bytes(b"a file of the node\n")
+    try:
+        ray_service.wait_state(job_id, ("RUNNING",), timeout=120)
+        node = replica_nodes(ray_service, job_id)["master-replica-0"]
+        folder = node_copy(job_id, "master-replica-0", node["address"], ray_remote_root)
+        wait_until("the supervisor on the node", (folder / "pid.json").exists)
+        (folder / "hypertune" / "output.metrics").symlink_to(secret)
+        os.mkfifo(folder / "stderr.fifo")
+        os.replace(folder / "stderr.fifo", folder / "stderr.log")  # the supervisor keeps its own
+        before = len(service_lines(ray_service, job_id, "master-replica-0"))
+        # Dozens of lines later the shipper has passed both planted names several times.
+        wait_until(
+            "lines shipped after the planting",
+            lambda: len(service_lines(ray_service, job_id, "master-replica-0")) > before + 40,
+        )
+    finally:
+        client.cancel(job_id)
+    assert ray_service.wait_state(job_id, timeout=60)["state"] == "CANCELLED"
+    service_copy = ray_service.state_dir / "jobs" / "test-project" / job_id / "master-replica-0"
+    assert not (service_copy / "hypertune" / "output.metrics").exists()
+    assert secret.read_bytes() == b"a file of the node\n"
+    wait_until("the run folder removed", lambda: not folder.parent.exists())
+    assert secret.exists()  # removing the folder removed the link, not what it named
+
+
+# -- the same rules without a cluster: the shipper against a stand-in route, the sweep --------
+
+
+class _Route(BaseHTTPRequestHandler):
+    """The output route as the service answers it (``storage/replica_output.py``): GET the
+    size, POST bytes from an offset, 413 past a stream's cap."""
+
+    got: dict[str, bytearray]
+    caps: dict[str, int]
+
+    def _answer(self, code: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        stream = urlsplit(self.path).path.rsplit("/", 1)[-1]
+        self._answer(200, {"size": len(self.got.setdefault(stream, bytearray()))})
+
+    def do_POST(self) -> None:
+        parts = urlsplit(self.path)
+        stream = parts.path.rsplit("/", 1)[-1]
+        offset = int(parse_qs(parts.query)["offset"][0])
+        data = self.rfile.read(int(self.headers["Content-Length"]))
+        have = self.got.setdefault(stream, bytearray())
+        if offset > len(have):
+            return self._answer(409, {"size": len(have)})
+        fresh = data[len(have) - offset :]
+        if stream in self.caps and len(have) + len(fresh) > self.caps[stream]:
+            message = f"The replica's {stream} file may hold at most {self.caps[stream]} bytes"
+            return self._answer(413, {"error": {"code": 413, "message": message}})
+        have += fresh
+        self._answer(200, {"size": len(have)})
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base names it
+        pass
+
+
+@pytest.fixture
+def route() -> Iterator[tuple[str, dict[str, bytearray], dict[str, int]]]:
+    """A stand-in output route on loopback: (endpoint, bytes it took by stream, caps)."""
+    got: dict[str, bytearray] = {}
+    caps: dict[str, int] = {}
+    handler = type("Route", (_Route,), {"got": got, "caps": caps})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/_replica/secret", got, caps
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_shipper_opens_no_link_or_fifo_and_ships_the_other_streams(
+    route: tuple[str, dict[str, bytearray], dict[str, int]], tmp_path: Path
+) -> None:
+    endpoint, got, _ = route
+    workdir = tmp_path / "replica"
+    (workdir / "hypertune").mkdir(parents=True)
+    secret = tmp_path / "node-file"
+    secret.write_bytes(b"a file of the node\n")
+    (workdir / "hypertune" / "output.metrics").symlink_to(secret)
+    os.mkfifo(workdir / "stderr.log")  # open() would wait for a writer forever
+    (workdir / "stdout.log").write_bytes(b"line 1\n")
+    (workdir / "status.json").write_bytes(b'{"exit_code": 0}')
+    shipper = OutputShipper(workdir, endpoint)
+
+    assert shipper.ship_once(final=True)
+    assert set(shipper.stopped) == {"hypertune", "stderr"}
+    assert "symbolic link" in shipper.stopped["hypertune"]
+    assert "FIFO" in shipper.stopped["stderr"]
+    assert "no longer shipped" in shipper.last_error
+    assert got == {"stdout": bytearray(b"line 1\n"), "status": bytearray(b'{"exit_code": 0}')}
+    with open(workdir / "stdout.log", "ab") as f:
+        f.write(b"line 2\n")
+    assert shipper.ship_once(final=False)
+    assert got["stdout"] == b"line 1\nline 2\n"  # the other streams go on
+    assert "hypertune" not in got and secret.read_bytes() == b"a file of the node\n"
+
+
+def test_the_shipper_stops_a_stream_the_service_caps_and_ships_the_others(
+    route: tuple[str, dict[str, bytearray], dict[str, int]], tmp_path: Path
+) -> None:
+    endpoint, got, caps = route
+    caps["hypertune"] = 10
+    workdir = tmp_path / "replica"
+    (workdir / "hypertune").mkdir(parents=True)
+    (workdir / "hypertune" / "output.metrics").write_bytes(b"0123456789abcdef")
+    (workdir / "stdout.log").write_bytes(b"line 1\n")
+    shipper = OutputShipper(workdir, endpoint)
+
+    assert shipper.ship_once(final=False)  # nothing to retry: the cap never moves
+    assert "413" in shipper.stopped["hypertune"] and "at most 10 bytes" in shipper.last_error
+    assert got["hypertune"] == b""
+    with open(workdir / "stdout.log", "ab") as f:
+        f.write(b"line 2\n")
+    assert shipper.ship_once(final=False)
+    assert got["stdout"] == b"line 1\nline 2\n"
+
+
+def test_node_folders_are_private_and_another_users_or_a_link_is_refused(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "node"
+    root.mkdir(mode=0o755)  # made by an older version
+    (root / "replicas").mkdir(mode=0o755)
+    task = node_folder(root, "replicas", "run", "master-replica-0")
+    for path in (root, root / "replicas", task.parent, task):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "linked").symlink_to(elsewhere)
+    with pytest.raises(NodeRootError, match="is a link"):
+        node_folder(tmp_path / "linked", "replicas")
+    if os.getuid() == 0:  # root may give a folder away to see the check refuse it
+        theirs = tmp_path / "theirs"
+        theirs.mkdir()
+        os.chown(theirs, 12345, 12345)
+        with pytest.raises(NodeRootError, match="belongs to user 12345"):
+            node_folder(theirs)
+
+
+def _replica_folder(root: Path, run: str, task: str, pid: int | None) -> Path:
+    folder = node_folder(root, "replicas", run, task)
+    (folder / "spec.json").write_text("{}")
+    if pid is not None:
+        (folder / "pid.json").write_text(json.dumps({"supervisor": pid, "replica": pid}))
+    return folder
+
+
+def test_the_sweep_removes_only_what_no_actor_owns_and_no_supervisor_runs(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "node"
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    # A stand-in supervisor: a live process whose command line names the supervisor module.
+    supervisor = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()", SUPERVISOR_MODULE],
+        stdin=subprocess.PIPE,
+    )
+    try:
+        dead = _replica_folder(root, "run-a", "master-replica-0", ended.pid)
+        running = _replica_folder(root, "run-b", "master-replica-0", supervisor.pid)
+        owned = _replica_folder(root, "run-c", "master-replica-0", ended.pid)
+        fresh = _replica_folder(root, "run-d", "master-replica-0", None)
+        old = _replica_folder(root, "run-e", "master-replica-0", None)
+        empty_run = node_folder(root, "replicas", "run-f")
+        long_ago = time.time() - STALE_SECONDS - 60
+        for path in (old, old / "spec.json"):
+            os.utime(path, (long_ago, long_ago))
+        # A live actor of this node holds its folder's lock until its process ends.
+        owner = os.open(owned, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(owner, fcntl.LOCK_EX)
+        try:
+            removed = sweep_replicas(root)
+        finally:
+            os.close(owner)
+        assert sorted(removed) == sorted([dead, old])
+        assert not dead.parent.exists() and not old.parent.exists() and not empty_run.exists()
+        assert running.exists() and owned.exists() and fresh.exists()
+        assert sweep_replicas(root) == [owned]  # its actor gone: the lock is free
+    finally:
+        supervisor.kill()
+        supervisor.wait()

@@ -5,6 +5,7 @@ caps, and a file that is not a regular file, or past the cap, stops the feed wit
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -139,7 +140,7 @@ def test_a_file_past_its_cap_stops_the_feed(workdir: Path) -> None:
 def test_metric_point_takes_one_line_and_refuses_junk() -> None:
     assert metric_point(report(5, 0.25), TAG) == (5, 0.25)
     assert metric_point(b'{"training/hptuning/metric": "1"}', TAG) == (0, 1.0)
-    for junk in ("", "not json", '{"global_step": "inf", "%s": "1"}' % TAG, "[" * 100_000):
+    for junk in ("", "not json", f'{{"global_step": "inf", "{TAG}": "1"}}', "[" * 100_000):
         assert metric_point(junk, TAG) is None
 
 
@@ -175,6 +176,6 @@ def test_thin_series_keeps_an_even_spread_and_the_newest_point() -> None:
     points = series.points()
     assert 100 <= len(points) <= 201
     assert points[0] == (1, 1.0) and points[-1] == (100_000, 100_000.0)
-    gaps = {b[0] - a[0] for a, b in zip(points, points[1:-1], strict=False)}
+    gaps = {b[0] - a[0] for a, b in itertools.pairwise(points[:-1])}
     assert len(gaps) == 1  # evenly spread
     assert ThinSeries().points() == []

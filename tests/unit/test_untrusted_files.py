@@ -145,6 +145,6 @@ def test_files_beneath_reads_matching_files_and_never_leaves_the_root(
     assert isinstance(got[base / "events.2"], FileTooLargeError)  # 30 bytes > cap 10
     assert isinstance(got[base / "events.link"], UntrustedFileError)
     assert isinstance(got[base / "events.fifo"], UntrustedFileError)
-    assert not any(b"secret" == v for v in got.values())
+    assert not any(v == b"secret" for v in got.values())
     assert all(p.is_relative_to(base) for p in got)
     assert list(files_beneath(tmp_path / "missing", lambda n: True, cap=10)) == []

@@ -15,8 +15,10 @@ same way, under its own root (``ray_replica.node_root``):
   or mirror), and the node's own wheel cache.
 
 Replicas of several jobs (several actor processes) may build on one node at once: a file lock
-per environment lets one build and the others use its result. Nothing here imports Ray: the
-actor hands this module the bytes and streams its log lines back.
+per environment lets one build and the others use its result. Every folder this makes directly
+under the node's root (``locks``, ``runtimes``, ``packages``, ``pip-cache``) is the service's
+user's alone (0700, ``ray_replica.node_folder``), like the root itself. Nothing here imports Ray:
+the actor hands this module the bytes and streams its log lines back.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.local.environments import interpreters, packages, runtime_envs
+from tui_app.local.execution.ray_replica import FILE_MODE, node_folder
 from tui_app.local.paths import StateDir, UnsafePathError
 from tui_app.model.runtimes import Plan, python_of
 
@@ -41,9 +44,9 @@ class NodeEnvError(Exception):
 @contextlib.contextmanager
 def _locked(root: Path, name: str) -> Iterator[None]:
     """Hold ``<root>/locks/<name>.lock`` (other processes of this node wait for it)."""
-    folder = root / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{name}.lock", "a") as handle:
+    folder = node_folder(root, "locks")
+    fd = os.open(folder / f"{name}.lock", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    with open(fd, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -101,6 +104,14 @@ def build(
     except UnsafePathError:
         raise NodeEnvError(f"{layer_name!r} is not a layer name") from None
     plan = node_plan(manifest)
+    # Made private here: runtime_envs and packages, which also serve the service's own state dir
+    # (0700 already), make them with the usual modes.
+    for folder in (
+        runtime_envs.root(root),
+        runtime_envs.wheel_cache(root),
+        StateDir(root).package_cache,
+    ):
+        node_folder(root, folder.name)
     with _locked(root, f"runtime-{plan.key}"):
         env = asyncio.run(runtime_envs.ensure(root, plan, log, pip_settings))
     with _locked(root, f"layer-{layer_name}"):

@@ -16,6 +16,12 @@ A node is not assumed to share a filesystem with the service:
   service or a restarted shipper neither loses nor doubles a line. The URL carries the replica's
   own credential, which the service revokes when the job ends.
 
+Everything the actor keeps on its node lies under ``node_root()``, in folders only the service's
+user may enter (0700): a replica's ``spec.json`` holds its credential (in ``STORAGE_EMULATOR_HOST``
+and the token variables), readable by anyone who can read the file. A replica's folder is removed
+when its output is with the service, and one a dead actor left behind is swept by the next actor
+that starts on the node (``sweep_replicas`` says when a folder counts as left behind).
+
 The actor is detached: it outlives the service that made it, and a restarted service finds it by
 name (``ray.get_actor``) and asks it the same questions. The supervisor is told to stop its
 replica when its parent (this actor's process) goes away, so a killed actor or node leaves no
@@ -25,14 +31,18 @@ training process running. Imported only where Ray is installed (the ``ray`` extr
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import io
 import json
+import logging
 import os
 import queue
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tarfile
@@ -50,6 +60,9 @@ from tui_app.local.environments import packages
 from tui_app.local.execution.local_executor import SUPERVISOR_MODULE
 from tui_app.local.execution.supervisor import stop_signals_held
 from tui_app.local.storage.storage_env import REPLICA_OUTPUT_FILES
+from tui_app.local.untrusted_files import UntrustedFileError, read_beneath, size_beneath
+
+log = logging.getLogger(__name__)
 
 SHIP_EVERY_SECONDS = 0.1
 CHUNK_BYTES = 1 << 20
@@ -68,8 +81,178 @@ def node_root() -> Path:
     return Path("/tmp") / f"tui-app-ray-{os.getuid()}"
 
 
+class NodeRootError(OSError):
+    """A folder under the node's root cannot be made private: another user owns it, or it is
+    a link or a file. The message names it and says what to do."""
+
+
+PRIVATE_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def _private_folder(path: Path) -> None:
+    """``path`` a folder only this user may enter: made 0700, or one of ours found (made by an
+    older version, 0755) and set to 0700. A link or another user's folder in its place is
+    refused: the default root is in the world-writable ``/tmp``, where anyone may have made
+    ``tui-app-ray-<uid>`` first, to read the credentials written into it."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, PRIVATE_MODE)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        what = "a link" if stat.S_ISLNK(st.st_mode) else "not a folder"
+        raise NodeRootError(
+            errno.ENOTDIR,
+            f"{path} is {what}; the replicas' folders on this node must be real folders of the "
+            f"service's user. Remove it, or point {NODE_ROOT_ENV} elsewhere.",
+        )
+    if st.st_uid != os.getuid():
+        raise NodeRootError(
+            errno.EPERM,
+            f"{path} belongs to user {st.st_uid}, not to this one ({os.getuid()}): replicas' "
+            f"credentials are never written there. Remove it, or point {NODE_ROOT_ENV} at a "
+            "folder of this user.",
+        )
+    if stat.S_IMODE(st.st_mode) != PRIVATE_MODE:
+        os.chmod(path, PRIVATE_MODE)
+
+
+def node_folder(root: Path, *parts: str) -> Path:
+    """``root/parts...``, every folder from ``root`` down private (``_private_folder``); the
+    folders above ``root`` are made as usual. A folder removed meanwhile by an actor that
+    cleaned up (an empty run folder) is made again."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in range(5):
+        path = root
+        try:
+            _private_folder(path)
+            for part in parts:
+                path = path / part
+                _private_folder(path)
+            return path
+        except FileNotFoundError:  # a folder above was removed between two steps
+            if attempt == 4:
+                raise
+    raise AssertionError("unreachable")
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """A new file ``path`` of ``data`` that only this user may read (0600), never through a
+    link: what holds a replica's credential."""
+    fd = os.open(
+        path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE
+    )
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+STALE_SECONDS = 600.0
+"""A replica folder without a supervisor's pid, untouched this long, is left behind (a start cut
+short); a younger one may be a start under way."""
+
+
+def sweep_replicas(root: Path, now: float | None = None) -> list[Path]:
+    """Remove what replicas that are over left under ``root/replicas`` on this node; the task
+    folders removed.
+
+    A replica's folder is normally removed by its own actor once the service holds every byte
+    of its output (``ReplicaActor.wait``). One stays behind when its actor died first: its node
+    went down, or it was killed. Such a folder still holds the replica's credential and output,
+    so the next actor that starts on the node (a replica's, or a warm one the pool fills) sweeps
+    it. A task folder ``replicas/<run>/<task>`` is removed only when both hold:
+
+    - no live actor owns it: an actor takes an exclusive ``flock`` on its folder when it makes
+      it and holds it until its process ends, also after its replica ended while output is
+      still to ship (a service that is down). The lock is free once the actor's process is
+      gone, whatever killed it; a folder this sweep cannot lock is left alone;
+    - its supervisor is not running: the pid in its ``pid.json`` is gone, or is no
+      supervisor; without a ``pid.json`` (a start cut short before the supervisor wrote one),
+      nothing in the folder changed for ``STALE_SECONDS``, since a start under way has made
+      the folder but not yet the file. A supervisor outlives its actor for the grace period
+      it gives its replica to stop; the folder waits for it.
+
+    A run folder left empty is removed too. Folders an older version made hold no lock while
+    their actor lives; the supervisor rule still keeps a running replica's, but not the output
+    of one that ended while its actor still ships (a service down across the upgrade).
+    """
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    try:
+        runs = [e for e in os.scandir(root / "replicas") if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return removed
+    for run in runs:
+        try:
+            tasks = [e for e in os.scandir(run.path) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for task in tasks:
+            folder = Path(task.path)
+            if _remove_if_left(folder, now):
+                removed.append(folder)
+        with contextlib.suppress(OSError):  # only when empty: a replica may be starting there
+            os.rmdir(run.path)
+    return removed
+
+
+def _remove_if_left(folder: Path, now: float) -> bool:
+    """Remove ``folder`` when no actor owns it and its supervisor is over (``sweep_replicas``)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a live actor holds it (or this filesystem has no locks: keep all)
+            return False
+        if _supervisor_may_run(folder, now):
+            return False
+        shutil.rmtree(folder, ignore_errors=True)  # never follows a link out of the folder
+        return not folder.exists()
+    finally:
+        os.close(fd)
+
+
+def _supervisor_may_run(folder: Path, now: float) -> bool:
+    """Whether the supervisor of the replica in ``folder`` runs, or may be about to."""
+    try:
+        pid = int(json.loads(read_beneath(folder, "pid.json", 0, 4096))["supervisor"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return _touched_since(folder, now - STALE_SECONDS)
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return SUPERVISOR_MODULE in proc.cmdline()
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.Error:  # cannot tell: keep it
+        return True
+
+
+def _touched_since(folder: Path, since: float) -> bool:
+    """Whether ``folder`` or anything directly in it changed after ``since``."""
+    try:
+        times = [os.lstat(folder).st_mtime]
+        times += [e.stat(follow_symlinks=False).st_mtime for e in os.scandir(folder)]
+    except OSError:
+        return True
+    return max(times) > since
+
+
 class OutputShipper:
-    """Sends the replica's output files to the service, each from the offset the service has."""
+    """Sends the replica's output files to the service, each from the offset the service has.
+
+    The files lie in the replica's work dir, which the replica writes: a container replica has
+    its ``hypertune`` folder mounted read-write and may put a link to any file of the node
+    there, or a FIFO that would block a reader forever. Each file is therefore opened beneath
+    the work dir without following a link and only when it is a regular file
+    (``untrusted_files``). A stream whose file is not one, or that the service refuses (403:
+    its file there is not a regular file; 413: it reached its cap, ``REPLICA_OUTPUT_CAPS``),
+    stops for good, the reason in ``last_error`` and ``stopped``; the other streams go on. A
+    401 or 404 means the credential is revoked (the job ended): nothing more is shipped."""
 
     def __init__(self, workdir: Path, endpoint: str) -> None:
         self.workdir = workdir
@@ -77,6 +260,8 @@ class OutputShipper:
         self.sent: dict[str, int | None] = dict.fromkeys(REPLICA_OUTPUT_FILES)
         self.refused = False
         """The service no longer takes this replica's output (its credential was revoked)."""
+        self.stopped: dict[str, str] = {}
+        """Streams no longer shipped, with why: retrying them could never succeed."""
         self.last_error = ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="output-shipper", daemon=True)
@@ -103,34 +288,37 @@ class OutputShipper:
             pause = SHIP_EVERY_SECONDS if ok else min(2.0, pause * 2)
             self._stop.wait(pause)
 
+    def _give_up(self, stream: str, why: str) -> None:
+        self.stopped[stream] = why
+        self.last_error = f"{stream} is no longer shipped: {why}"
+
     def ship_once(self, final: bool) -> bool:
-        """One pass over the files; True when everything they hold is with the service."""
+        """One pass over the files; True when everything they hold is with the service (or
+        can never be: a stopped stream)."""
         if self.refused:
             return True
         for stream, name in REPLICA_OUTPUT_FILES.items():
-            if stream == "status" and not final:
-                continue
-            path = self.workdir / name
-            try:
-                size = path.stat().st_size
-            except OSError:
+            if stream in self.stopped or (stream == "status" and not final):
                 continue
             try:
-                while True:
+                size = size_beneath(self.workdir, name)
+                while size:
                     have = self.sent[stream]
                     if have is None:
                         have = self.sent[stream] = self._ask(stream)
                     if have >= size:
                         break
-                    with open(path, "rb") as f:
-                        f.seek(have)
-                        data = f.read(min(CHUNK_BYTES, size - have))
+                    data = read_beneath(self.workdir, name, have, min(CHUNK_BYTES, size - have))
                     if not data:
                         break
                     self.sent[stream] = self._send(stream, have, data)
             except _Refused:
                 self.refused = True
                 return True
+            except _StreamRefused as exc:
+                self._give_up(stream, str(exc))
+            except UntrustedFileError as exc:
+                self._give_up(stream, exc.strerror or str(exc))
             except (OSError, ValueError) as exc:
                 self.last_error = str(exc)
                 return False
@@ -146,11 +334,13 @@ class OutputShipper:
             with urllib.request.urlopen(req, timeout=30) as resp:
                 answer = json.loads(resp.read() or b"{}")
         except urllib.error.HTTPError as exc:
-            if exc.code in (401, 403, 404):
+            if exc.code in (401, 404):
                 raise _Refused from None
             body = exc.read()
             if exc.code == 409:  # the service has fewer bytes than we thought: resend from there
                 return int(json.loads(body or b"{}").get("size", 0))
+            if exc.code in (403, 413):
+                raise _StreamRefused(f"the service answered {exc.code}: {_message(body)}") from None
             raise OSError(f"HTTP {exc.code}: {body[:200]!r}") from None
         return int(answer.get("size", 0))
 
@@ -161,8 +351,20 @@ class OutputShipper:
         return self._request("POST", stream, offset, data)
 
 
+def _message(body: bytes) -> str:
+    """The service's error message in an answer's body (google.rpc), else its first bytes."""
+    try:
+        return str(json.loads(body)["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return repr(body[:200])
+
+
 class _Refused(Exception):
-    pass
+    """The credential is no longer accepted: nothing more of this replica is shipped."""
+
+
+class _StreamRefused(Exception):
+    """The service takes no more of one stream (403, 413); the others go on."""
 
 
 def _tree(pid: int) -> list[psutil.Process]:
@@ -174,15 +376,18 @@ def _tree(pid: int) -> list[psutil.Process]:
 
 
 def unpack_layer(root: Path, digest: str, data: bytes) -> Path:
-    """The job's installed packages on this node, unpacked once per content (``digest``)."""
-    target = root / "layers" / digest
+    """The job's installed packages on this node, unpacked once per content (``digest``), in
+    the node's private ``layers`` folder."""
+    layers = node_folder(root, "layers")
+    target = layers / digest
     if target.is_dir():
         return target
-    tmp = root / "layers" / f".{digest}.{os.getpid()}.tmp"
+    tmp = layers / f".{digest}.{os.getpid()}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp.mkdir(PRIVATE_MODE)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         tar.extractall(tmp, filter="data")  # refuses absolute paths, links out and devices
+    os.chmod(tmp, PRIVATE_MODE)  # the archive's "." entry brought the service's folder mode
     try:
         os.rename(tmp, target)
     except OSError:  # another replica of this node unpacked it first
@@ -234,7 +439,8 @@ class ReplicaActor:
         self.node_id = ray.get_runtime_context().get_node_id()
         self.root = node_root()
         self.run_key: str | None = None
-        self.workdir = self.root / "replicas" / "unassigned"
+        self._parts: tuple[str, ...] = ("replicas", "unassigned")
+        self.workdir = self.root.joinpath(*self._parts)
         if run_key is not None and task_name is not None:
             self.assign(run_key, task_name)
         self.proc: subprocess.Popen[bytes] | None = None
@@ -242,6 +448,21 @@ class ReplicaActor:
         self._held: list[socket.socket] = []
         self._ended: dict[str, Any] | None = None
         self._lock = threading.Lock()
+        self._owner: int | None = None
+        """The replica folder's descriptor, ``flock``ed while this process lives: the sweep of
+        another actor (``sweep_replicas``) leaves the folder alone while it is held."""
+        # Off the actor's start: an actor is waited for as soon as it answers ``where``.
+        threading.Thread(target=self._sweep, name="replica-sweep", daemon=True).start()
+
+    def _sweep(self) -> None:
+        """What replicas of dead actors left on this node goes (``sweep_replicas``)."""
+        try:
+            removed = sweep_replicas(self.root)
+        except Exception as exc:  # a sweep never fails the actor: the next one tries again
+            log.warning("sweeping %s failed: %s", self.root / "replicas", exc)
+            return
+        if removed:
+            log.info("removed %d replica folder(s) left by ended actors", len(removed))
 
     def assign(self, run_key: str, task_name: str) -> None:
         """Make this actor the one of replica ``task_name`` of run ``run_key`` (project/job or
@@ -250,7 +471,8 @@ class ReplicaActor:
             raise RuntimeError(f"this actor already runs a replica of {self.run_key}")
         self.run_key = run_key
         safe = hashlib.sha256(run_key.encode()).hexdigest()[:16]
-        self.workdir = self.root / "replicas" / safe / task_name
+        self._parts = ("replicas", safe, task_name)
+        self.workdir = self.root.joinpath(*self._parts)
 
     def assignment(self) -> dict[str, Any]:
         """Which run this actor serves (None: a warm one still waiting) and on which node."""
@@ -326,8 +548,11 @@ class ReplicaActor:
                 return self.proc.pid, gpus
             if self.run_key is None:
                 raise RuntimeError("this actor was never assigned a replica")
+            self._release_folder()
             shutil.rmtree(self.workdir, ignore_errors=True)
-            (self.workdir / "hypertune").mkdir(parents=True)
+            node_folder(self.root, *self._parts)
+            self._own_folder()
+            node_folder(self.root, *self._parts, "hypertune")
             spec = rewrite_paths(spec, service_dir, str(self.workdir))
             if layer is not None:
                 old, digest, ref = layer
@@ -339,11 +564,16 @@ class ReplicaActor:
                 spec["env"]["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
             spec["parent_pid"] = os.getpid()
             spec_path = self.workdir / "spec.json"
-            spec_path.write_text(json.dumps(spec))
+            write_private(spec_path, json.dumps(spec).encode())  # the replica's credential
             for s in self._held:
                 s.close()
             self._held.clear()
-            with open(self.workdir / "supervisor.log", "ab") as sup_log, stop_signals_held():
+            log_fd = os.open(
+                self.workdir / "supervisor.log",
+                os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                FILE_MODE,
+            )
+            with open(log_fd, "ab") as sup_log, stop_signals_held():
                 self.proc = subprocess.Popen(
                     [sys.executable, "-m", SUPERVISOR_MODULE, str(spec_path)],
                     stdin=subprocess.DEVNULL,
@@ -366,14 +596,38 @@ class ReplicaActor:
             if self._ended is None:
                 shipped = self.shipper.finish() if self.shipper is not None else True
                 try:
-                    status = json.loads((self.workdir / "status.json").read_text())
-                except (OSError, ValueError):
+                    status = dict(json.loads(read_beneath(self.workdir, "status.json", 0, 1 << 16)))
+                except (OSError, ValueError, TypeError):
                     status = {"exit_code": proc.returncode or 1, "error": "no status written"}
                 status["shipped"] = shipped
+                if self.shipper is not None and self.shipper.stopped:
+                    status["unshipped"] = dict(self.shipper.stopped)
                 self._ended = status
                 if shipped:  # the service holds every byte: the node's copy is spent
-                    shutil.rmtree(self.workdir, ignore_errors=True)
+                    self._remove_folder()
             return self._ended
+
+    def _own_folder(self) -> None:
+        """Hold the replica folder's lock for as long as this process lives (``_owner``)."""
+        fd = os.open(self.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # Blocks only while a sweep looks at the folder, which it finds fresh and keeps. A
+        # filesystem without locks fails here and in every sweep, which then keeps it too.
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        self._owner = fd
+
+    def _release_folder(self) -> None:
+        if self._owner is not None:
+            os.close(self._owner)
+            self._owner = None
+
+    def _remove_folder(self) -> None:
+        """The replica's folder, and its run's when no other replica of the run is on this
+        node: nothing of a run that ended stays behind."""
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        self._release_folder()
+        with contextlib.suppress(OSError):  # only when empty
+            os.rmdir(self.workdir.parent)
 
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

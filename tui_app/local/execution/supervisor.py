@@ -72,9 +72,19 @@ def _set_subreaper() -> None:
         pass
 
 
+FILE_MODE = 0o600
+"""The replica's files this writes (its output, pid and status) are its user's alone, as the rest
+of its work dir: on a Ray node it lies under the node's shared ``/tmp``."""
+
+
+def _open_private(path: str | Path, flags: int) -> int:
+    return os.open(path, flags | os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+
+
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data))
+    with open(_open_private(tmp, os.O_TRUNC), "w") as f:
+        f.write(json.dumps(data))
     os.replace(tmp, path)
 
 
@@ -154,7 +164,10 @@ def run(spec: dict[str, Any]) -> int:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # see stop_signals_held
 
     started = time.time()
-    with open(spec["stdout_path"], "ab") as out, open(spec["stderr_path"], "ab") as err:
+    with (
+        open(_open_private(spec["stdout_path"], os.O_APPEND), "ab") as out,
+        open(_open_private(spec["stderr_path"], os.O_APPEND), "ab") as err,
+    ):
         try:
             child = subprocess.Popen(
                 spec["argv"],

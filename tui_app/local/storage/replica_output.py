@@ -103,9 +103,16 @@ async def append_output(request: web.Request) -> web.Response:
     offset = int(raw)
     if request.content_length is not None and request.content_length > MAX_CHUNK_BYTES:
         raise invalid_field("body", f"At most {MAX_CHUNK_BYTES} bytes per request.")
-    data = await request.content.read(MAX_CHUNK_BYTES + 1)
-    if len(data) > MAX_CHUNK_BYTES:
-        raise invalid_field("body", f"At most {MAX_CHUNK_BYTES} bytes per request.")
+    # The whole body: one read() answers with what has arrived so far, which for a large
+    # POST was a small part of it (the rest then dropped, and sent again by the shipper).
+    parts: list[bytes] = []
+    got = 0
+    async for piece in request.content.iter_chunked(1 << 16):
+        got += len(piece)
+        if got > MAX_CHUNK_BYTES:
+            raise invalid_field("body", f"At most {MAX_CHUNK_BYTES} bytes per request.")
+        parts.append(piece)
+    data = b"".join(parts)
     size = _size(folder, name, stream)
     if offset > size:
         return web.json_response({"size": size}, status=409)
