@@ -62,6 +62,14 @@ from tui_app.model.states import CANCELLABLE_STATES, LIVE_STATES, JobState
 
 log = logging.getLogger(__name__)
 
+NO_AUTH_CONTAINERS = (
+    "This local jobs service runs without its token (--no-auth), and a container replica "
+    "shares the machine's network, so it could reach the jobs API and run code outside its "
+    "container. Start the service with its token (without --no-auth) to run custom "
+    'containers; `eval "$(tui-app service env)"` points gcloud at the token.'
+)
+"""Why a service without its token refuses container jobs (docs/threat-model.md)."""
+
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 PATCHABLE = frozenset({"labels", "etag"})
@@ -129,16 +137,23 @@ class JobService:
         replica_nice: int = DEFAULT_REPLICA_NICE,
         engine: containers.EngineStatus | None = None,
         executor: Executor | None = None,
+        no_auth: bool = False,
     ) -> None:
         state.ensure()
+        self.no_auth = no_auth
+        """Started without its token (``--no-auth``): container jobs are refused (below)."""
         self.executor: Executor = executor if executor is not None else LocalExecutor()
         """Where replicas run (``execution/executor.py``); the service never asks which."""
         self.engine_status = engine if engine is not None else containers.find_engine()
         """The container engine found (or named) at start, or why there is none."""
         self.container_engine = self.engine_status.engine
         self.container_problem = self.engine_status.problem
+        if no_auth and self.container_engine is not None:
+            self.container_problem = NO_AUTH_CONTAINERS
         self.image_puller = (
-            containers.ImagePuller(self.container_engine) if self.container_engine else None
+            containers.ImagePuller(self.container_engine)
+            if self.container_engine and not no_auth
+            else None
         )
         self.replica_nice = replica_nice
         """Nice steps each replica runs below the service (``replica_priority``)."""
@@ -248,6 +263,10 @@ class JobService:
         # Adopted jobs first: their capacity is already held; queued ones then ask in order.
         for runner in sorted(recovered, key=lambda r: r.mode != "adopt"):
             runner.start()
+            if self.no_auth and any(h.container for h in runner.handles):
+                # Started with a token, taken over without one: its containers would now reach
+                # an open jobs API. Queued container jobs fail at their start the same way.
+                runner.abort(NO_AUTH_CONTAINERS)
         if recovered:
             log.warning("recovered %d live job(s) after an unclean stop", len(recovered))
 
@@ -582,6 +601,8 @@ class JobService:
     def _check_container_job(self, ti: dict[str, Any]) -> None:
         """A container job can run here: an engine answers, each image is an image reference,
         and GPUs it asks for exist (a container cannot be handed a GPU the host lacks)."""
+        if self.no_auth:
+            raise invalid_field("trainingInput.masterConfig.imageUri", NO_AUTH_CONTAINERS)
         if self.container_engine is None:
             raise invalid_field(
                 "trainingInput.masterConfig.imageUri",

@@ -436,6 +436,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
             replica_nice=opts.replica_nice,
             engine=engine,
             executor=executor,
+            no_auth=opts.no_auth,
         )
     except (StoreError, StateDirError) as exc:
         raise ServiceError(str(exc)) from None
