@@ -36,7 +36,9 @@ _VALUES = {"project": PROJECT, "bucket": BUCKET, "object": "guard/object.bin"}
 
 def _routes(tmp_path: Path) -> list[tuple[str, str]]:
     """(method, concrete path) for every route of the service, HEAD twins aside."""
-    fake = types.SimpleNamespace(state=StateDir(tmp_path), object_written=None)
+    fake = types.SimpleNamespace(
+        state=StateDir(tmp_path), object_written=None, replica_scope=None, is_staged_package=None
+    )
     app = make_app(cast(JobService, fake), None)
     out = set()
     for route in app.router.routes():

@@ -64,7 +64,9 @@ def test_route(checker: Checker, route: str, data: st.DataObject) -> None:
 
 def test_every_route_is_fuzzed(tmp_path: Path) -> None:
     """A new route in server.py or storage_api.py fails here until fuzz.py covers it."""
-    fake = types.SimpleNamespace(state=StateDir(tmp_path), object_written=None)
+    fake = types.SimpleNamespace(
+        state=StateDir(tmp_path), object_written=None, replica_scope=None, is_staged_package=None
+    )
     app = make_app(cast(JobService, fake), None)
     routes = {
         (r.method, r.resource.canonical)

@@ -132,12 +132,15 @@ def test_a_replica_reaches_storage_as_tensorflow_does(service: LiveService, tmp_
     _stage(service, bucket, "in.bin", b"0123456789")
     uri = service.stage(build_sdist(PROBE_SRC, tmp_path))
     job_id = unique_id("gs_https")
-    service.client().create(
-        _probe_job(job_id, uri, "--gs-https", f"gs://{bucket}/in.bin", f"gs://{bucket}/out.bin")
+    # It writes into its jobDir: a replica's credential writes nowhere else (storage_scope).
+    body = _probe_job(
+        job_id, uri, "--gs-https", f"gs://{bucket}/in.bin", f"gs://{bucket}/job/out.bin"
     )
+    body["trainingInput"]["jobDir"] = f"gs://{bucket}/job"
+    service.client().create(body)
     job = service.wait_state(job_id, timeout=120)
     assert job["state"] == "SUCCEEDED", job.get("errorMessage")
-    assert (service.state_dir / "gcs" / bucket / "out.bin").read_bytes() == b"9876543210"
+    assert (service.state_dir / "gcs" / bucket / "job" / "out.bin").read_bytes() == b"9876543210"
     record = json.loads(
         next(service.state_dir.glob(f"jobs/*/{job_id}/**/probe/master-0.json")).read_text()
     )
@@ -145,7 +148,20 @@ def test_a_replica_reaches_storage_as_tensorflow_does(service: LiveService, tmp_
     assert record["gs_https"]["session"].startswith("https://www.googleapis.com/upload/")
     # The write is the replica's, through its own credential.
     written = (service.state_dir / "jobs" / PROJECT / job_id / "objects-written.jsonl").read_text()
-    assert any(json.loads(ln)["name"] == "out.bin" for ln in written.splitlines())
+    assert any(json.loads(ln)["name"] == "job/out.bin" for ln in written.splitlines())
+
+    # Outside its job's paths the same TensorFlow-style write is refused, through the proxy too.
+    stray_id = unique_id("gs_https_stray")
+    service.client().create(
+        _probe_job(stray_id, uri, "--gs-https", f"gs://{bucket}/in.bin", f"gs://{bucket}/out.bin")
+    )
+    stray = service.wait_state(stray_id, timeout=120)
+    assert stray["state"] == "FAILED"
+    flt = f'resource.labels.job_id="{stray_id}"'
+    lines = [str((e.get("jsonPayload") or {}).get("message", "")) for e in service.entries(flt)]
+    refusal = f"Writing gs://{bucket}/out.bin is outside this replica"  # the probe prints a repr
+    assert any(refusal in line and ": 403 " in line for line in lines), lines
+    assert not (service.state_dir / "gcs" / bucket / "out.bin").exists()
 
 
 # -- in-process: pass-through and the stand-in Google ------------------------------------------

@@ -87,6 +87,7 @@ def test_trainer_reads_and_writes_gs_through_its_replica_credential(
             "job_id": job_id,
             "trial": None,
             "task_name": "master-replica-0",
+            "ships_output": False,  # a local replica: its files are its supervisor's to write
         }
         and w["bucket"] == "replica-out"
         for w in written

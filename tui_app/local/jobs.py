@@ -59,6 +59,7 @@ from tui_app.model.job_spec import (
 from tui_app.model.roles import ROLE_FIELDS
 from tui_app.model.severity import SEVERITIES
 from tui_app.model.states import CANCELLABLE_STATES, LIVE_STATES, JobState
+from tui_app.model.storage_scope import StorageScope, package_objects, replica_scope
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +182,10 @@ class JobService:
         """The storage proxy for libcurl clients (``gcs_proxy``), set once it listens."""
         self._write_log = WriteLog()
         self._write_callbacks: list[Callable[[ReplicaWriter, str, str], None]] = []
+        self._scopes: dict[tuple[str, str], StorageScope] = {}
+        """Each job's replica storage scope, made on its replicas' first request."""
+        self._staged_packages: set[tuple[str, str]] = set()
+        """(bucket, name) of every job's gs:// package: read-only to replicas."""
         self.changes = JobChanges()
         """Wakes the ``:wait`` long polls of a job when ``_save`` writes it."""
 
@@ -190,6 +195,7 @@ class JobService:
         await self.executor.start()
         self.writer.start()
         self.metrics.start()
+        await asyncio.to_thread(self._load_staged_packages)
         await self._recover()
 
     async def close(self) -> None:
@@ -412,6 +418,43 @@ class JobService:
                 callback(writer, bucket, name)
             except Exception:
                 log.exception("object-written callback failed for gs://%s/%s", bucket, name)
+
+    # -- what a replica's storage credential may reach (model/storage_scope.py) -------------
+
+    MAX_CACHED_SCOPES = 4096
+    """Scopes kept in memory; the oldest go first (a job's is made again if it still runs)."""
+
+    async def replica_scope(self, writer: ReplicaWriter) -> StorageScope:
+        """The storage API's ``on_scope``: the paths the replicas of ``writer``'s job may reach.
+
+        It runs on the event loop for every replica request, so it answers from a cache per
+        job (a job's trainingInput never changes) and reads the job's record in a thread only
+        the first time. A job with no record (never, for a live credential) reaches nothing.
+        """
+        key = (writer.project, writer.job_id)
+        scope = self._scopes.get(key)
+        if scope is not None:
+            return scope
+        job = await asyncio.to_thread(self.jobs.get, *key)
+        if job is None:
+            return StorageScope(writer.job_id)
+        scope = replica_scope(writer.job_id, job.get("trainingInput"))
+        if len(self._scopes) >= self.MAX_CACHED_SCOPES:
+            self._scopes.pop(next(iter(self._scopes)))
+        self._scopes[key] = scope
+        return scope
+
+    def is_staged_package(self, bucket: str, name: str) -> bool:
+        """The storage API's ``is_package``: whether ``gs://bucket/name`` is the package of any
+        job on this service, which no replica may write or delete (a replaced package would
+        run its writer's code in the next job that installs it)."""
+        return (bucket, name) in self._staged_packages
+
+    def _load_staged_packages(self) -> None:
+        """Every stored job's packages, read once at start (``create`` adds new jobs')."""
+        every_state = [s.value for s in JobState]
+        for _project, job, _runtime in self.jobs.in_states(every_state):
+            self._staged_packages |= package_objects(job.get("trainingInput") or {})
 
     def service_log(
         self, project: str, job_id: str, message: str, severity: int, trial: str | None = None
@@ -670,6 +713,7 @@ class JobService:
             "Job creation request has been successfully validated.",
             SEVERITIES["INFO"],
         )
+        self._staged_packages |= package_objects(ti)
         runner = make_runner(self, project, job)
         self.runners[(project, job["jobId"])] = runner
         runner.start()

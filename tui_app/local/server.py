@@ -369,5 +369,11 @@ def make_app(
     r.add_post("/v2/entries:follow", entries_follow)
     add_metadata_routes(app)  # first: storage ends with a catch-all under /_replica/
     add_output_routes(app, service.state)
-    add_storage_routes(app, service.state, service.object_written)
+    add_storage_routes(
+        app,
+        service.state,
+        service.object_written,
+        on_scope=service.replica_scope,
+        is_package=service.is_staged_package,
+    )
     return app

@@ -137,12 +137,14 @@ class GcsError(ApiError):
     """An error as the storage JSON API shapes it: google.rpc's fields plus ``errors[]``.
 
     Storage clients read ``error.errors[0].reason`` (``notFound``, ``conflict``,
-    ``conditionNotMet``) beside the HTTP status, which they map to their exception types
-    (google-cloud-storage's ``NotFound``, ``PreconditionFailed``; gcsfs's ``FileNotFoundError``).
+    ``conditionNotMet``, ``forbidden``) beside the HTTP status, which they map to their exception
+    types (google-cloud-storage's ``NotFound``, ``PreconditionFailed``, ``Forbidden``; gcsfs's
+    ``FileNotFoundError``, ``PermissionError``).
     """
 
     def __init__(self, http_status: int, reason: str, message: str) -> None:
         status = {
+            403: "PERMISSION_DENIED",
             404: "NOT_FOUND",
             409: "ALREADY_EXISTS",
             412: "FAILED_PRECONDITION",

@@ -10,6 +10,13 @@ Every route also answers under ``/_replica/<secret>``: a replica's own credentia
 (``storage_env``), which the auth middleware accepts there and on no other route. Writes made
 with it are reported to ``on_write`` with the replica that made them.
 
+A replica's credential reaches only its own job's paths (``model/storage_scope.py`` says which
+and why; ``on_scope`` gives a request's scope): anything else is a 403 that names what was asked
+and what the replica may reach, checked before the store is touched, so a refusal says nothing
+about whether the object exists. Listings of a folder on the way to its paths show only what is
+in scope or leads to it; staged packages (``is_package``) are read-only to every replica, even
+inside its own jobDir. Requests with the service's own token are never scoped.
+
 How gcloud uploads its packages
 
 ``gcloud ai-platform jobs submit training --package-path ... --staging-bucket gs://B`` builds an
@@ -71,8 +78,17 @@ from tui_app.local.storage.upload_bodies import (
     size_field,
     write_chunk,
 )
+from tui_app.model.storage_scope import StorageScope
 
-__all__ = ["STORE_KEY", "WRITER_KEY", "WriteHook", "add_routes", "is_storage_path"]
+__all__ = [
+    "STORE_KEY",
+    "WRITER_KEY",
+    "PackageCheck",
+    "ScopeLookup",
+    "WriteHook",
+    "add_routes",
+    "is_storage_path",
+]
 
 MAX_METADATA_BYTES = 1024 * 1024
 """The JSON part of an upload: object metadata, never large."""
@@ -82,6 +98,15 @@ WriteHook = Callable[[ReplicaWriter, str, str], None]
 HOOK_KEY: web.AppKey[WriteHook | None] = web.AppKey("object_write_hook")
 WRITER_KEY = "replica_writer"
 """The request key where the auth middleware leaves the ReplicaWriter of a replica's request."""
+ScopeLookup = Callable[[ReplicaWriter], Awaitable[StorageScope]]
+"""The scope of a replica's credential (its job's paths): called once per replica request on
+the event loop, so it must answer from memory or await, never block."""
+PackageCheck = Callable[[str, str], bool]
+"""Whether (bucket, name) is a staged package of any job: no replica may write or delete it."""
+SCOPE_KEY: web.AppKey[ScopeLookup | None] = web.AppKey("replica_scope")
+PACKAGE_KEY: web.AppKey[PackageCheck | None] = web.AppKey("staged_package_check")
+SCOPE_REQUEST_KEY = "replica_scope"
+"""Where a request keeps its replica's scope once looked up."""
 MAX_PAGE = 1000
 STORAGE_PREFIXES = (
     "/storage/v1/",
@@ -125,6 +150,94 @@ def _report(request: web.Request, writer: ReplicaWriter | None, bucket: str, nam
         hook(writer, bucket, name)
 
 
+# -- a replica's scope (model/storage_scope.py) -------------------------------------------------
+
+
+async def _scope(request: web.Request) -> StorageScope | None:
+    """The scope of the replica behind the request; None for the service's own token, which is
+    never scoped. Without a lookup (``add_routes`` given none) a replica may reach nothing:
+    a credential is confined unless the service says where to."""
+    writer = _writer(request)
+    if writer is None:
+        return None
+    cached = request.get(SCOPE_REQUEST_KEY)
+    if isinstance(cached, StorageScope):
+        return cached
+    lookup = request.app[SCOPE_KEY]
+    scope = await lookup(writer) if lookup is not None else StorageScope(writer.job_id)
+    request[SCOPE_REQUEST_KEY] = scope
+    return scope
+
+
+def _forbidden(message: str) -> GcsError:
+    """403 in GCS's shape: clients map ``forbidden`` to their permission errors
+    (google-cloud-storage's ``Forbidden``, gcsfs's ``PermissionError``)."""
+    return GcsError(403, "forbidden", message)
+
+
+def _outside(scope: StorageScope, asked: str) -> GcsError:
+    return _forbidden(f"{asked} is outside this replica's scope: {scope.describe()}.")
+
+
+async def _may_read(request: web.Request, bucket: str, name: str, metadata: bool = False) -> None:
+    """403 unless the request may read the object (``metadata``: only its resource, which a
+    replica may also have of a folder on the way to its paths)."""
+    scope = await _scope(request)
+    if scope is None:
+        return
+    allowed = scope.can_stat(bucket, name) if metadata else scope.can_read(bucket, name)
+    if not allowed:
+        raise _outside(scope, f"Reading gs://{bucket}/{name}")
+
+
+async def _may_write(request: web.Request, bucket: str, name: str, create: bool = True) -> None:
+    """403 unless the request may store (``create``) or delete the object, and it is no job's
+    staged package."""
+    scope = await _scope(request)
+    if scope is None:
+        return
+    if create and not scope.can_create(bucket, name):
+        raise _outside(scope, f"Writing gs://{bucket}/{name}")
+    if not create and not scope.can_write(bucket, name):
+        raise _outside(scope, f"Deleting gs://{bucket}/{name}")
+    _check_package(request, bucket, name, _writer(request))
+
+
+def _check_package(
+    request: web.Request, bucket: str, name: str, writer: ReplicaWriter | None
+) -> None:
+    """403 when a replica would replace or delete a job's staged package.
+
+    gcloud stages packages under ``<jobDir>/packages/`` and many users reuse one jobDir, and a
+    resubmit reuses ``packageUris`` without uploading again: a replica that replaced a package,
+    even its own job's, would have its code installed by the next job that names it.
+    """
+    check = request.app[PACKAGE_KEY]
+    if writer is not None and check is not None and check(bucket, name):
+        raise _forbidden(
+            f"gs://{bucket}/{name} is a staged package of a job on this service: staged "
+            "packages are read-only to replicas (a replica that replaced one would have its "
+            "code installed by the next job that uses it)."
+        )
+
+
+async def _may_see_bucket(request: web.Request, bucket: str) -> None:
+    """403 unless the request may see the bucket: one a path of its scope lies in."""
+    scope = await _scope(request)
+    if scope is not None and bucket not in scope.buckets:
+        raise _outside(scope, f"The bucket gs://{bucket}")
+
+
+async def _no_replica(request: web.Request, asked: str) -> None:
+    """403 for a replica: buckets are the user's to create and delete."""
+    scope = await _scope(request)
+    if scope is not None:
+        raise _forbidden(
+            f"{asked} is refused: a replica's credential may not create or delete buckets "
+            f"({scope.describe()})."
+        )
+
+
 def _json(data: Any) -> web.Response:
     return web.Response(
         body=json.dumps(data, separators=(",", ":")).encode(), content_type="application/json"
@@ -164,8 +277,10 @@ async def _stored(
     """Commit ``temp`` as the object, report a replica's write, answer with the resource."""
     if conditions is None:
         conditions = Preconditions.parse(request.query)
+    writer = writer or _writer(request)
+    _check_package(request, bucket, name, writer)  # again: a job may have named it meanwhile
     await asyncio.to_thread(store.commit, temp, bucket, name, conditions)
-    _report(request, writer or _writer(request), bucket, name)
+    _report(request, writer, bucket, name)
     return _json(await asyncio.to_thread(store.describe, bucket, name, _origin(request)))
 
 
@@ -195,6 +310,7 @@ async def _multipart(request: web.Request, bucket: str) -> web.Response:
         await reader.headers()
         meta = parse_metadata(await reader.small_part(MAX_METADATA_BYTES, "metadata part"))
         name = _object_name(request, meta)
+        await _may_write(request, bucket, name)
         store.check_storable(bucket, name)
         if await reader.at_close():
             raise invalid_field("body", "The multipart body has metadata but no media part.")
@@ -216,6 +332,7 @@ async def _media(request: web.Request, bucket: str) -> web.Response:
 
     async def receive(temp: Path) -> str:
         name = request.query.get("name", "")
+        await _may_write(request, bucket, name)
         store.check_storable(bucket, name)
         with temp.open("wb") as out:
             await copy_body(request.content, out)
@@ -232,6 +349,7 @@ async def _start_resumable(request: web.Request, bucket: str) -> web.Response:
         raise invalid_field("Content-Type", why)
     meta = parse_metadata(await read_small(request.content, MAX_METADATA_BYTES))
     name = _object_name(request, meta)
+    await _may_write(request, bucket, name)
     store.check_storable(bucket, name)
     total = size_field(request.headers.get("X-Upload-Content-Length"), "X-Upload-Content-Length")
     declared = size_field(meta.get("size"), "size")
@@ -331,6 +449,15 @@ async def put_upload(request: web.Request) -> web.Response:
         session = store.session(upload_id)
         if session.bucket != bucket:
             raise no_session(upload_id)
+        writer = _writer(request)
+        if writer is not None and ReplicaWriter.from_dict(session.writer) != writer:
+            # The session was checked against its starter's scope: another replica (or
+            # another job's) must not pour its bytes into it.
+            raise _forbidden(
+                f"Upload session {upload_id[:40]!r} (gs://{bucket}/{session.name}) was started "
+                "with another credential: only the replica that started an upload may "
+                "continue it."
+            )
         header = request.headers.get("Content-Range")
         rng = parse_content_range(header) if header is not None else _whole(session)
         if session.done:
@@ -425,8 +552,9 @@ async def _get(request: web.Request, media: bool) -> web.StreamResponse:
     store = request.app[STORE_KEY]
     bucket = _bucket(request)
     name = _name(request)
-    await asyncio.to_thread(store.existing_bucket, bucket)
     alt = request.query.get("alt", "json")
+    await _may_read(request, bucket, name, metadata=not media and alt != "media")
+    await asyncio.to_thread(store.existing_bucket, bucket)
     if alt not in ("json", "media"):
         raise invalid_field("alt", "alt must be json or media.")
     generation = await asyncio.to_thread(store.generation, bucket, name)
@@ -466,18 +594,27 @@ async def delete_object(request: web.Request) -> web.Response:
     store = request.app[STORE_KEY]
     bucket = _bucket(request)
     name = _name(request)
+    await _may_write(request, bucket, name, create=False)
     _check_generation(request, store, bucket, name)
     await asyncio.to_thread(store.delete, bucket, name, Preconditions.parse(request.query))
     return web.Response(status=204)
 
 
 async def list_objects(request: web.Request) -> web.Response:
-    """objects.list: prefix, delimiter, pageToken, maxResults, includeTrailingDelimiter."""
+    """objects.list: prefix, delimiter, pageToken, maxResults, includeTrailingDelimiter.
+
+    A replica may list inside its scope, or a folder on the way to it; in the latter the page
+    shows only what it may read and the prefixes that lead there (a page may come back short,
+    even empty, with a ``nextPageToken``: clients follow the token, as GCS allows).
+    """
     store = request.app[STORE_KEY]
     bucket = _bucket(request)
     q = request.query
     prefix = q.get("prefix", "")
     delimiter = q.get("delimiter", "")
+    scope = await _scope(request)
+    if scope is not None and not scope.can_list(bucket, prefix):
+        raise _outside(scope, f"Listing gs://{bucket}/{prefix}")
     raw_max = q.get("maxResults", "")
     if raw_max and not (raw_max.isascii() and raw_max.isdigit() and len(raw_max) <= 9):
         raise invalid_field("maxResults", f"{raw_max[:20]!r} is not a positive number.")
@@ -494,6 +631,9 @@ async def list_objects(request: web.Request) -> web.Response:
     items, prefixes, resume = await asyncio.to_thread(
         store.list_objects, bucket, prefix, delimiter, after, limit, trailing
     )
+    if scope is not None and not scope.holds_all(bucket, prefix):
+        items = [n for n in items if scope.can_read(bucket, n)]
+        prefixes = [p for p in prefixes if scope.can_list(bucket, p)]
     origin = _origin(request)
 
     def describe_all() -> list[dict[str, Any]]:
@@ -537,6 +677,8 @@ async def _copy(request: web.Request) -> tuple[str, str]:
     if why:
         raise invalid_field("destinationBucket", why)
     dst = _name(request, "dobject")
+    await _may_read(request, src_bucket, src)
+    await _may_write(request, dst_bucket, dst)
     await _json_object(request)  # destination metadata: nothing of it is kept
     store.check_storable(dst_bucket, dst)
     source_conditions = Preconditions.parse(request.query, "ifSource")
@@ -589,6 +731,9 @@ async def compose_object(request: web.Request) -> web.Response:
         if not isinstance(src_name, str) or object_name_error(src_name):
             raise invalid_field(f"sourceObjects[{i}].name", "A source object name is required.")
         names.append(src_name)
+    for src_name in names:
+        await _may_read(request, bucket, src_name)
+    await _may_write(request, bucket, name)
     store.check_storable(bucket, name)
     temp = await asyncio.to_thread(store.compose_to_temp, bucket, names)
     try:
@@ -621,6 +766,7 @@ async def get_bucket(request: web.Request) -> web.Response:
     """buckets.get: a bucket exists when its folder does (uploads create it)."""
     store = request.app[STORE_KEY]
     bucket = _bucket(request)
+    await _may_see_bucket(request, bucket)
     await asyncio.to_thread(store.existing_bucket, bucket)
     return _json(_bucket_resource(request, bucket))
 
@@ -629,6 +775,7 @@ async def get_storage_layout(request: web.Request) -> web.Response:
     """buckets.getStorageLayout: a flat namespace (gcloud storage asks before ``cp -r``)."""
     store = request.app[STORE_KEY]
     bucket = _bucket(request)
+    await _may_see_bucket(request, bucket)
     await asyncio.to_thread(store.existing_bucket, bucket)
     return _json(
         {
@@ -644,6 +791,7 @@ async def get_storage_layout(request: web.Request) -> web.Response:
 async def insert_bucket(request: web.Request) -> web.Response:
     """buckets.insert: 409 when it exists, as for a bucket you already own."""
     store = request.app[STORE_KEY]
+    await _no_replica(request, "Creating a bucket")
     body = await _json_object(request, required=True)
     bucket = body.get("name")
     if not isinstance(bucket, str):
@@ -656,9 +804,13 @@ async def insert_bucket(request: web.Request) -> web.Response:
 
 
 async def list_buckets(request: web.Request) -> web.Response:
-    """buckets.list: every bucket of the service, whatever the project."""
+    """buckets.list: every bucket of the service, whatever the project (for a replica, only
+    the buckets its scope touches)."""
     store = request.app[STORE_KEY]
+    scope = await _scope(request)
     names = await asyncio.to_thread(store.buckets)
+    if scope is not None:
+        names = [b for b in names if b in scope.buckets]
     body: dict[str, Any] = {"kind": "storage#buckets"}
     if names:
         body["items"] = [_bucket_resource(request, b) for b in names]
@@ -668,7 +820,9 @@ async def list_buckets(request: web.Request) -> web.Response:
 async def delete_bucket(request: web.Request) -> web.Response:
     """buckets.delete: only an empty bucket (409 otherwise)."""
     store = request.app[STORE_KEY]
-    await asyncio.to_thread(store.delete_bucket, _bucket(request))
+    bucket = _bucket(request)
+    await _no_replica(request, f"Deleting the bucket gs://{bucket}")
+    await asyncio.to_thread(store.delete_bucket, bucket)
     return web.Response(status=204)
 
 
@@ -681,12 +835,26 @@ async def replica_elsewhere(request: web.Request) -> web.Response:
     )
 
 
-def add_routes(app: web.Application, state: StateDir, on_write: WriteHook | None = None) -> None:
+def add_routes(
+    app: web.Application,
+    state: StateDir,
+    on_write: WriteHook | None = None,
+    on_scope: ScopeLookup | None = None,
+    is_package: PackageCheck | None = None,
+) -> None:
     """Register the storage routes on the service's app (same auth and error middleware),
-    twice: as they are, and under a replica's ``/_replica/<secret>`` prefix."""
+    twice: as they are, and under a replica's ``/_replica/<secret>`` prefix.
+
+    ``on_write`` hears of each object a replica commits; ``on_scope`` gives a replica's scope
+    (without it a replica's credential reaches nothing); ``is_package`` names the staged
+    packages no replica may write or delete. The service provides all three
+    (``JobService``): storage knows nothing of jobs.
+    """
     store = ObjectStore(state)
     app[STORE_KEY] = store
     app[HOOK_KEY] = on_write
+    app[SCOPE_KEY] = on_scope
+    app[PACKAGE_KEY] = is_package
 
     async def sweep(_: web.Application) -> None:
         store.sweep()
