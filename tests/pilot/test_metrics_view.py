@@ -550,3 +550,31 @@ async def test_help_and_the_palette_offer_m_on_the_list_and_on_the_detail(
         await metrics_from_the_palette(pilot)
         screen = await opened(pilot, TUNING_ID)
         assert screen.trial is None
+
+
+async def test_z_and_s_offer_their_value_selected_so_typing_replaces_it(tmp_path: Path) -> None:
+    """Issue 40: `z` then `50` gave 100050. The offer is selected (typing replaces it), and
+    `z` offers half of what is shown, so enter alone changes the chart."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        (chart,) = charts(app)[:1]
+        span = screen._step_span()
+        assert span is not None
+        await pilot.press("z")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        box = app.screen.query_one(Input)
+        offered = int(box.value)
+        assert offered <= span / 2 and box.selected_text == box.value
+        await pilot.press("5", "0", "enter")
+        await wait_for(pilot, lambda: chart.options.last_steps == 50)
+        await pilot.press("z")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        assert app.screen.query_one(Input).value == "20"  # half of the 50 in force
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: chart.options.last_steps == 20)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        await pilot.press("0", ".", "3", "enter")
+        await wait_for(pilot, lambda: chart.options.smoothing == 0.3)

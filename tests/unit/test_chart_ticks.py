@@ -19,6 +19,7 @@ from tui_app.model.chart_ticks import (
     time_ticks,
     x_ticks,
     y_ticks,
+    zoom_offer,
 )
 
 
@@ -124,3 +125,14 @@ def test_tick_labels_have_the_decimals_their_spacing_needs() -> None:
     assert tick_labels([0, 500, 1000]) == ["0", "500", "1000"]
     assert y_ticks(0.078, 1.035, 5, log=False)[1] == ["0.2", "0.4", "0.6", "0.8", "1.0"]
     assert y_ticks(0.078, 1.035, 5, log=True)[1] == ["0.1", "0.2", "0.5", "1"]
+
+
+def test_zoom_offers_a_round_window_that_always_shows_less() -> None:
+    assert zoom_offer(600, None, 1000) == 200  # a demo job's 600 steps: 300 at most
+    assert zoom_offer(100_000, None, 1000) == 50_000
+    assert zoom_offer(None, None, 1000) == 1000  # nothing read yet
+    assert zoom_offer(600, 200, 1000) == 100  # zoomed already: half of that
+    assert zoom_offer(600, 50, 1000) == 20
+    assert zoom_offer(1, None, 1000) == 1
+    for span in range(1, 5000, 7):
+        assert 1 <= zoom_offer(span, None, 1000) <= max(1, span / 2)

@@ -222,3 +222,17 @@ def y_ticks(low: float, high: float, max_ticks: int, log: bool) -> tuple[list[fl
     ticks = log_ticks(low, high, max_ticks) if log else nice_ticks(low, high, max_ticks)
     labels = [format_value(t) for t in ticks] if log else tick_labels(ticks)
     return ticks, labels
+
+
+def zoom_offer(span: int | None, current: int | None, default: int) -> int:
+    """The window of steps ``z`` offers: a round number (1, 2 or 5 times a power of ten) at
+    most half of what the chart shows now (the zoom in force, else the steps the runs span),
+    so that taking the offer always changes the chart; ``default`` while no step is known."""
+    shown = current if current is not None else span
+    if shown is None or shown <= 0:
+        return default
+    target = shown / 2
+    if target < 1:
+        return 1
+    power = 10 ** math.floor(math.log10(target))
+    return next(int(f * power) for f in (5, 2, 1) if f * power <= target)

@@ -50,7 +50,7 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
 from tui_app.api.errors import ApiCallError
-from tui_app.model.chart_ticks import X_AXES, format_step
+from tui_app.model.chart_ticks import X_AXES, format_step, zoom_offer
 from tui_app.model.job_spec import DEFAULT_METRIC_TAG
 from tui_app.model.metric_goals import Goal, best_trial
 from tui_app.model.metric_series import MetricSet, SeriesKey, XAxis, drawn_keys, run_labels
@@ -584,14 +584,22 @@ class MetricsScreen(Screen[None], ScreenToasts):
                 return
             self.last_steps = steps
 
+        offer = zoom_offer(self._step_span(), self.last_steps, DEFAULT_ZOOM_STEPS)
         self.app.push_screen(
             PromptScreen(
                 "Zoom to the last N steps",
-                str(self.last_steps or DEFAULT_ZOOM_STEPS),
+                str(offer),
                 hint="Z shows every step again.",
             ),
             chosen,
         )
+
+    def _step_span(self) -> int | None:
+        """The newest step among the drawn series (steps count from 0): what ``z`` halves."""
+        with self.data_lock:
+            lasts = [self.metrics.series(k).stats.last_step for k in self._drawn]
+        known = [s for s in lasts if s is not None]
+        return max(known) if known else None
 
     def action_unzoom(self) -> None:
         self.last_steps = None

@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import Input, Label, Static
+from textual.widgets.input import Selection
 
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 
@@ -41,6 +42,15 @@ class PathSuggester(Suggester):
         return f"{folder}{os.sep if folder or value.startswith(os.sep) else ''}{names[0]}"
 
 
+def offered_selection(value: str, path: bool) -> Selection:
+    """What of a prompt's value is selected when it opens (see ``PromptScreen.on_mount``)."""
+    if not path:
+        return Selection(0, len(value))
+    start = value.rfind(os.sep) + 1
+    dot = value.rfind(".")
+    return Selection(start, dot if dot > start else len(value))
+
+
 class PromptScreen(ModalScreen[str | None]):
     """Dismisses with the text entered (stripped), or None on escape."""
 
@@ -62,7 +72,7 @@ class PromptScreen(ModalScreen[str | None]):
                 self.value,
                 id="prompt-input",
                 suggester=PathSuggester() if self.paths else None,
-                select_on_focus=False,
+                select_on_focus=False,  # selected once, on open (below), not at every focus
             )
             yield Static(
                 (self.hint + "\n" if self.hint else "") + "[b]enter[/b] ok · [b]esc[/b] cancel",
@@ -72,7 +82,11 @@ class PromptScreen(ModalScreen[str | None]):
     def on_mount(self) -> None:
         box = self.query_one(Input)
         box.focus()
-        box.cursor_position = len(box.value)
+        # The value is offered selected, as a browser's address bar does: typing replaces it
+        # (`z` then `50` is 50, not 100050), an arrow key keeps it to edit. A path offers its
+        # file name without the extension, as a save dialog does: typing renames, the folder
+        # stays.
+        box.selection = offered_selection(box.value, self.paths)
         # Textual scrolls an Input to its cursor only once it has a width: a long pre-filled
         # path showed its start and hid the file name at its end.
         self.call_after_refresh(lambda: box.scroll_to(x=box.max_scroll_x, animate=False))
