@@ -33,7 +33,7 @@ import pytest
 from tests.conftest import _start, _stop, unique_id
 from tests.service.test_containers import container_job, containers_of, messages, wait_for
 from tests.support.container_images import engine_env
-from tests.support.live_service import PROJECT, LiveService
+from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.local.environments.containers import Engine
 from tui_app.model.tf_event_writer import event_record, file_version_record
 
@@ -277,6 +277,70 @@ def test_an_event_file_linked_to_a_host_file_is_never_read(
     assert "finalMetric" not in trial  # the host file's 42 was not read
     notes = service_notes(svc, job_id)
     assert any("an event file was not read" in n and "symbolic link" in n for n in notes), notes
+
+
+# -- another job's objects ---------------------------------------------------------------------
+
+CROSS_JOB = """
+import json, os, sys, urllib.error, urllib.request
+E = os.environ["STORAGE_EMULATOR_HOST"]
+Y, OBJ, PKG = sys.argv[1:4]
+def call(method, path, data=None):
+    req = urllib.request.Request(E + path, data=data, method=method)
+    if data is not None:
+        req.add_header("Content-Type", "application/octet-stream")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read().decode(errors="replace")[:400]
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")[:400]
+q = lambda name: name.replace("/", "%2F")
+up = "/upload/storage/v1/b/%s/o?uploadType=media&name=" % Y
+print("ATTACK " + json.dumps({
+    "buckets": call("GET", "/storage/v1/b"),
+    "read": call("GET", "/storage/v1/b/%s/o/%s?alt=media" % (Y, q(OBJ))),
+    "list": call("GET", "/storage/v1/b/%s/o?prefix=out/" % Y),
+    "write": call("POST", up + OBJ, b"planted"),
+    "package": call("POST", up + PKG, b"planted code"),
+    "delete": call("DELETE", "/storage/v1/b/%s/o/%s" % (Y, q(OBJ))),
+}))
+"""
+
+
+def test_another_jobs_objects_and_packages_are_out_of_a_containers_reach(
+    box_service: LiveService, trainer_image: str, trainer_sdist: Path
+) -> None:
+    """Issue 39's item 4, from inside a container: with job x's credential, job y's output
+    cannot be read, listed, written or deleted, y's staged package cannot be replaced, and
+    the bucket list shows x's buckets only."""
+    svc = box_service
+    package = svc.stage(trainer_sdist, bucket="y-bucket")
+    package_name = package.removeprefix("gs://y-bucket/")
+    y_id = unique_id("box_y")
+    y_job = basic_job(y_id, package, "--steps", "1", jobDir="gs://y-bucket/out")
+    svc.client().create(y_job)
+    assert svc.wait_state(y_id, timeout=120)["state"] == "SUCCEEDED"
+    model = svc.state_dir / "gcs" / "y-bucket" / "out" / "model.txt"
+    model.parent.mkdir(parents=True, exist_ok=True)
+    model.write_bytes(b"y's model")
+    staged = (svc.state_dir / "gcs" / "y-bucket" / package_name).read_bytes()
+
+    x_id = unique_id("box_x")
+    command = ["python3", "-c", CROSS_JOB, "y-bucket", "out/model.txt", package_name]
+    job = run(svc, container_job(x_id, trainer_image, command=command, jobDir="gs://x-bucket/o"))
+    assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+    [line] = [m for m in messages(svc, x_id, "master-replica-0") if m.startswith("ATTACK ")]
+    got = json.loads(line.removeprefix("ATTACK "))
+    status, body = got["buckets"]
+    assert status == 200 and "y-bucket" not in body, body
+    for attempt in ("read", "list", "write", "delete"):
+        status, body = got[attempt]
+        assert status == 403 and "outside this replica's scope" in body, (attempt, body)
+        assert f"job {x_id} may write gs://x-bucket/o/" in body, body
+    status, body = got["package"]
+    assert status == 403, body
+    assert model.read_bytes() == b"y's model"
+    assert (svc.state_dir / "gcs" / "y-bucket" / package_name).read_bytes() == staged
 
 
 # -- without the token ------------------------------------------------------------------------
