@@ -223,7 +223,7 @@ def test_a_fifo_in_place_of_the_metric_file_never_blocks_the_service(
     assert job["state"] == "FAILED"
     assert "is a FIFO, not a regular file" in job["errorMessage"]
     notes = service_notes(svc, job_id)
-    assert any(n.startswith("Trial 1: stopped: Trial 1 its hypertune") for n in notes), notes
+    assert any(n.startswith("Trial 1: stopped. Its hypertune metric file") for n in notes), notes
     dog.check()
 
 

@@ -77,9 +77,9 @@ class HypertuneFeed:
                 size = os.fstat(fd).st_size
                 if size > HYPERTUNE_MAX_BYTES:
                     raise MetricFileError(
-                        f"its hypertune metric file holds {size} bytes, more than the "
+                        f"Its hypertune metric file holds {size} bytes, more than the "
                         f"{HYPERTUNE_MAX_BYTES >> 20} MiB the service reads: report the metric "
-                        "less often (cloudml-hypertune keeps only the last 100 reports)"
+                        "less often (cloudml-hypertune keeps only the last 100 reports)."
                     )
                 head = read_at(fd, 0, HEAD_BYTES).split(b"\n", 1)[0]
                 rewritten = size < self.offset or (self.offset > 0 and head != self.head)
@@ -90,7 +90,7 @@ class HypertuneFeed:
             return []
         except UntrustedFileError as exc:
             raise MetricFileError(
-                f"its hypertune metric file cannot be read: {exc.strerror}"
+                f"Its hypertune metric file cannot be read: {exc.strerror}."
             ) from None
         lines, used = self._lines(data, start)
         self.behind = start + used < size and (len(data) >= POLL_BYTES or len(lines) >= POLL_LINES)

@@ -390,7 +390,7 @@ class TuningRunner(JobRunner):
             await asyncio.sleep(METRIC_POLL_SECONDS)
             changed = await self._read_metric(run, entry, s, search, tag)
             if isinstance(changed, str):
-                run.note(f"stopped: {changed}", "ERROR")
+                run.note(f"stopped. {changed}", "ERROR")
                 run.stop(JobState.FAILED, changed)
                 return
             if changed:
@@ -431,7 +431,7 @@ class TuningRunner(JobRunner):
                 if not to_the_end or not feed.behind:
                     break
         except MetricFileError as exc:
-            return f"Trial {run.trial} {exc}."
+            return str(exc)
         if not points:
             return False
         entry["allMetrics"] = metric_history(run.reports.points())
