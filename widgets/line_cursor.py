@@ -19,7 +19,15 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.widget import Widget
 
-__all__ = ["ControlMessage", "LineCursorView", "cursor_bindings", "cursor_css", "scroll_target"]
+__all__ = [
+    "ControlMessage",
+    "LineCursorView",
+    "cursor_bindings",
+    "cursor_css",
+    "option_list_bindings",
+    "scroll_target",
+    "table_bindings",
+]
 
 StylesT = TypeVar("StylesT")
 WidgetT = TypeVar("WidgetT", bound=Widget)
@@ -53,6 +61,28 @@ def cursor_bindings(prefix: str) -> list[BindingType]:
         Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id=f"{prefix}.page-up"),
         Binding("pagedown,ctrl+f", "page_down", "Page down", show=False, id=f"{prefix}.page-down"),
         Binding("home,g", "first", "First", show=False, id=f"{prefix}.first"),
+    ]
+
+
+def option_list_bindings(prefix: str) -> list[BindingType]:
+    """``cursor_bindings`` for an ``OptionList`` (its actions have the same names), with
+    ``end``/``G`` to the last option: pickers move as every other list does."""
+    return [
+        *cursor_bindings(prefix),
+        Binding("end,G", "last", "Last", show=False, id=f"{prefix}.last"),
+    ]
+
+
+def table_bindings(prefix: str) -> list[BindingType]:
+    """The same keys for a ``DataTable``, whose first and last rows are ``scroll_top`` and
+    ``scroll_bottom`` (they move its cursor too)."""
+    return [
+        Binding("up,k", "cursor_up", "Up", show=False, id=f"{prefix}.up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id=f"{prefix}.down"),
+        Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id=f"{prefix}.page-up"),
+        Binding("pagedown,ctrl+f", "page_down", "Page down", show=False, id=f"{prefix}.page-down"),
+        Binding("home,g", "scroll_top", "First", show=False, id=f"{prefix}.first"),
+        Binding("end,G", "scroll_bottom", "Last", show=False, id=f"{prefix}.last"),
     ]
 
 

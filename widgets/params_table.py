@@ -13,6 +13,8 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
+from tui_app.widgets.line_cursor import table_bindings
+
 
 def format_number(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
@@ -47,6 +49,7 @@ class ParamsTable(DataTable[str]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        *table_bindings("builder.params"),
         Binding("a", "add", "Add parameter", id="builder.param-add"),
         Binding("e", "edit", "Edit parameter", id="builder.param-edit", tooltip="Also enter"),
         Binding("x,delete", "remove", "Remove parameter", id="builder.param-remove"),

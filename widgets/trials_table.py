@@ -50,6 +50,7 @@ from tui_app.model.trials import (
     trial_order,
 )
 from tui_app.widgets.job_table import MARK_GLYPH
+from tui_app.widgets.line_cursor import table_bindings
 
 PLOT_ROWS = 4
 FINAL_GLYPH = "●"
@@ -204,8 +205,7 @@ class TrialsTable(DataTable[str | Text]):
             id="trials.diff",
             tooltip="Two marked trials, or this one against the best",
         ),
-        Binding("j", "cursor_down", "Down", show=False, id="trials.down"),
-        Binding("k", "cursor_up", "Up", show=False, id="trials.up"),
+        *table_bindings("trials"),
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "trials-table--best",

@@ -578,3 +578,26 @@ async def test_z_and_s_offer_their_value_selected_so_typing_replaces_it(tmp_path
         await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
         await pilot.press("0", ".", "3", "enter")
         await wait_for(pilot, lambda: chart.options.smoothing == 0.3)
+
+
+async def test_j_and_k_move_in_the_trials_picker(tmp_path: Path) -> None:
+    """Issue 40: in the metrics view's `t` picker only the arrows moved; README says j/k
+    work everywhere."""
+    from textual.widgets import OptionList
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.open_metrics(TUNING_ID)
+        await opened(pilot, TUNING_ID)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: _picker(app) is not None)
+        options = app.screen.query_one(OptionList)
+        assert options.highlighted == 0
+        await pilot.press("j", "j")
+        assert options.highlighted == 2
+        await pilot.press("k")
+        assert options.highlighted == 1
+        await pilot.press("G")
+        assert options.highlighted == options.option_count - 1
+        await pilot.press("g")
+        assert options.highlighted == 0

@@ -16,6 +16,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 
+from tui_app.widgets.line_cursor import option_list_bindings
+
 LABEL_CELLS = 40
 """The widest label that fits the dialog (``#picker-dialog``: 50 columns less its border,
 padding and the list's scrollbar) on one line."""
@@ -26,6 +28,12 @@ def fitted(label: str, cells: int = LABEL_CELLS) -> str:
     if cell_len(label) <= cells:
         return label
     return set_cell_size(label, cells - 1) + "…"
+
+
+class PickerList(OptionList):
+    """The picker's options, moved with ``j``/``k``, ``g``/``G`` as every list is."""
+
+    BINDINGS: ClassVar[list[BindingType]] = option_list_bindings("picker")
 
 
 class PickerScreen(ModalScreen[str | None]):
@@ -48,7 +56,7 @@ class PickerScreen(ModalScreen[str | None]):
             prompts: list[str | Content] = list(self.items)
             if self.labels is not None:  # plain text: a name and an address, never markup
                 prompts = [Content(label) for label in self.labels]
-            yield OptionList(*prompts, id="picker-options")
+            yield PickerList(*prompts, id="picker-options")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
