@@ -17,9 +17,10 @@ textual-plotext.
 Each series is its smoothed curve with its raw curve faint behind it (when smoothing is on), as
 TensorBoard draws them. In a tuning job's overlay the best trial is drawn strongest and the
 others faint. Every curve is told apart by its marker as well as by its colour, so the chart still
-reads under ``NO_COLOR``: raw points are ``·``, the first run's smoothed curve braille dots, a
-second run's ``•``, and the best trial's quadrant blocks. Non-finite values (a loss that blew
-up) are ``×`` marks on the x axis where they happened, and counted in the legend.
+reads under ``NO_COLOR``: raw points are ``·``, the first other curve braille dots, the next
+``•``, ``+``, ``o``, ``*``, and the best trial's quadrant blocks. Non-finite values (a loss that
+blew up) are ``×`` marks on the x axis where they happened, in their curve's colour, counted in
+the legend with the step they start at.
 
 The chart asks each series for a view with as many columns as the plot has (the model keeps at
 most two points per column), and sets round ticks itself (``model.chart_ticks``): plotext's own
@@ -58,7 +59,7 @@ from textual.color import Color
 from textual.strip import Strip
 from textual_plotext import PlotextPlot
 
-from tui_app.model.chart_ticks import format_value, x_ticks, y_ticks
+from tui_app.model.chart_ticks import format_step, format_value, x_ticks, y_ticks
 from tui_app.model.metric_series import Series, SeriesView, XAxis
 
 LineRole = Literal["normal", "best", "faint"]
@@ -72,7 +73,6 @@ SERIES_MARKERS: tuple[str, ...] = ("braille", "dot", "+", "o", "*")
 """Markers of the smoothed curves of a chart's runs, in order: the marker tells the runs apart
 where colour cannot (``NO_COLOR``, colour blindness)."""
 BEST_MARKER = "hd"
-FAINT_MARKER = "braille"
 MARKER_GLYPHS: dict[str, str] = {"braille": "⣿", "hd": "▚", "dot": "•"}
 """The legend's sample of each plotext marker (a single-character marker is its own sample)."""
 PALETTE: tuple[str, ...] = ("primary", "accent", "secondary", "warning", "success")
@@ -119,6 +119,8 @@ class ChartOptions:
     x_axis: XAxis = "step"
     last_steps: int | None = None
     """Zoom: only the last N steps; None for the whole history."""
+    legend_rows: int = 0
+    """Rows every chart keeps for its legend (charts side by side line up); 0: its own."""
 
 
 @dataclass
@@ -153,6 +155,7 @@ class MetricChart(PlotextPlot):
         "metric-chart--title",
         "metric-chart--dim",
         "metric-chart--best",
+        "metric-chart--note",
     }
     """
     | Class | Description |
@@ -160,6 +163,7 @@ class MetricChart(PlotextPlot):
     | `metric-chart--title` | The tag (accented on the chart the keys move between). |
     | `metric-chart--dim` | The group, the sources, the legend's figures. |
     | `metric-chart--best` | The best trial's name in the legend. |
+    | `metric-chart--note` | What the plot cannot say itself (curves squeezed flat, only NaN). |
     """
     DEFAULT_CSS = """
     MetricChart {
@@ -174,6 +178,7 @@ class MetricChart(PlotextPlot):
     MetricChart.-current > .metric-chart--title { text-style: bold underline; color: $accent; }
     MetricChart > .metric-chart--dim { color: $text-muted; }
     MetricChart > .metric-chart--best { text-style: bold; }
+    MetricChart > .metric-chart--note { color: $text-warning; text-style: italic; }
     """
 
     def __init__(
@@ -248,7 +253,7 @@ class MetricChart(PlotextPlot):
         dim = self._style("metric-chart--dim")
         if not self.lines:
             return strips + self._text_strips(Text("no points yet", dim), width)
-        legend_rows = min(len(self.lines), LEGEND_MAX_LINES)
+        legend_rows = self.options.legend_rows or min(len(self.lines), LEGEND_MAX_LINES)
         plot_height = height - 1 - legend_rows
         with self.data_lock or nullcontext():
             if plot_height < MIN_PLOT_ROWS or width < 20:
@@ -262,6 +267,9 @@ class MetricChart(PlotextPlot):
                     drawn = self._view_all(max(1, width - axes.label_width - 1))
                     axes = self._axes(drawn, plot_height)
         if axes is not None:
+            note = chart_note(drawn, axes, plot_height, self.options)
+            if note:
+                strips = self._text_strips(self._title(note), width)
             strips += self._draw_plot(drawn, axes, width, plot_height)
         elif plot_height >= MIN_PLOT_ROWS:
             strips += self._text_strips(Text("no finite values in range", dim), width)
@@ -286,10 +294,14 @@ class MetricChart(PlotextPlot):
         self._text_cache[key] = strips
         return list(strips)  # the caller's to extend; the cached list stays as it is
 
-    def _title(self) -> Text:
+    def _title(self, note: str = "") -> Text:
+        """The tag, its group and sources; ``note`` (what the plot cannot say itself) right
+        after the tag, where a narrow chart keeps it."""
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(self.tag or "(no tag)", self._style("metric-chart--title"))
         dim = self._style("metric-chart--dim")
+        if note:
+            text.append(f" · {note}", self._style("metric-chart--note"))
         if self.group and self.group != self.tag:
             text.append(f" · {self.group}", dim)
         sources = sorted({line.source for line in self.lines if line.source})
@@ -323,7 +335,9 @@ class MetricChart(PlotextPlot):
             if line.role == "best":
                 marker, color_name = BEST_MARKER, "success"
             else:
-                marker = FAINT_MARKER if line.role == "faint" else SERIES_MARKERS[normal % 5]
+                # Every other curve, a tuning job's faint trials too, gets a marker of its own:
+                # under NO_COLOR (or to a colour-blind eye) the marker is what tells them apart.
+                marker = SERIES_MARKERS[normal % len(SERIES_MARKERS)]
                 color_name = PALETTE[normal % len(PALETTE)]
                 normal += 1
             color = Color.parse(theme.get(color_name, "#ffffff"))
@@ -420,12 +434,12 @@ class MetricChart(PlotextPlot):
             else:
                 ys = view.ys[keep].tolist()
             plt.plot(xs, ys, marker=d.marker, color=d.color)
-        marks = [
-            x for d in drawn for x in d.view.nonfinite_xs.tolist() if axes.x_low <= x <= axes.x_high
-        ]
-        if marks:
-            error = Color.parse(theme.get("error", "#ff0000")).rgb
-            plt.scatter(marks, [y_low] * len(marks), marker=NONFINITE_MARKER, color=error)
+        for d in drawn:
+            # Each run's NaN and inf marks in its own colour, and its legend line says from
+            # which step: whose they are reads either way.
+            marks = [x for x in d.view.nonfinite_xs.tolist() if axes.x_low <= x <= axes.x_high]
+            if marks:
+                plt.scatter(marks, [y_low] * len(marks), marker=NONFINITE_MARKER, color=d.color)
         return self._matrix_strips(width)
 
     def _matrix_strips(self, width: int) -> list[Strip]:
@@ -449,7 +463,7 @@ class MetricChart(PlotextPlot):
             text.append(f"{MARKER_GLYPHS.get(d.marker, d.marker)} ", Color(*d.color).hex)
             best = d.line.role == "best"
             text.append(label.ljust(label_w), self._style("metric-chart--best") if best else "")
-            text.append("  " + _figures(d.view), dim)
+            text.append("  " + _figures(d.view, d.line), dim)
         hidden = len(drawn) - len(shown)
         if hidden > 0:
             text.append(f"\n+ {hidden} more", dim)
@@ -500,21 +514,64 @@ def _cell_style(foreground: object, style: object, background: object) -> Style:
     return text.spans[0].style if text.spans else Style()  # type: ignore[return-value]
 
 
-def _figures(view: SeriesView) -> str:
+def _figures(view: SeriesView, line: ChartLine | None = None) -> str:
     """``last 0.082  2 NaN  min 0.071  max 1.04``: of the whole series, not only the zoomed
     part (a legend that changed with the zoom would hide a blow-up outside it). The last value
-    and the non-finite counts first: in a narrow chart they are what must not be cut."""
+    and the non-finite counts first: in a narrow chart they are what must not be cut. A run
+    with no finite value says so instead of ``last inf``; its NaN and inf say from which step
+    (whose ``×`` marks they are), and an event file's inf that it is past float32's range
+    (TensorBoard summaries are float32: a loss of 1e39 is written as inf)."""
     stats = view.stats
     parts: list[str] = []
-    if stats.last is not None:
+    if stats.count == 0 and stats.nonfinite_count:
+        parts.append("no finite value")
+    elif stats.last is not None:
         parts.append(f"last {format_value(stats.last)}")
     if stats.nan_count:
         parts.append(f"{stats.nan_count} NaN")
     if stats.inf_count:
-        parts.append(f"{stats.inf_count} inf")
+        past = " past float32" if line is not None and line.source == "events" else ""
+        parts.append(f"{stats.inf_count} inf{past}")
+    if stats.nonfinite_count and line is not None:
+        steps, _, _ = line.series.nonfinite_marks()
+        if len(steps):
+            parts.append(f"× from step {format_step(int(steps[0]))}")
     if stats.minimum is not None and stats.maximum is not None:
         parts.append(f"min {format_value(stats.minimum)}")
         parts.append(f"max {format_value(stats.maximum)}")
     if view.hidden_nonpositive:
         parts.append(f"{view.hidden_nonpositive} ≤0 hidden")
     return "  ".join(parts) or "no values"
+
+
+COLLAPSE_SHARE = 0.08
+"""A curve whose values all lie in this bottom share of the y axis reads as a flat line."""
+
+
+def chart_note(
+    drawn: Sequence[_Drawn], axes: _Axes, plot_height: int, options: ChartOptions
+) -> str:
+    """What the plot cannot say itself, for the chart's title: that only NaN or inf lie in the
+    zoomed range (an axis with marks and no curve), or that on a linear axis two or more
+    curves are squeezed flat at the bottom by a larger one, where ``L`` (log y) tells them
+    apart (only when every value is positive, so a log axis can show them all)."""
+    if not axes.y_ticks:
+        return "only NaN/inf in view" + (": Z shows every step" if options.last_steps else "")
+    if options.log_y or len(drawn) < 2:
+        return ""
+    span = axes.y_high - axes.y_low
+    if span <= 0:
+        return ""
+    squeezed = 0
+    lowest = math.inf
+    for d in drawn:
+        ys = d.view.smoothed if options.smoothing > 0 and len(d.view.smoothed) else d.view.ys
+        finite = ys[np.isfinite(ys)]
+        if not len(finite):
+            continue
+        lowest = min(lowest, float(finite.min()))
+        if float(finite.max()) - axes.y_low <= span * COLLAPSE_SHARE:
+            squeezed += 1
+    if squeezed >= 2 and lowest > 0:
+        return "squeezed: L for log y"
+    return ""

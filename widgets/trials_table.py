@@ -7,16 +7,17 @@
      0.4210 ┤ ●        ○
             │    ●  ●     ●
      0.0132 ┤       ★
-       ★ Trial  Objective  Step  State         Curve       Duration  Output  Hyperparameters
-       ★ 4      0.0132     1000  ✓ SUCCEEDED  █▆▄▃▂▂▁▁▁▁  1m20s     4/      lr=0.01, layers=3
+       ★ Trial  Objective  Step  State         lr, layers  Curve       Duration  Output
+       ★ 4      0.0132     1000  ✓ SUCCEEDED  0.01, 3     █▆▄▃▂▂▁▁▁▁  1m20s     4/
 
 The table is a ``DataTable`` (a tuning job has tens of trials, not the job list's 100k rows, so
 the stock widget's measuring costs nothing and gives row cursor, header and scrolling for free).
 Rows are keyed by trial id: a refresh re-sorts them and, while the table has focus, the cursor
-stays on its trial (unfocused, it rests on the best). The key columns come first and the
-hyperparameters last, so at 80 columns what is cut is the tail of the parameter list, never the
-objective. The Curve column is each trial's metric over its reported steps (``allMetrics``), a
-sparkline whose ``×`` marks a NaN or inf report; ``M`` on a row opens that trial's metrics.
+stays on its trial (unfocused, it rests on the best). The key columns come first, then the
+parameters (named in the header, values in the cells), so at 80 columns what is cut is the
+curve, the duration and the output, never the objective or the values that won. The Curve
+column is each trial's metric over its reported steps (``allMetrics``), a sparkline whose ``×``
+marks a NaN or inf report; ``M`` on a row opens that trial's metrics.
 
 The plot is a small text scatter of the objective by trial id, not a ``Sparkline``: a sparkline
 draws bars from the minimum up, which reads "higher is better" even when the goal is MINIMIZE, and
@@ -32,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding, BindingType
@@ -46,6 +48,7 @@ from tui_app.model.trials import (
     TrialRow,
     format_objective,
     objective_series,
+    params_column,
     scatter_positions,
     trial_order,
 )
@@ -61,11 +64,14 @@ COLUMNS = (
     "Objective",
     "Step",
     "State",
+    "Hyperparameters",
     "Curve",
     "Duration",
     "Output",
-    "Hyperparameters",
 )
+"""Column keys in order. The parameters come right after the state: which values won is what a
+reader compares, so at 80 columns the curve, duration and output are what is cut. The
+parameters' header names them (``model.trials.params_column``)."""
 CURVE_WIDTH = 10
 """The sparkline's cells: ten reports side by side, or ten averages of a longer history."""
 
@@ -260,33 +266,74 @@ class TrialsTable(DataTable[str | Text]):
         """The rows on screen, in their order."""
         self.with_output = False
         """Whether the Output column is there: only when the backend says where trials wrote."""
+        self.params_header = "Hyperparameters"
+        """The parameters column's header: their names when every trial has the same."""
+        self.params_width: int | None = None
+        """The parameters column's width: its values' widest, and its header's as far as the
+        table's width leaves room (a long header is cut, never the values)."""
         self._add_columns()
 
     def _add_columns(self) -> None:
-        for label in COLUMNS:
-            if label != "Output" or self.with_output:
-                self.add_column(label, key=label or "best")
+        for key in COLUMNS:
+            if key != "Output" or self.with_output:
+                if key == "Hyperparameters":
+                    self.add_column(self.params_header, key=key, width=self.params_width)
+                else:
+                    self.add_column(key, key=key or "best")
 
-    def show(self, rows: Sequence[TrialRow]) -> None:
-        """Show ``rows`` in their order.
+    def _params_width(
+        self, rows: Sequence[TrialRow], header: str, cells: Sequence[str]
+    ) -> int | None:
+        """See ``params_width``; None (the header's and values' widest) before the table
+        knows its width."""
+        width = self.scrollable_content_region.width
+        if not width:
+            return None
+        values = max((cell_len(c) for c in cells), default=0)
+        before = COLUMNS.index("Hyperparameters")
+        # Every column before it as wide as its widest cell or label, with its padding.
+        texts = [[str(t) for t in self._cells(row, "")[:before]] for row in rows]
+        taken = sum(
+            max(cell_len(COLUMNS[i]), *(cell_len(t[i]) for t in texts)) + 2 * self.cell_padding
+            for i in range(before)
+        )
+        room = width - taken - 2 * self.cell_padding
+        return max(values, min(cell_len(header), room), 1)
+
+    def on_resize(self) -> None:
+        header, params = params_column(self.shown)
+        if self.shown and self._params_width(self.shown, header, params) != self.params_width:
+            self.show(self.shown, force=True)
+
+    def show(self, rows: Sequence[TrialRow], force: bool = False) -> None:
+        """Show ``rows`` in their order (``force``: again, though they are the same).
 
         While the table has focus, the cursor stays on the trial it was on (someone is reading
         it); otherwise it sits on the top row, the best trial so far.
         """
         rows = list(rows)
-        if rows == self.shown:
+        if rows == self.shown and not force:
             return
         current = (
             self.shown[self.cursor_row].trial_id if self.shown and self.cursor_row >= 0 else None
         )
         self.shown = rows
         with_output = any(r.output_text for r in rows)
-        self.clear(columns=with_output != self.with_output)
-        if with_output != self.with_output:
+        header, params = params_column(rows)
+        width = self._params_width(rows, header, params)
+        changed = (with_output, header, width) != (
+            self.with_output,
+            self.params_header,
+            self.params_width,
+        )
+        self.clear(columns=changed)
+        if changed:
             self.with_output = with_output
+            self.params_header = header
+            self.params_width = width
             self._add_columns()
-        for row in rows:
-            self.add_row(*self._cells(row), key=row.trial_id)
+        for row, param_text in zip(rows, params, strict=True):
+            self.add_row(*self._cells(row, param_text), key=row.trial_id)
         ids = [r.trial_id for r in rows]
         if self.has_focus and current in ids:
             self.move_cursor(row=ids.index(current), animate=False, scroll=False)
@@ -302,7 +349,7 @@ class TrialsTable(DataTable[str | Text]):
             style = None
         return str(style) if style else ""
 
-    def _cells(self, row: TrialRow) -> list[str | Text]:
+    def _cells(self, row: TrialRow, param_text: str) -> list[str | Text]:
         style_text = self._row_style(row)
         objective = row.objective_text
         if row.objective is not None and not row.final:
@@ -313,13 +360,13 @@ class TrialsTable(DataTable[str | Text]):
             Text(objective, style=style_text, justify="right"),
             Text(row.step_text, style=style_text, justify="right"),
             Text(row.state_text, style=style_text),
+            Text(param_text, style=style_text),
             Text(sparkline(row.history, CURVE_WIDTH), style=style_text),
             Text(row.duration, style=style_text, justify="right"),
-            Text(row.hyperparameters, style=style_text),
         ]
         if self.with_output:
             shared = self._shared_style() if row.shared_with else style_text
-            cells.insert(-1, Text(row.output_text, style=shared))
+            cells.append(Text(row.output_text, style=shared))
         return cells
 
     def _trial_text(self, trial_id: str) -> str:

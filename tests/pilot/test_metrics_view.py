@@ -20,7 +20,9 @@ from tests.pilot.conftest import FROZEN_NOW, raised_toasts, wait_for
 from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
 from tests.support.fixed_scalars import MNIST_ID, TUNING_ID, FedScalars, FixedScalars
 from tui_app.config.settings import Settings
+from tui_app.model.metric_goals import ranked_trials
 from tui_app.model.metric_series import SeriesKey
+from tui_app.model.trials import final_objectives
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.shell.screens.help_screen import HelpScreen
@@ -335,7 +337,13 @@ async def test_a_tuning_jobs_view_overlays_every_trial_the_best_marked(tmp_path:
         text = drawn(chart)
         legend = text.split("\n")[-4:]
         assert legend[0].startswith("▚ ★ trial 5")  # the legend names it first
-        assert legend[1].startswith("⣿ trial 1")
+        # Issue 40: then the trials nearest the best by the goal, not trials 1 and 2.
+        job = next(j for j in TUNING_JOBS if j["jobId"] == TUNING_ID)
+        ranked = ranked_trials(final_objectives(job), "MINIMIZE")
+        assert ranked[0] == "5"
+        assert [line.split()[2] for line in legend[1:3]] == ranked[1:3]
+        # Each with a marker of its own: told apart without colour.
+        assert len({line.split()[0] for line in legend[:3]}) == 3
         assert "+ 6 more" in text
         title = str(screen.query_one("#metrics-title").render())
         assert "goal MINIMIZE rmse" in title and "★ trial 5" in title
@@ -447,8 +455,11 @@ async def test_a_curve_of_nothing_but_inf_still_marks_where(tmp_path: Path) -> N
         app.open_metrics(MNIST_ID)
         await opened(pilot, MNIST_ID)
         text = drawn(charts(app)[0])
-        assert text.count("×") == 3
-        assert "last nan  1 NaN  2 inf" in text
+        plot, legend = text.split("\n")[1:-1], text.split("\n")[-1]
+        assert sum(line.count("×") for line in plot) == 3
+        # Issue 40: not "last nan" for a run with no curve; an event file's inf is float32's.
+        assert "no finite value  1 NaN  2 inf past float32" in legend
+        assert "only NaN/inf in view" in text.split("\n")[0]
 
 
 async def test_help_and_the_palette_list_the_views_keys_and_a_keymap_remaps_them(
@@ -601,3 +612,75 @@ async def test_j_and_k_move_in_the_trials_picker(tmp_path: Path) -> None:
         assert options.highlighted == options.option_count - 1
         await pilot.press("g")
         assert options.highlighted == 0
+
+
+async def test_curves_squeezed_flat_on_a_linear_axis_suggest_log_y(tmp_path: Path) -> None:
+    """Issue 40: three near-equal trials collapsed into one flat line at 0 under a large one,
+    with no word that L would tell them apart."""
+    fed = FedScalars(next(j for j in JOBS if j["jobId"] == MNIST_ID))
+    steps = list(range(0, 101, 10))
+    fed.add(SeriesKey("events", "a", "loss"), steps, [1000.0 / (s + 1) for s in steps])
+    for run, scale in (("b", 0.010), ("c", 0.011), ("d", 0.012)):
+        fed.add(SeriesKey("events", run, "loss"), steps, [scale * (1 + 1 / (s + 1)) for s in steps])
+    app = make_app(tmp_path, fed)
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        (chart,) = charts(app)
+        assert "squeezed: L for log y" in drawn(chart).split("\n")[0]
+        screen.log_y = True
+        await wait_for(pilot, lambda: chart.options.log_y)
+        await pilot.pause()
+        assert "squeezed" not in drawn(chart).split("\n")[0]
+
+
+async def test_the_header_keeps_the_options_whole_at_80_columns(tmp_path: Path) -> None:
+    """Issue 40: the header was cut at `smooth 0…`, hiding the axis and log state."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_metrics(TUNING_ID)
+        screen = await opened(pilot, TUNING_ID)
+        screen.log_y = True
+        screen.last_steps = 50
+        await pilot.pause()
+        title = str(screen.query_one("#metrics-title").render()).strip()
+        assert title.endswith("smooth 0.6 · x step · log y · last 50 steps"), title
+        assert "RUNNING" in title and len(title) <= 78  # the chart's legend names the best
+
+
+async def test_esc_clears_the_tag_filter_before_it_leaves(tmp_path: Path) -> None:
+    """Issue 40: esc did not clear the tag filter (the list's esc clears its own)."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.open_metrics(MNIST_ID)
+        screen = await opened(pilot, MNIST_ID)
+        picker = screen.query_one(TagPicker)
+        await pilot.press("slash", *"loss")
+        await wait_for(pilot, lambda: list(picker.tags) == ["epoch_loss"])
+        await pilot.press("enter", "escape")
+        await wait_for(pilot, lambda: len(picker.tags) == len(MNIST_TAGS))
+        assert screen.query_one("#metrics-filter", Input).value == ""
+        assert app.screen is screen
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is not screen)
+
+
+async def test_charts_side_by_side_line_up_row_for_row(tmp_path: Path) -> None:
+    """Issue 40: at 120 columns the second chart's plot sat a row lower when the two
+    legends differed in height."""
+    fed = FedScalars(next(j for j in JOBS if j["jobId"] == MNIST_ID))
+    fed.add(SeriesKey("events", "train", "loss"), [1, 2, 3], [3.0, 2.0, 1.0])
+    fed.add(SeriesKey("events", "eval", "loss"), [1, 2, 3], [3.5, 2.5, 1.5])
+    fed.add(SeriesKey("events", "train", "lr"), [1, 2, 3], [0.1, 0.1, 0.05])
+    app = make_app(tmp_path, fed)
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.open_metrics(MNIST_ID)
+        await opened(pilot, MNIST_ID)
+        left, right = charts(app)[:2]
+        await pilot.pause()
+        axis_row = [
+            next(i for i, line in enumerate(drawn(c).split("\n")) if "└" in line)
+            for c in (left, right)
+        ]
+        assert axis_row[0] == axis_row[1]
+        assert left.region.y == right.region.y

@@ -251,3 +251,20 @@ async def test_where_trials_wrote_and_who_shared_a_directory(tmp_path: Path) -> 
         await open_detail(pilot, DONE_ID)
         assert not table_of(app).with_output
         assert "Output" not in [str(c.label) for c in table_of(app).columns.values()]
+
+
+async def test_at_80_columns_the_trials_parameter_values_are_in_view(tmp_path: Path) -> None:
+    """Issue 40: at 80 columns the hyperparameter column was cut to `Hyp` / `lea`. The
+    parameters now follow the state, their names in the header, their values in the cells."""
+    app = fixed_app(tmp_path, copy.deepcopy(TUNING_JOBS))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_detail(pilot, RUNNING_ID)
+        table = table_of(app)
+        column = COLUMNS.index("Hyperparameters")
+        header = str(table.ordered_columns[column].label)
+        row = table.shown[0]
+        assert header == ", ".join(name for name, _ in row.params)
+        assert cell_text(table, 0, column) == ", ".join(value for _, value in row.params)
+        # The whole column ends inside the 80 columns (its region, less the table's own border).
+        end = sum(c.get_render_width(table) for c in table.ordered_columns[: column + 1])
+        assert end <= table.size.width, (end, table.size.width)

@@ -136,3 +136,14 @@ def test_zoom_offers_a_round_window_that_always_shows_less() -> None:
     assert zoom_offer(1, None, 1000) == 1
     for span in range(1, 5000, 7):
         assert 1 <= zoom_offer(span, None, 1000) <= max(1, span / 2)
+
+
+def test_a_log_axis_labels_its_ticks_in_one_notation() -> None:
+    """Issue 40: log y mixed ``100000`` and ``1e+9`` on one axis."""
+    _, labels = y_ticks(1, 1e9, 6, True)
+    assert labels == ["1e+0", "1e+2", "1e+4", "1e+6", "1e+8"]
+    _, labels = y_ticks(0.01, 10, 6, True)
+    assert labels == ["0.01", "0.1", "1", "10"]
+    for low, high in ((1, 1e5), (1e-6, 1), (3, 4e11), (0.5, 2e7)):
+        _, labels = y_ticks(low, high, 6, True)
+        assert len({"e" in label for label in labels}) == 1, labels

@@ -8,6 +8,7 @@ replica, and check what a job's user would see (exit status, logs, files in the 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import socket
@@ -242,3 +243,27 @@ def test_a_diverging_loss_is_logged_and_written_before_the_trainer_stops(tmp_pat
     (train,) = (job_dir / "train").glob("events.out.tfevents.*")
     # The last record is the non-finite loss (the reader keeps it; scalar_series drops it).
     assert train.read_bytes().count(b"loss") == len(step_losses(result.stdout)) + 1
+
+
+def test_a_diverging_loss_tells_one_story_in_the_log_the_events_and_the_error(
+    tmp_path: Path,
+) -> None:
+    """Issue 40: bad_lr's error said step 208, its chart showed inf from step 30 (the event
+    file is float32) and its log printed finite losses near 1e44 until step 200. The trainer
+    now diverges where float32 does: the log's last finite loss fits float32, the event file's
+    only inf is at the error's step, and the log says inf there too."""
+    from tui_app.model.tf_events import EventFileReader
+
+    job_dir = tmp_path / "job"
+    args = ["--steps", "400", "--learning-rate", "3", "--log-every", "1", "--job-dir", str(job_dir)]
+    result = run_trainer(args, trainer_env(tmp_path))
+    assert result.returncode == 1
+    stated = re.search(r"Training diverged at step (\d+) \(loss=inf\)", result.stderr)
+    assert stated, result.stderr
+    step = int(stated.group(1))
+    assert f"step {step} loss=inf task=master-0" in result.stdout
+    assert all(loss < 3.4028235e38 for _, loss in step_losses(result.stdout))
+    (train,) = (job_dir / "train").glob("events.out.tfevents.*")
+    loss = EventFileReader().feed(train.read_bytes())["loss"]
+    nonfinite = [s for s, v in zip(loss.steps, loss.values, strict=True) if not math.isfinite(v)]
+    assert nonfinite == [step]

@@ -220,8 +220,28 @@ def x_ticks(
 def y_ticks(low: float, high: float, max_ticks: int, log: bool) -> tuple[list[float], list[str]]:
     """The y axis's tick values and labels over ``[low, high]``, linear or log."""
     ticks = log_ticks(low, high, max_ticks) if log else nice_ticks(low, high, max_ticks)
-    labels = [format_value(t) for t in ticks] if log else tick_labels(ticks)
+    labels = log_labels(ticks) if log else tick_labels(ticks)
     return ticks, labels
+
+
+def log_labels(ticks: Sequence[float]) -> list[str]:
+    """A log axis's labels in one notation: plain while every tick reads short that way
+    (``0.01 0.1 1 10``), else all as powers of ten (``1e+3 1e+6 1e+9``, never ``100000``
+    beside ``1e+9``)."""
+    plain = [format_value(t) for t in ticks]
+    if not any("e" in label for label in plain) and all(len(label) <= 5 for label in plain):
+        return plain
+    out = []
+    for t in ticks:
+        text = f"{t:.1e}" if t and not _round_mantissa(t) else f"{t:.0e}"
+        out.append(text.replace("e+0", "e+").replace("e-0", "e-"))
+    return out
+
+
+def _round_mantissa(value: float) -> bool:
+    """Whether ``value`` is a whole number times a power of ten (``2e+5``, not ``2.5e+5``)."""
+    mantissa = abs(value) / 10.0 ** math.floor(math.log10(abs(value)))
+    return abs(mantissa - round(mantissa)) < 1e-6
 
 
 def zoom_offer(span: int | None, current: int | None, default: int) -> int:

@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["SPARK_BLOCKS", "SPARK_NONFINITE", "Goal", "best_trial", "sparkline"]
+__all__ = ["SPARK_BLOCKS", "SPARK_NONFINITE", "Goal", "best_trial", "ranked_trials", "sparkline"]
 
 Goal = Literal["MAXIMIZE", "MINIMIZE"]
 
@@ -41,6 +41,21 @@ def best_trial(finals: Mapping[str, float], goal: Goal) -> str | None:
         if best is None or rank < best:
             best, best_id = rank, trial
     return best_id
+
+
+def ranked_trials(finals: Mapping[str, float], goal: Goal) -> list[str]:
+    """Trial ids best first by ``goal`` (ties by trial order, as ``best_trial``), then those
+    whose final value is NaN or inf, by trial order: the order a legend with room for a few
+    lines lists them in, so the trials that nearly tie with the best are the ones shown."""
+    if goal not in ("MAXIMIZE", "MINIMIZE"):
+        raise ValueError(f"goal must be MAXIMIZE or MINIMIZE, not {goal!r}")
+    sign = -1.0 if goal == "MAXIMIZE" else 1.0
+    finite = sorted(
+        (t for t, v in finals.items() if math.isfinite(v)),
+        key=lambda t: (sign * finals[t], _trial_order(t)),
+    )
+    rest = sorted((t for t, v in finals.items() if not math.isfinite(v)), key=_trial_order)
+    return finite + rest
 
 
 def _trial_order(trial: str) -> tuple[int, int, str]:

@@ -60,6 +60,8 @@ class TrialRow:
     """Other trials that wrote files into one of this trial's directories."""
     history: tuple[float, ...] = ()
     """The metric at each reported step, oldest first (``allMetrics``): the sparkline."""
+    params: tuple[tuple[str, str], ...] = ()
+    """The trial's parameters, (name, value) in the trial's order."""
 
     @property
     def objective_text(self) -> str:
@@ -275,7 +277,21 @@ def _row(trial: Mapping[str, Any], index: int, now: datetime, job_dir: str = "")
         output=relative_output(str(output.get("directory") or ""), job_dir),
         shared_with=tuple(str(t) for t in as_list(output.get("sharedWith"))),
         history=objective_history(trial),
+        params=tuple((str(k), str(v)) for k, v in params.items()),
     )
+
+
+def params_column(rows: Sequence[TrialRow]) -> tuple[str, list[str]]:
+    """The trials table's parameter column: a header and one cell per row. When every trial
+    has the same parameters (a tuning job's always do), the header names them and the cells
+    hold the values alone (``learning_rate, batch`` over ``0.1, 64``), so the values fit at 80
+    columns; otherwise ``name=value`` in each cell under ``Hyperparameters``."""
+    names = {tuple(name for name, _ in row.params) for row in rows if row.params}
+    if len(names) == 1:
+        (shared,) = names
+        cells = [", ".join(v for _, v in row.params) if row.params else "" for row in rows]
+        return ", ".join(shared), cells
+    return "Hyperparameters", [row.hyperparameters for row in rows]
 
 
 def _latest_metric(metrics: object) -> tuple[float, int | None] | None:

@@ -42,7 +42,7 @@ from trainer.data import (
     true_params,
 )
 from trainer.hypertune import DEFAULT_METRIC_TAG, HyperTune
-from trainer.util import atomic_write_json, log, warn
+from trainer.util import as_float32, atomic_write_json, log, warn
 
 
 def _add(parser: argparse.ArgumentParser, flag: str, **kwargs: Any) -> None:
@@ -292,7 +292,11 @@ def train(args: argparse.Namespace, task: TaskInfo, failure: demos.FailurePlan) 
     while step < args.steps:
         params, _ = store.pull()
         loss, grads = loss_and_gradient(params, data.batch(args.batch_size))
-        if not math.isfinite(loss):
+        if not math.isfinite(as_float32(loss)):
+            # Past float32's range the loss is inf as TensorFlow or PyTorch would compute it,
+            # and as the summary stores it: the log, the event file and the error all say so at
+            # this step (a double would go on "finite" up to 1e308 and tell a second story).
+            loss = as_float32(loss)
             log(f"step {step} loss={loss} task={task.name}")
             if train_writer is not None:
                 train_writer.scalar("loss", loss, step)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
 import tempfile
@@ -62,3 +63,14 @@ def atomic_write_text(path: str, text: str) -> None:
 def atomic_write_json(path: str, payload: Any) -> None:
     """Atomically write ``payload`` as indented, key-sorted JSON (stable, diff-friendly)."""
     atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def as_float32(value: float) -> float:
+    """``value`` as a float32 holds it: beyond float32's largest finite value it is inf (NaN
+    stays NaN). Frameworks train in float32, and TensorBoard summaries store float32."""
+    if math.isfinite(value) and abs(value) > FLOAT32_MAX:
+        return math.copysign(math.inf, value)
+    return value

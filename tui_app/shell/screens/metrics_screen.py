@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from rich.cells import cell_len, set_cell_size
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -52,7 +53,7 @@ from textual.worker import Worker, get_current_worker
 from tui_app.api.errors import ApiCallError
 from tui_app.model.chart_ticks import X_AXES, format_step, zoom_offer
 from tui_app.model.job_spec import DEFAULT_METRIC_TAG
-from tui_app.model.metric_goals import Goal, best_trial
+from tui_app.model.metric_goals import Goal, best_trial, ranked_trials
 from tui_app.model.metric_series import MetricSet, SeriesKey, XAxis, drawn_keys, run_labels
 from tui_app.model.metric_tags import filter_tags, tag_sort_key
 from tui_app.model.states import STATE_SYMBOL, JobState
@@ -74,7 +75,13 @@ from tui_app.shell.screens.picker_screen import PickerScreen
 from tui_app.shell.screens.prompt_screen import PromptScreen
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.key_footer import KeyFooter
-from tui_app.widgets.metric_chart import ChartLine, ChartOptions, LineRole, MetricChart
+from tui_app.widgets.metric_chart import (
+    LEGEND_MAX_LINES,
+    ChartLine,
+    ChartOptions,
+    LineRole,
+    MetricChart,
+)
 from tui_app.widgets.status_header import StatusHeader
 from tui_app.widgets.tag_picker import TagPicker, grouped_order, tag_group
 
@@ -249,6 +256,7 @@ class MetricsScreen(Screen[None], ScreenToasts):
     def on_resize(self, event: events.Resize) -> None:
         self.wide = event.size.width >= GRID_WIDTH
         self._size_grid()
+        self._show_title()
 
     def watch_wide(self) -> None:
         self.set_class(not self.wide, "-narrow")
@@ -371,10 +379,16 @@ class MetricsScreen(Screen[None], ScreenToasts):
             charts.append(chart)
         for chart in charts:
             chart.display = True
-        options = ChartOptions(self.smoothing, self.log_y, self.x_axis, self.last_steps)
+        lines = {tag: self.lines_of(tag) for tag in visible}
+        # Charts side by side keep their legends the same height, so their plots and x axes
+        # line up row for row.
+        legend_rows = max((min(len(v), LEGEND_MAX_LINES) for v in lines.values()), default=0)
+        options = ChartOptions(
+            self.smoothing, self.log_y, self.x_axis, self.last_steps, legend_rows
+        )
         current = self.shown[self.current] if self.shown else None
         for chart, tag in zip(charts, visible, strict=True):
-            chart.show(tag, tag_group(tag), self.lines_of(tag), options)
+            chart.show(tag, tag_group(tag), lines[tag], options)
             chart.set_class(len(visible) > 1 and tag == current, "-current")
             chart.set_class(self.wide and len(visible) == 1, "-span")
         self.query_one(TagPicker).set_shown(visible)
@@ -387,8 +401,16 @@ class MetricsScreen(Screen[None], ScreenToasts):
             versions = [self.metrics.version(k) for k in keys]
             series = [self.metrics.series(k) for k in keys]
         best = self._best_trial()
+        # A tuning job's trials by the goal, best first, then those with no final value by
+        # number: the legend lists the first few, and they should be the ones that matter.
+        ranks = {t: i for i, t in enumerate(self._ranked_trials())}
         keys_order = sorted(
-            range(len(keys)), key=lambda i: (trial_order(keys[i].trial), keys[i].source)
+            range(len(keys)),
+            key=lambda i: (
+                ranks.get(keys[i].trial or "", len(ranks)),
+                trial_order(keys[i].trial),
+                keys[i].source,
+            ),
         )
         runs = {k.run for k in keys}
         lines: list[ChartLine] = []
@@ -417,27 +439,43 @@ class MetricsScreen(Screen[None], ScreenToasts):
         goal: Goal = "MINIMIZE" if goal_of(self.job) == "MINIMIZE" else "MAXIMIZE"
         return best_trial(final_objectives(self.job), goal)
 
+    def _ranked_trials(self) -> list[str]:
+        if not self.tuning or self.job is None:
+            return []
+        goal: Goal = "MINIMIZE" if goal_of(self.job) == "MINIMIZE" else "MAXIMIZE"
+        return ranked_trials(final_objectives(self.job), goal)
+
     # -- header ----------------------------------------------------------------------------------
 
     def _show_title(self) -> None:
-        title = f"Metrics  {self.job_id}"
+        name = f"Metrics  {self.job_id}"
+        facts: list[str] = []
         if self.trial is not None:
-            title += f" · trial {self.trial}"
+            facts.append(f"trial {self.trial}")
         state = self._state()
         if state is not None:
-            title += f" · {STATE_SYMBOL.get(state, '?')} {state.value}"
+            facts.append(f"{STATE_SYMBOL.get(state, '?')} {state.value}")
+        goal: list[str] = []
         if self.tuning:
             best = self._best_trial()
-            title += f" · goal {goal_of(self.job or {})} {self.goal_tag()}"
             if best is not None:
-                title += f" · ★ trial {best}"
+                facts.append(f"★ trial {best}")
+            goal = [
+                f"goal {goal_of(self.job or {})} {self.goal_tag()}",
+                f"goal {goal_of(self.job or {})}",
+            ]
         options = [f"smooth {self.smoothing:g}", f"x {self.x_axis}"]
         if self.log_y:
             options.append("log y")
         if self.last_steps is not None:
             options.append(f"last {format_step(self.last_steps)} steps")
-        title += "   " + " · ".join(options)
-        self.query_one("#metrics-title", Static).update(title)
+        # The options are what s, L, x and z just changed: they stay whole. What gives way, in
+        # turn: the goal's tag (each chart's title names it), the middle of the job's id, the
+        # goal, then the other facts from the last.
+        width = self.size.width - 2 if self.size.width else 0
+        tries = [[*facts, g] for g in goal] + [facts[:n] for n in range(len(facts), -1, -1)]
+        line = fit_title(name, tries, " · ".join(options), width, whole=len(goal) + 1)
+        self.query_one("#metrics-title", Static).update(line)
 
     def _state(self) -> JobState | None:
         if self.job is None:
@@ -635,15 +673,55 @@ class MetricsScreen(Screen[None], ScreenToasts):
             if item is not None:
                 self.post_message(MetricsRequested(self.job_id, ids[items.index(item)]))
 
-        title = f"Show the curves of (final {self.goal_tag()})"
+        # The dialog is 50 columns: the title names no tag (the chart does), only the order.
+        title = "A trial's own curves (best first)"
         self.app.push_screen(PickerScreen(title, items), chosen)
 
     def action_back(self) -> None:
+        """``esc``: clear the tag filter first (as the job list's esc clears its filter), then
+        leave the filter box, then the view."""
         box = self.query_one("#metrics-filter", Input)
+        if box.value:
+            box.value = ""
+            self.query_one(TagPicker).focus()
+            return
         if box.has_focus:
             self.query_one(TagPicker).focus()
             return
         self.app.pop_screen()
+
+
+TITLE_NAME_MIN = 16
+"""The fewest cells a job's id is cut to in the header before facts give way."""
+
+
+def fit_title(name: str, tries: list[list[str]], right: str, width: int, whole: int = 1) -> str:
+    """``name`` and facts, then ``right``, on one line of ``width`` cells (three apart).
+
+    ``tries`` are the facts to show, most first: the first of the first ``whole`` tries whose
+    line fits with ``name`` whole wins; else the first try that fits with ``name`` cut in its
+    middle to no fewer than ``TITLE_NAME_MIN`` cells (``Metrics  mnist…_053907``); else
+    ``right`` alone. ``right`` is never cut while it fits. A width of 0 (before the first
+    layout) keeps the first try.
+    """
+    gap = "   "
+
+    def joined(facts: list[str]) -> str:
+        return "".join(f" · {fact}" for fact in facts)
+
+    for facts in tries[:whole]:
+        line = f"{name}{joined(facts)}{gap}{right}"
+        if width <= 0 or cell_len(line) <= width:
+            return line
+    for facts in tries:
+        room = width - cell_len(f"{joined(facts)}{gap}{right}")
+        if room >= cell_len(name):
+            return f"{name}{joined(facts)}{gap}{right}"
+        if room >= TITLE_NAME_MIN:
+            head = room // 2
+            tail = room - head - 1
+            return f"{set_cell_size(name, head)}…{name[-tail:]}{joined(facts)}{gap}{right}"
+    return set_cell_size(right, width)
 
 
 def _cancelled(worker: Worker[None]) -> bool:
