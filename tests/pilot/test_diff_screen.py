@@ -17,12 +17,19 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static
 
-from tests.pilot.conftest import FROZEN_NOW, live_app, toast_messages, wait_for
-from tests.support.fixed_jobs import TUNING_JOBS, FixedSource
+from tests.pilot.conftest import FROZEN_NOW, fixed_app, live_app, toast_messages, wait_for
+from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
 from tests.support.live_service import LiveService, basic_job
 from tui_app.api.job_compare import ResubmitHistory
 from tui_app.config.settings import Settings
-from tui_app.model.job_diff import DiffSection
+from tui_app.model.job_diff import (
+    ELLIPSIS,
+    NOT_KNOWN_YET,
+    DiffSection,
+    JobFacts,
+    comparison_document,
+    unified_diff,
+)
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.shell.screens.diff_screen import DiffScreen
@@ -117,7 +124,7 @@ async def test_d_on_a_resubmitted_job_shows_the_one_changed_argument(
         screen = await diff_read(pilot)
         assert (screen.left.name, screen.right.name) == (OLD, NEW)
         assert screen.reason == "against the job it was resubmitted from"
-        assert changed(screen, "trainingInput") == [("args[1]", "1", "2")]
+        assert changed(screen, "trainingInput") == [("args --steps", "1", "2")]
         job_rows = {label for label, _, _ in changed(screen, "job")}
         # The id, and the times where they differ: jobs this short can start and end within
         # the second the documents keep, so which times differ is not fixed.
@@ -127,7 +134,7 @@ async def test_d_on_a_resubmitted_job_shows_the_one_changed_argument(
         # Drawn: the changed argument, the unchanged ones folded into a count.
         table = screen.query_one(DiffTable)
         text = printed(table.render())
-        assert "args[1]" in text and "pythonModule" not in text
+        assert "args --steps" in text and "pythonModule" not in text
         assert f"{section(screen, 'trainingInput').unchanged_count} the same" in text
         title = printed(screen.query_one("#diff-title", Static).content)
         assert OLD in title and NEW in title and "resubmitted from" in title
@@ -142,7 +149,7 @@ async def test_d_on_a_resubmitted_job_shows_the_one_changed_argument(
         # s: sides swapped, the argument's values with them.
         await pilot.press("s")
         assert (screen.left.name, screen.right.name) == (NEW, OLD)
-        assert changed(screen, "trainingInput") == [("args[1]", "2", "1")]
+        assert changed(screen, "trainingInput") == [("args --steps", "2", "1")]
         # y: the unified diff, naming both sides, the argument among its changed lines.
         await pilot.press("y")
         copied = app.clipboard.splitlines()
@@ -206,7 +213,7 @@ async def test_marks_groups_and_the_reasons_d_gives_when_there_is_no_pair(
         await pilot.press("D")
         screen = await diff_read(pilot)
         assert (screen.left.name, screen.right.name) == (BETWEEN, NEW)
-        assert changed(screen, "trainingInput") == [("args[1]", "1", "2")]
+        assert changed(screen, "trainingInput") == [("args --steps", "1", "2")]
 
 
 async def test_command_line_diff_and_a_side_that_cannot_be_read(
@@ -347,3 +354,173 @@ def test_trial_pair_without_a_finished_trial() -> None:
         "3 trials marked: mark exactly two trials (space) to compare them."
     )
     assert trial_pair(rows, {"11", "2"}, "5") == ("2", "11", "two marked trials")
+
+
+# -- what the rows and the headings name (issue 27, item 6) ---------------------------------------
+
+
+def census_documents(
+    old_args: list[str], new_args: list[str], new_state: str = "SUCCEEDED"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fixed failed census job with ``old_args`` and a later one with ``new_args``, as
+    the model compares them; a ``new_state`` that has not started leaves its facts unknown."""
+    old = copy.deepcopy(next(j for j in JOBS if j["jobId"] == "census_dist_20261122_070000"))
+    old["trainingInput"]["args"] = old_args
+    new = copy.deepcopy(old)
+    del new["errorMessage"]
+    new.update(jobId="census_dist_20261122_091000", state=new_state)
+    new["trainingInput"]["args"] = new_args
+    env = {
+        "runtimeVersion": "2.11",
+        "pythonVersion": "3.7",
+        "interpreter": "/usr/bin/python3.7",
+        "exact": True,
+        "packages": {"tensorflow": "2.11.0", "numpy": "1.24.4"},
+        "trainerPackages": [
+            {"uri": "gs://demo-bucket/packages/trainer-0.1.0.tar.gz", "sha256": "3f" * 32}
+        ],
+    }
+    if new_state in ("QUEUED", "PREPARING"):
+        for key in ("startTime", "endTime", "trainingOutput"):
+            new.pop(key, None)
+        new_env: dict[str, Any] = {}  # what the service answers until the job has started
+    else:
+        new_env = env
+    return (
+        comparison_document(JobFacts(old, "demo-project", env), FROZEN_NOW),
+        comparison_document(JobFacts(new, "demo-project", new_env), FROZEN_NOW),
+    )
+
+
+async def open_documents(
+    pilot: Any, documents: tuple[dict[str, Any], dict[str, Any]], left: str, right: str
+) -> DiffScreen:
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen))
+    screen = DiffScreen.of_documents(left, right, documents, "two marked jobs")
+    app.push_screen(screen)
+    await wait_for(pilot, lambda: app.screen is screen and bool(screen.query(DiffTable)))
+    await wait_for(pilot, lambda: bool(screen.query_one(DiffTable).sections))
+    await wait_for(pilot, lambda: screen.query_one(DiffHeading).render_line(0).text.strip() != "")
+    return screen
+
+
+def table_text(screen: DiffScreen) -> str:
+    table = screen.query_one(DiffTable)
+    return printed(table.render(), width=table.size.width)
+
+
+async def test_arguments_are_named_by_their_flags_on_screen(tmp_path: Path) -> None:
+    """``args --learning-rate │ 0.1 │ 0.05`` whether the flag is written with a space or an
+    "="; a flag removed is its own row (present/absent for a bare one) and renames no other;
+    ``y`` still copies the documents' unified diff, argument by argument."""
+    old = ["--train-steps", "1000", "--learning-rate", "0.1", "--dropout", "0.2", "--verbose"]
+    new = ["--train-steps", "1000", "--learning-rate=0.05", "--layer", "64", "--layer", "32"]
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_documents(
+            pilot, census_documents(old, new), "census_dist_20261122_070000", "census_b"
+        )
+        # In the newer job's order; what it dropped, after what came before it on the left.
+        assert changed(screen, "trainingInput") == [
+            ("args --learning-rate", "0.1", "0.05"),
+            ("args --dropout", "0.2", None),
+            ("args --verbose", "present", None),
+            ("args --layer[0]", None, "64"),
+            ("args --layer[1]", None, "32"),
+        ]
+        text = table_text(screen)
+        # At 80 columns the label column is 15 wide: the flag goes under "args", whole.
+        assert "args[" not in text
+        assert "--learning-rate" in text and "--dropout" in text and "present" in text
+        lines = text.splitlines()
+        at = next(n for n, line in enumerate(lines) if "--learning-rate" in line)
+        assert "0.05" in lines[at] or "0.05" in lines[at - 1]
+        assert "Training input · 5 changed · " in text
+        await pilot.press("y")
+        assert app.clipboard == unified_diff(
+            *census_documents(old, new), "census_dist_20261122_070000", "census_b"
+        )
+        assert "+  - --learning-rate=0.05" in app.clipboard.splitlines()
+
+
+LONG_TUNING_ID = "mnist_hptuning_20261207_033400"
+
+
+def long_tuning_app(tmp_path: Path) -> JobsApp:
+    """The fixed tuning job under a name as long as a real one: its trials' names
+    (``<job>/5``) are longer than a value column at 80 columns."""
+    jobs = copy.deepcopy(TUNING_JOBS)
+    job = next(j for j in jobs if j["jobId"] == TUNING_ID)
+    job["jobId"] = LONG_TUNING_ID
+    return JobsApp(
+        Settings(refresh_seconds=0.3), lambda: None, "demo-project", "local",  # type: ignore[arg-type,return-value]
+        settings_file=tmp_path / "settings.yaml", clock=lambda: FROZEN_NOW,
+        source=FixedSource(jobs),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)], ids=["80x24", "120x35"])
+async def test_trial_headers_keep_what_tells_them_apart(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """At 80 columns both trials' names were ``mnist_hptuning_20261207_0334…``: the column
+    titles now shorten the middle the two share, and keep ``/5`` and ``/9``; where they fit
+    (120 columns) they are whole."""
+    app = long_tuning_app(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        app.push_screen(DiffScreen.of_trials(LONG_TUNING_ID, "5", "9", "two marked trials"))
+        screen = await diff_read(pilot)
+        heading = screen.query_one(DiffHeading)
+        await wait_for(pilot, lambda: "/9" in heading.render_line(0).text)
+        line = heading.render_line(0).text
+        field, left, right = (part.strip() for part in line.split("│"))
+        assert field == "field"
+        assert left.endswith("/5") and right.endswith("/9"), line
+        if size[0] == 80:
+            assert left.count(ELLIPSIS) == 1 and left.startswith("mnist_hp"), line
+            assert left.replace("/5", "") == right.replace("/9", "")
+        else:
+            assert (left, right) == (f"{LONG_TUNING_ID}/5", f"{LONG_TUNING_ID}/9")
+        # The title above names both in full, at any width.
+        title = printed(screen.query_one("#diff-title", Static).content)
+        assert f"{LONG_TUNING_ID}/5" in title and f"{LONG_TUNING_ID}/9" in title
+        # s swaps the names with their columns.
+        await pilot.press("s")
+        await wait_for(
+            pilot, lambda: heading.render_line(0).text.split("│")[1].strip().endswith("/9")
+        )
+        assert heading.render_line(0).text.split("│")[2].strip().endswith("/5")
+
+
+@pytest.mark.parametrize("state", ["QUEUED", "PREPARING"])
+async def test_a_job_not_started_has_its_facts_not_known_yet(tmp_path: Path, state: str) -> None:
+    """A resubmit still QUEUED against the job it came from: its packages and runtime are
+    "not known yet", neither drawn as changes nor counted as differences, in the rows, the
+    section titles and the summary; its state and its missing run times are differences."""
+    args = ["--train-steps", "1000"]
+    documents = census_documents(args, args, new_state=state)
+    app = fixed_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_documents(
+            pilot, documents, "census_dist_20261122_070000", "census_dist_20261122_091000"
+        )
+        for key in ("packages", "environment"):
+            assert changed(screen, key) == []
+            assert section(screen, key).pending
+        pending = sum(len(s.pending) for s in screen.sections)
+        differences = sum(len(s.changed) for s in screen.sections)
+        summary = printed(screen.query_one("#diff-summary", Static).content)
+        assert f"{differences} differences in " in summary
+        assert f"{pending} not known yet" in summary
+        text = table_text(screen)
+        assert "Packages · 1 not known yet" in text
+        assert (
+            f"Runtime environment · {len(section(screen, 'environment').pending)} not known" in text
+        )
+        assert NOT_KNOWN_YET not in text.replace(" not known yet", "")
+        assert "unknown" not in text
+        await pilot.press("u")
+        await wait_for(pilot, lambda: screen.query_one(DiffTable).unchanged)
+        unfolded = table_text(screen)
+        assert "unknown" not in unfolded and "3f3f" not in unfolded

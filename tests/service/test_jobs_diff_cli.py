@@ -13,6 +13,7 @@ from tests.conftest import unique_id
 from tests.support.diff_cli_run import QUICK, changed_lines, tui, tui_process
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.api.job_compare import ResubmitHistory
+from tui_app.model.job_diff import NOT_KNOWN_YET
 
 OTHER_PROJECT = "diff-other-project"
 
@@ -76,7 +77,8 @@ def test_json_lists_the_differences_field_by_field(
     by_path = {d["path"]: (d["left"], d["right"]) for d in found["differences"]}
     assert by_path["job.jobId"] == (a, b)
     args = [p for p in by_path if p.startswith("trainingInput.")]
-    assert args == [f"trainingInput.args[{len(QUICK) + 1}]"]
+    # Named by its flag, not by its place among the arguments.
+    assert args == ['trainingInput.args["--ps-log-every"]']
     assert by_path[args[0]] == ("50", "60")
     # What the service told of each run is there, the same for both: not a difference.
     assert not any(p.startswith(("packages", "environment")) for p in by_path)
@@ -164,3 +166,47 @@ def test_resubmit_records_its_source(service: LiveService, pair: tuple[str, str]
     assert done.returncode == 0, done.stderr
     new = done.stdout.strip()
     assert ResubmitHistory().sources(PROJECT)[new] == a
+
+
+def test_a_queued_jobs_packages_and_runtime_are_not_known_yet(
+    small_service: LiveService, trainer_sdist: Path
+) -> None:
+    """A job waiting for a slot against one that ran: the service has no environment for it
+    yet, so its packages and runtime read "not known yet", and they are no differences: the
+    JSON lists them apart, the unified diff (the documents as they are) comes with a note."""
+    svc = small_service
+    uri = svc.stage(trainer_sdist)
+    client = svc.client()
+    ran, queued = unique_id("diff_ran"), unique_id("diff_queued")
+    holders = [unique_id("diff_hold_a"), unique_id("diff_hold_b")]
+    client.create(basic_job(ran, uri, *QUICK))
+    assert svc.wait_state(ran, timeout=60)["state"] == "SUCCEEDED"
+    try:
+        for held in holders:  # both slots, for as long as the test needs them
+            client.create(basic_job(held, uri, "--steps", "100000", "--sleep", "0.05"))
+        for held in holders:
+            svc.wait_state(held, ("RUNNING",))
+        client.create(basic_job(queued, uri, *QUICK))
+        assert client.get(queued)["state"] == "QUEUED"
+
+        done = tui(svc, "diff", ran, queued, "--format", "json")
+        assert done.returncode == 1, done.stderr
+        found = json.loads(done.stdout)
+        paths = {d["path"] for d in found["differences"]}
+        assert "outcome.state" in paths and "job.jobId" in paths
+        assert not any(p.startswith(("packages", "environment")) for p in paths), paths
+        pending = {d["path"]: d["right"] for d in found["notKnownYet"]}
+        assert pending['packages["trainer-0.1.0.tar.gz"]'] == NOT_KNOWN_YET
+        assert pending["environment.runtimeVersion"] == NOT_KNOWN_YET
+
+        text = tui(svc, "diff", ran, queued)
+        assert text.returncode == 1, text.stderr
+        lines = changed_lines(text.stdout)
+        assert f"+environment: {NOT_KNOWN_YET}" in lines
+        assert f"+  trainer-0.1.0.tar.gz: {NOT_KNOWN_YET}" in lines
+        assert "unknown" not in text.stdout
+        assert "not known yet" in text.stderr and "not differences" in text.stderr
+        assert client.get(queued)["state"] == "QUEUED"  # it was still waiting throughout
+    finally:
+        for job_id in (*holders, queued):
+            client.cancel(job_id)

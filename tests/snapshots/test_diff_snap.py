@@ -18,9 +18,9 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.snapshots.test_screens_snap import NOW, make_app
-from tests.support.fixed_jobs import JOBS
+from tests.support.fixed_jobs import JOBS, TUNING_JOBS
 from tests.support.settle import settled, wait_until
-from tui_app.model.job_diff import JobFacts, comparison_document
+from tui_app.model.job_diff import JobFacts, comparison_document, trial_document
 from tui_app.shell.screens.diff_screen import DiffScreen
 from tui_app.widgets.diff_table import DiffTable
 
@@ -64,11 +64,14 @@ def documents() -> tuple[dict[str, Any], dict[str, Any]]:
     return comparison_document(left, NOW), comparison_document(right, NOW)
 
 
-def _opened(unfold: bool) -> Any:
+def _opened(
+    unfold: bool,
+    pair: tuple[str, str] = (OLD_ID, NEW_ID),
+    docs: tuple[dict[str, Any], dict[str, Any]] | None = None,
+    reason: str = "against the job it was resubmitted from",
+) -> Any:
     async def run_before(pilot: Pilot[Any]) -> None:
-        screen = DiffScreen.of_documents(
-            OLD_ID, NEW_ID, documents(), "against the job it was resubmitted from"
-        )
+        screen = DiffScreen.of_documents(*pair, docs or documents(), reason)
         pilot.app.push_screen(screen)
         await wait_until(pilot, lambda: screen.query_one(DiffTable).sections, "the diff drawn")
         if unfold:
@@ -90,7 +93,8 @@ def test_diff_of_a_resubmit(snap_compare: Any, tmp_path: Path, size: tuple[int, 
       ids whole at both widths;
     - "Job · 4 changed · 1 the same": jobId, createTime, startTime, endTime, the old values
       red on a faint red background, the new green on a faint green one; "⋯ 1 the same";
-    - "Training input · 1 changed · 16 the same": only args[3], 0.1 against 0.01;
+    - "Training input · 1 changed · 13 the same": only "args --lr", 0.1 against 0.01 (the
+      argument named by its flag, not by its place);
     - "Labels · the same (2 fields)" on one line;
     - "Packages": trainer-0.1.0.tar.gz with two different sha256 values, wrapped;
     - further down (scrolled into view at 120x35): the runtime environment's numpy
@@ -107,3 +111,43 @@ def test_diff_unfolded(snap_compare: Any, tmp_path: Path) -> None:
     "workerConfig." / "acceleratorConfig.count"), the changed ones as before; the summary
     says "u folds them"."""
     assert snap_compare(make_app(tmp_path), run_before=_opened(True), terminal_size=(120, 35))
+
+
+LONG_TUNING_ID = "mnist_hptuning_20261207_033400"
+
+
+def trial_documents() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Trials 5 and 9 of the fixed tuning job, under a name as long as a real one."""
+    job = copy.deepcopy(next(j for j in TUNING_JOBS if j["jobId"] == "hptune_20261122_084000"))
+    job["jobId"] = LONG_TUNING_ID
+    return trial_document(job, "5", "demo-project"), trial_document(job, "9", "demo-project")
+
+
+def test_diff_of_two_trials_at_80_columns(snap_compare: Any, tmp_path: Path) -> None:
+    """The reviewer should see, in the column titles, both trials' names shortened in the
+    middle they share and ending in "/5" and "/9" ("mnist_hpt…07_033400/5"-like), not twice
+    "mnist_hptuning_20261207_0334…"; the title line above names both in full (wrapped); the
+    hyperparameters that differ, and the metrics."""
+    names = (f"{LONG_TUNING_ID}/5", f"{LONG_TUNING_ID}/9")
+    opened = _opened(False, names, trial_documents(), "the best trial against the runner-up")
+    assert snap_compare(make_app(tmp_path), run_before=opened, terminal_size=(80, 24))
+
+
+def queued_documents() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The failed census job, and a resubmit of it still QUEUED: no environment yet."""
+    old, _ = documents()
+    job = copy.deepcopy(next(j for j in JOBS if j["jobId"] == OLD_ID))
+    job["trainingInput"]["args"] = ["--steps", "2000", "--lr", "0.01", "--batch-size", "64"]
+    job.update(jobId=NEW_ID, state="QUEUED", createTime="2026-11-22T09:10:00Z")
+    for key in ("startTime", "endTime", "errorMessage", "trainingOutput"):
+        job.pop(key, None)
+    return old, comparison_document(JobFacts(job, "demo-project", {}), NOW)
+
+
+def test_diff_against_a_queued_resubmit(snap_compare: Any, tmp_path: Path) -> None:
+    """The reviewer should see the summary count the differences without the queued job's
+    packages and runtime, and say "N not known yet (not started)"; "Packages · 1 not known
+    yet · nothing to compare" and (scrolled) "Runtime environment · 6 not known yet"; no
+    row that reads "unknown" and no red/green sha256 against a word."""
+    opened = _opened(False, docs=queued_documents())
+    assert snap_compare(make_app(tmp_path), run_before=opened, terminal_size=(80, 24))

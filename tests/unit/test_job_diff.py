@@ -6,9 +6,15 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 import yaml
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from tui_app.model.job_diff import (
+    ELLIPSIS,
+    FLAG_PRESENT,
+    NOT_KNOWN_YET,
     UNKNOWN,
     DiffRow,
     JobFacts,
@@ -17,6 +23,7 @@ from tui_app.model.job_diff import (
     diff_partner,
     diff_sections,
     document_yaml,
+    shorten_apart,
     trial_document,
     unified_diff,
 )
@@ -138,7 +145,7 @@ def test_one_changed_argument_is_one_changed_row() -> None:
     right_job = _job(args=["--steps", "100", "--lr", "0.2", "--batch-size", "32"])
     right = _doc(right_job)
     rows = _changed(left, right)
-    assert rows == [DiffRow("trainingInput.args[3]", "args[3]", "0.1", "0.2")]
+    assert rows == [DiffRow('trainingInput.args["--lr"]', "args --lr", "0.1", "0.2")]
     sections = {s.key: s for s in diff_sections(left, right)}
     assert sections["trainingInput"].title == "Training input"
     assert sections["trainingInput"].unchanged_count == len(sections["trainingInput"].rows) - 1
@@ -158,17 +165,262 @@ def test_an_inserted_argument_is_one_row_not_a_cascade() -> None:
     args = ["--steps", "100", "--verbose", "--lr", "0.1", "--batch-size", "32"]
     right = _doc(_job(args=args))
     rows = _changed(left, right)
-    assert rows == [DiffRow("trainingInput.args[2]", "args[2]", None, "--verbose")]
-    # The rows after it are the same arguments, named by their place in the newer job.
+    # A bare flag on one side only: present against absent.
+    assert rows == [DiffRow('trainingInput.args["--verbose"]', "args --verbose", None, "present")]
+    # The rows around it are the same flags with the same values, in the newer job's order.
     arg_rows = [r for s in diff_sections(left, right) for r in s.rows if r.label.startswith("args")]
-    assert [r.label for r in arg_rows] == [f"args[{i}]" for i in range(7)]
-    assert arg_rows[3] == DiffRow("trainingInput.args[3]", "args[3]", "--lr", "--lr")
+    assert [(r.label, r.left, r.right) for r in arg_rows] == [
+        ("args --steps", "100", "100"),
+        ("args --verbose", None, FLAG_PRESENT),
+        ("args --lr", "0.1", "0.1"),
+        ("args --batch-size", "32", "32"),
+    ]
     diff_lines = unified_diff(left, right, "a", "b").splitlines()
     assert [x for x in diff_lines if x.startswith("+") and not x.startswith("+++")] == [
         "+  - --verbose"
     ]
     removed = _changed(right, left)
-    assert removed == [DiffRow("trainingInput.args[2]", "args[2]", "--verbose", None)]
+    assert removed == [
+        DiffRow('trainingInput.args["--verbose"]', "args --verbose", "present", None)
+    ]
+
+
+def _arg_rows(left: list[str], right: list[str]) -> list[tuple[str, str | None, str | None]]:
+    """Every args row of two jobs that differ only in their args: (label, left, right)."""
+    rows = diff_sections(_doc(_job(args=left)), _doc(_job(args=right)))
+    return [(r.label, r.left, r.right) for s in rows for r in s.rows if r.label.startswith("args")]
+
+
+def _arg_changes(left: list[str], right: list[str]) -> list[tuple[str, str | None, str | None]]:
+    rows = _changed(_doc(_job(args=left)), _doc(_job(args=right)))
+    return [(r.label, r.left, r.right) for r in rows]
+
+
+def test_a_flags_value_is_named_by_its_flag_however_written() -> None:
+    """``args --learning-rate │ 0.1 │ 0.05``: no counting arguments, no ``u`` to learn it."""
+    old = ["--job-dir", "gs://b/out", "--learning-rate", "0.1", "--epochs", "3"]
+    new = ["--job-dir", "gs://b/out", "--learning-rate=0.05", "--epochs", "3"]
+    assert _arg_changes(old, new) == [("args --learning-rate", "0.1", "0.05")]
+    assert _arg_changes(old, [*old[:2], "--learning-rate", "0.05", *old[4:]]) == [
+        ("args --learning-rate", "0.1", "0.05")
+    ]
+    # A flag's path names it too (the JSON of `jobs diff`), quoted as a key that is no name.
+    found = diff_json(_doc(_job(args=old)), _doc(_job(args=["--learning-rate=0.05"])), "a", "b")
+    paths = [d["path"] for d in found["differences"]]
+    assert 'trainingInput.args["--learning-rate"]' in paths
+    assert 'trainingInput.args["--job-dir"]' in paths  # gone on the right: absent, null
+    # The same value written the other way is a difference of the documents, shown as written.
+    assert _arg_changes(["--lr", "0.1"], ["--lr=0.1"]) == [("args --lr", "--lr 0.1", "--lr=0.1")]
+    # A short flag, and a negative number that is a value, not a flag.
+    assert _arg_changes(["-n", "4", "--shift", "-0.5"], ["-n", "8", "--shift", "-0.25"]) == [
+        ("args -n", "4", "8"),
+        ("args --shift", "-0.5", "-0.25"),
+    ]
+
+
+def test_removing_two_adjacent_arguments_is_named_by_what_was_removed() -> None:
+    """The soft spot: ``--lr 0.1`` removed from between two flags was two rows, ``args[2]`` and
+    ``args[3]``, the second named by a place the right side fills with another argument."""
+    old = ["--steps", "100", "--lr", "0.1", "--batch-size", "32"]
+    new = ["--steps", "100", "--batch-size", "32"]
+    assert _arg_changes(old, new) == [("args --lr", "0.1", None)]
+    assert _arg_rows(old, new) == [
+        ("args --steps", "100", "100"),
+        ("args --lr", "0.1", None),
+        ("args --batch-size", "32", "32"),
+    ]
+    assert _arg_changes(new, old) == [("args --lr", None, "0.1")]
+    # Two positional arguments removed: named by their places on the left, saying so, and
+    # never by a place the right side holds another argument at.
+    assert _arg_rows(["a", "b", "c", "d"], ["a", "d"]) == [
+        ("args[0]", "a", "a"),
+        ("args[1] (left)", "b", None),
+        ("args[2] (left)", "c", None),
+        ("args[1]", "d", "d"),
+    ]
+    # Two removed at the end of a plain list (packageUris): the same rule.
+    left = {"trainingInput": {"packageUris": ["a", "b", "c", "d"]}}
+    right = {"trainingInput": {"packageUris": ["a", "d"]}}
+    assert [r.label for r in _changed(left, right)] == [
+        "packageUris[1] (left)",
+        "packageUris[2] (left)",
+    ]
+
+
+def test_a_bare_flag_is_present_or_absent() -> None:
+    assert _arg_changes(["--steps", "5"], ["--verbose", "--steps", "5"]) == [
+        ("args --verbose", None, FLAG_PRESENT)
+    ]
+    assert _arg_changes(["--steps", "5", "--verbose"], ["--steps", "5"]) == [
+        ("args --verbose", FLAG_PRESENT, None)
+    ]
+    # A bare flag that takes a value: what it was, what it is.
+    assert _arg_changes(["--debug", "--steps", "5"], ["--debug", "2", "--steps", "5"]) == [
+        ("args --debug", FLAG_PRESENT, "2")
+    ]
+
+
+def test_repeated_flags_stay_apart() -> None:
+    old = ["--layer", "64", "--layer", "32", "--out", "x"]
+    assert _arg_changes(old, ["--layer", "64", "--layer", "16", "--out", "x"]) == [
+        ("args --layer[1]", "32", "16")
+    ]
+    assert _arg_rows(old, ["--layer", "64", "--layer", "32", "--layer", "16", "--out", "x"]) == [
+        ("args --layer[0]", "64", "64"),
+        ("args --layer[1]", "32", "32"),
+        ("args --layer[2]", None, "16"),
+        ("args --out", "x", "x"),
+    ]
+    # The middle one of three removed: named by its place on the left.
+    three = ["--layer", "64", "--layer", "32", "--layer", "16"]
+    assert _arg_changes(three, ["--layer", "64", "--layer", "16"]) == [
+        ("args --layer[1] (left)", "32", None)
+    ]
+
+
+def test_positional_arguments_keep_their_place() -> None:
+    old = ["train.csv", "--lr", "0.1", "eval.csv"]
+    new = ["--epochs", "3", "train.csv", "--lr", "0.1", "test.csv"]
+    assert _arg_rows(old, new) == [
+        ("args --epochs", None, "3"),
+        ("args[2]", "train.csv", "train.csv"),
+        ("args --lr", "0.1", "0.1"),
+        ("args[5]", "eval.csv", "test.csv"),
+    ]
+    # After "--", every argument is positional, flags' look-alikes too.
+    assert _arg_rows(["--lr", "1", "--", "--lr", "2"], ["--lr", "1", "--", "--lr", "3"]) == [
+        ("args --lr", "1", "1"),
+        ("args[2]", "--", "--"),
+        ("args[3]", "--lr", "--lr"),
+        ("args[4]", "2", "3"),
+    ]
+
+
+def test_arguments_in_another_order_are_one_row_with_both_command_lines() -> None:
+    """Each flag the same on both sides, in another order: no flag changed, yet the lists
+    differ (and so does ``diff -u``): one row says so, with each side's command line."""
+    assert _arg_changes(["--a", "1", "--b", "two words"], ["--b", "two words", "--a", "1"]) == [
+        ("args order", "--a 1 --b 'two words'", "--b 'two words' --a 1")
+    ]
+    assert _arg_changes(["--lr", "0.1", "data.csv"], ["data.csv", "--lr", "0.1"]) == [
+        ("args order", "--lr 0.1 data.csv", "data.csv --lr 0.1")
+    ]
+    # An added flag is no change of order, nor is a repeated flag's own order a new one.
+    assert _arg_changes(["--a", "1", "--b", "2"], ["--a", "1", "--c", "--b", "2"]) == [
+        ("args --c", None, "present")
+    ]
+
+
+_ARG = st.sampled_from(
+    ["--lr", "--lr=0.1", "0.1", "0.2", "--layer", "64", "-v", "--", "data.csv", "--verbose", "-1"]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_ARG, max_size=8), st.lists(_ARG, max_size=8))
+@example(["--lr", "0.1", "0.1", "0.1"], ["0.1", "--lr", "0.1", "0.1"])
+@example(["--lr", "-v"], ["-v", "--lr"])
+def test_args_rows_name_each_field_once_and_differ_only_where_the_args_do(
+    left: list[str], right: list[str]
+) -> None:
+    """Whatever the two command lines, no two rows share a name, and there is a changed row
+    exactly when the two lists differ: a difference is never lost, nor made up."""
+    sections = diff_sections({"trainingInput": {"args": left}}, {"trainingInput": {"args": right}})
+    rows = [(r.label, r.left, r.right) for section in sections for r in section.rows]
+    labels = [label for label, _, _ in rows]
+    assert len(labels) == len(set(labels)), rows
+    changed = [row for row in rows if row[1] != row[2]]
+    assert bool(changed) == (left != right), rows
+
+
+def _queued(state: str = "QUEUED") -> dict[str, Any]:
+    """A resubmit that has not started: no times but its creation, no output, no environment."""
+    job = _job("mnist_20260301_110000")
+    job["state"] = state
+    for key in ("startTime", "endTime", "trainingOutput"):
+        del job[key]
+    return job
+
+
+@pytest.mark.parametrize("state", ["QUEUED", "PREPARING"])
+def test_what_a_job_that_has_not_started_cannot_tell_is_not_known_yet(state: str) -> None:
+    """Its packages' bytes and its runtime: "not known yet", rows neither changed nor the same,
+    and not among the differences; "unknown" of a job that ran is still one."""
+    ran = _doc(_job())
+    # The local service answers {} for an environment not ready; a cloud one has none (None).
+    environments: tuple[dict[str, Any] | None, ...] = ({}, None)
+    for environment in environments:
+        waiting = comparison_document(JobFacts(_queued(state), "p", environment), NOW)
+        assert waiting["packages"] == {"trainer-0.1.tar.gz": NOT_KNOWN_YET}
+        assert waiting["environment"] == NOT_KNOWN_YET
+    sections = {s.key: s for s in diff_sections(ran, waiting)}
+    for key in ("packages", "environment"):
+        section = sections[key]
+        assert section.rows and section.changed == () and section.unchanged_count == 0
+        assert section.pending == section.rows
+        assert all(
+            r.right == NOT_KNOWN_YET and r.left not in (None, NOT_KNOWN_YET) for r in section.rows
+        )
+    assert ('packages["trainer-0.1.tar.gz"]', SHA_A, NOT_KNOWN_YET) in [
+        (r.path, r.left, r.right) for r in sections["packages"].pending
+    ]
+    found = diff_json(ran, waiting, "p/a", "p/b")
+    paths = [d["path"] for d in found["differences"]]
+    assert not any(p.startswith(("packages", "environment")) for p in paths)
+    assert "outcome.state" in paths  # the states do differ
+    pending = {d["path"] for d in found["notKnownYet"]}
+    assert 'packages["trainer-0.1.tar.gz"]' in pending and "environment.runtimeVersion" in pending
+    # Two jobs that have not started: nothing known of either, and no difference there.
+    both = diff_sections(waiting, waiting)
+    assert all(not s.changed for s in both)
+    assert [len(s.pending) for s in both if s.key in ("packages", "environment")] == [1, 1]
+    # The unified diff is of the documents as they are: the words are there.
+    assert f"+environment: {NOT_KNOWN_YET}" in unified_diff(ran, waiting, "a", "b").splitlines()
+
+
+def test_unknown_is_still_a_difference_once_a_job_has_started() -> None:
+    for state in ("RUNNING", "FAILED"):
+        started = _queued()
+        started["state"] = state
+        doc = comparison_document(JobFacts(started, "p"), NOW)
+        assert doc["environment"] == UNKNOWN
+        rows = _changed(_doc(_job()), doc)
+        assert any(r.path == 'packages["trainer-0.1.tar.gz"]' for r in rows)
+        assert "notKnownYet" not in diff_json(_doc(_job()), doc, "a", "b")
+    # A queued job the service already has an environment for (re-queued): what it says.
+    queued = comparison_document(JobFacts(_queued(), "p", _env(SHA_B)), NOW)
+    assert queued["packages"] == {"trainer-0.1.tar.gz": SHA_B}
+    assert [r.path for r in _changed(_doc(_job()), queued) if r.path.startswith("pack")] == [
+        'packages["trainer-0.1.tar.gz"]'
+    ]
+
+
+TRIAL_4 = "mnist_hptuning_20261207_033400/4"
+TRIAL_6 = "mnist_hptuning_20261207_033400/6"
+
+
+def test_shortened_names_keep_what_tells_them_apart() -> None:
+    """At 80 columns each value column holds about 28 cells: two trials' names cut at the end
+    read the same (``mnist_hptuning_20261207_0334…`` twice)."""
+    four, six = shorten_apart(TRIAL_4, TRIAL_6, 28), shorten_apart(TRIAL_6, TRIAL_4, 28)
+    assert (four, six) == ("mnist_hptunin…61207_033400/4", "mnist_hptunin…61207_033400/6")
+    assert len(four) == 28 and four.startswith("mnist_") and four.count(ELLIPSIS) == 1
+    # Two runs of one base name: the time that differs stays, and the start says which job.
+    a, b = "mnist_hptuning_20261207_033400", "mnist_hptuning_20261207_091500"
+    assert shorten_apart(a, b, 20) == "mnist_h…61207_033400"
+    assert shorten_apart(b, a, 20) == "mnist_h…61207_091500"
+    # Names that differ at the start and share their end: the shared end is shortened.
+    c, d = "a_mnist_hptuning_20261207_033400", "b_mnist_hptuning_20261207_033400"
+    assert shorten_apart(c, d, 20) == "a_mnist_hp…07_033400"
+    # What fits is left whole; what differs is kept as far as the width allows.
+    assert shorten_apart(TRIAL_4, TRIAL_6, 40) == TRIAL_4
+    assert shorten_apart(TRIAL_4, TRIAL_6, 0) == TRIAL_4  # the width is not known yet
+    for width in range(1, len(TRIAL_4) + 1):
+        short = shorten_apart(TRIAL_4, TRIAL_6, width)
+        assert len(short) <= width
+        if width >= 2:
+            assert short.endswith("4"), short
+    assert shorten_apart("census_a", "mnist_b", 5) == "cens…"
 
 
 def test_same_uri_different_bytes_is_a_difference() -> None:
@@ -230,7 +482,7 @@ def test_values_with_newlines_and_odd_characters() -> None:
     job["trainingInput"]["args"] = ["--title", odd, *job["trainingInput"]["args"][0:]]
     right = _doc(job)
     rows = _changed(left, right)
-    assert DiffRow("trainingInput.args[1]", "args[1]", None, odd) in rows
+    assert DiffRow('trainingInput.args["--title"]', "args --title", None, odd) in rows
     assert DiffRow("labels.note", "note", None, "tab\there") in rows
     text = unified_diff(left, right, "a", "b")
     # YAML escapes what a terminal would act on: the text holds no raw ESC or CR.

@@ -6,6 +6,11 @@ with), ``projects/P/jobs/ID`` for a job of another project, or ``JOB/TRIAL`` (al
 ``model.job_diff.comparison_document`` has them (the request, the packages by content hash,
 the runtime, the outcome, the last metrics); two trials as ``trial_document``.
 
+What a job that has not started (QUEUED, PREPARING) cannot tell yet, its packages' bytes and its
+runtime, reads "not known yet" in its document; the JSON lists those fields apart
+(``notKnownYet``), not among the differences, and the unified diff, which shows the documents
+as they are, comes with a note on stderr saying that those lines are no difference.
+
 Exit status as diff(1) has it: 0 the same, 1 they differ, 2 trouble (an id that names no job or
 several, a refusal of the server, a trial the job does not have) and 130 on ctrl+c. An unknown
 id must not read as "they differ": it is 2, with the ids most like it.
@@ -26,6 +31,7 @@ from tui_app.entry.jobs_cli import JobFinder, Refused, error_lines
 from tui_app.model.job_diff import (
     comparison_document,
     diff_json,
+    diff_sections,
     trial_document,
     unified_diff,
 )
@@ -147,6 +153,14 @@ def _diff(args: argparse.Namespace, connection: Connection, project: str) -> int
     text = unified_diff(doc_a, doc_b, name_a, name_b)
     if text:
         _write(text, sys.stdout.isatty())
+        pending = sum(len(s.pending) for s in diff_sections(doc_a, doc_b))
+        if pending:
+            # The lines say "not known yet"; the note says they are no difference.
+            print(
+                f"note: {pending} field{'' if pending == 1 else 's'} not known yet (a job "
+                "that has not started: its packages' bytes, its runtime), not differences",
+                file=sys.stderr,
+            )
     return DIFFERENT if text else SAME
 
 

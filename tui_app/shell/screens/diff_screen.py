@@ -14,7 +14,11 @@ Each side is read in a thread worker: the job (jobs.get), then what the model co
 hashes, the last scalar values), made into one document per side
 (``tui_app.model.job_diff.comparison_document``, or ``trial_document`` for trials) and compared
 field by field (``diff_sections``). The view shows the changed rows of each section and folds
-the unchanged ones into "⋯ 12 the same", which ``u`` unfolds everywhere. ``s`` swaps the sides,
+the unchanged ones into "⋯ 12 the same", which ``u`` unfolds everywhere. What a job that has not
+started cannot tell yet (its packages' bytes, its runtime: ``DiffRow.pending``) is neither: the
+section's title and the summary count it as "not known yet", and no row shows it as a change.
+The column titles keep what tells the two names apart when they are too long for their columns
+(``shorten_apart``): two trials of one job differ only at their ends. ``s`` swaps the sides,
 ``y`` copies the unified diff (OSC 52, as ``c`` copies elsewhere), ``r`` reads both again.
 While one of the jobs is live, a list refresh that shows its state changed reads them again,
 so a resubmitted job's outcome fills in as it runs.
@@ -25,14 +29,15 @@ tests draw it from fixed data that way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding, BindingType
 from textual.reactive import var
 from textual.screen import Screen
@@ -44,6 +49,7 @@ from tui_app.model.job_diff import (
     DiffSection,
     comparison_document,
     diff_sections,
+    shorten_apart,
     trial_document,
     unified_diff,
 )
@@ -51,7 +57,7 @@ from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import JobsRefreshed
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.detail_scroll import DetailScroll
-from tui_app.widgets.diff_table import DiffHeading, DiffTable
+from tui_app.widgets.diff_table import DiffHeading, DiffTable, label_width
 from tui_app.widgets.key_footer import KeyFooter
 from tui_app.widgets.status_header import StatusHeader
 
@@ -63,6 +69,65 @@ Document = Mapping[str, Any]
 
 def _get(client: JobsApi, job_id: str) -> dict[str, Any]:
     return client.get(job_id)
+
+
+def value_widths(width: int, label_w: int) -> tuple[int, int]:
+    """The cells each value column of the diff's grid holds, at ``width`` with a ``label_w``
+    label column: as rich lays out ``widgets.diff_table``'s grid (three columns, one cell of
+    padding between them and none at the edges, a rule between columns, the value columns
+    sharing the rest by ratio, the first taking the odd cell). The heading needs it to shorten
+    a name by what tells it apart before the column cuts its end
+    (tests/unit/test_diff_table_layout.py holds it to rich's own layout)."""
+    flexible = width - 2 - (label_w + 1)
+    first = math.ceil(flexible / 2)
+    return first - 2, flexible - first - 1
+
+
+class NamesHeading(DiffHeading):
+    """The column titles, each side's name shortened in the middle of what it shares with the
+    other rather than at its end: ``mnist_hptunin…61207_033400/4`` and ``…/6``, not twice
+    ``mnist_hptuning_20261207_0334…`` (at 80 columns, two trials' names)."""
+
+    def __init__(
+        self,
+        *,
+        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.full_names = ("", "")
+
+    def show(
+        self, names: tuple[str, str], sections: Sequence[DiffSection], *, unchanged: bool
+    ) -> None:
+        self.full_names = names
+        super().show(names, sections, unchanged=unchanged)
+
+    def render(self) -> RenderResult:
+        width = self.size.width
+        left_w, right_w = value_widths(width, label_width(self.sections, self.unchanged, width))
+        left, right = self.full_names
+        self.names = (shorten_apart(left, right, left_w), shorten_apart(right, left, right_w))
+        return super().render()
+
+
+def shown_sections(sections: Sequence[DiffSection]) -> list[DiffSection]:
+    """The sections as the table draws them: rows not known yet left out, and counted in their
+    section's title ("Runtime environment · 6 not known yet").
+
+    The table draws a row as changed or as the same; a value a job that has not started cannot
+    have yet is neither, so it is not drawn as either.
+    """
+    shown = []
+    for section in sections:
+        pending = len(section.pending)
+        if pending:
+            rows = tuple(r for r in section.rows if not r.pending)
+            section = replace(
+                section, title=f"{section.title} · {pending} not known yet", rows=rows
+            )
+        shown.append(section)
+    return shown
 
 
 @dataclass(frozen=True)
@@ -158,7 +223,7 @@ class DiffScreen(Screen[None], ScreenToasts):
         yield StatusHeader()
         yield Static(self._title(), id="diff-title")
         yield Static("", id="diff-summary")
-        yield DiffHeading(id="diff-heading")
+        yield NamesHeading(id="diff-heading")
         with DetailScroll(id="diff-body"):
             yield Static("", id="diff-message")
             yield DiffTable(id="diff-table")
@@ -205,17 +270,19 @@ class DiffScreen(Screen[None], ScreenToasts):
             return
         message.display = False
         table.display = heading.display = True
-        table.show(self.sections, unchanged=self.show_unchanged)
-        heading.show(
-            (self.left.name, self.right.name), self.sections, unchanged=self.show_unchanged
-        )
+        shown = shown_sections(self.sections)
+        table.show(shown, unchanged=self.show_unchanged)
+        heading.show((self.left.name, self.right.name), shown, unchanged=self.show_unchanged)
         summary.update(self._summary())
 
     def _summary(self) -> str:
         changed = [(s.title, len(s.changed)) for s in self.sections if s.changed]
         same = sum(s.unchanged_count for s in self.sections)
+        pending = sum(len(s.pending) for s in self.sections)
+        # Not a difference: the job has not started, and will have them once it has.
+        later = f" · {pending} not known yet (not started)" if pending else ""
         if not changed:
-            return f"No differences: the same in every field compared ({same})."
+            return f"No differences: the same in every field compared ({same}){later}."
         total = sum(n for _, n in changed)
         noun = "difference" if total == 1 else "differences"
         where = (
@@ -224,7 +291,7 @@ class DiffScreen(Screen[None], ScreenToasts):
             else f"{len(changed)} sections"
         )
         fold = "u folds them" if self.show_unchanged else "u shows them"
-        return f"{total} {noun} in {where} · {same} fields the same · {fold}"
+        return f"{total} {noun} in {where} · {same} fields the same{later} · {fold}"
 
     def watch_show_unchanged(self) -> None:
         self._show()
