@@ -277,7 +277,8 @@ class TrialsTable(DataTable[str | Text]):
         for key in COLUMNS:
             if key != "Output" or self.with_output:
                 if key == "Hyperparameters":
-                    self.add_column(self.params_header, key=key, width=self.params_width)
+                    label = Text(self.params_header, overflow="ellipsis", no_wrap=True)
+                    self.add_column(label, key=key, width=self.params_width)
                 else:
                     self.add_column(key, key=key or "best")
 

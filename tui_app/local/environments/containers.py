@@ -514,7 +514,7 @@ def _last_line(text: str) -> str:
 RLIMIT_HINT = (
     "The container engine cannot set the containers' default resource limits on this host. "
     "Add `default_ulimits = []` under `[containers]` in /etc/containers/containers.conf "
-    "(or ~/.config/containers/containers.conf), as README's Containers section says."
+    "(or ~/.config/containers/containers.conf), as README's Custom containers section says."
 )
 
 
