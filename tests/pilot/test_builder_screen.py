@@ -521,3 +521,121 @@ async def test_a_saved_config_keeps_its_package_folder(
         assert Path(field(app, "package_path").value) == TRAINER_SRC.resolve()
         screen = await settled(pilot, app)
         assert screen.check is not None and screen.check.problems == []
+
+
+def _taken_check_done(app: JobsApp) -> bool:
+    """The ctrl+o worker that asks the service about the opened id has answered."""
+    return not any(w.group == "builder-taken" and not w.is_finished for w in app.workers)
+
+
+async def open_config(pilot: Any, app: JobsApp, path: Path) -> None:
+    """ctrl+o, the path, enter: the form loaded from it."""
+    await pilot.press("ctrl+o")
+    await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+    app.screen.query_one(Input).value = str(path)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, BuilderScreen))
+
+
+async def test_opening_a_config_whose_job_exists_gives_a_fresh_id(
+    service: LiveService, tmp_path: Path, package_uri: str
+) -> None:
+    """Issue item 2: a config.yaml saved from the builder keeps the id its job was submitted
+    under; opened again (ctrl+o), the form takes a fresh id of the same base name and says so,
+    and ctrl+j submits it. An id the service does not have is left as it is."""
+    project = "builder-reopen"
+    old = "mnist_20261207_034046"
+    body = basic_job(old, package_uri, "--steps", "1")
+    service.client(project).create(body)
+    saved = tmp_path / "saved" / "config.yaml"
+    saved.parent.mkdir()
+    saved.write_text(to_config_yaml(body))
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text(to_config_yaml({**body, "jobId": "fresh_20261207_034046"}))
+    app = form_app(service, tmp_path, project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_builder(pilot, app)
+
+        await open_config(pilot, app, unknown)
+        await wait_for(pilot, lambda: field(app, "module").value == "trainer.task")
+        await wait_for(pilot, lambda: _taken_check_done(app))
+        await pilot.pause()
+        assert field(app, "job_id").value == "fresh_20261207_034046"
+
+        await open_config(pilot, app, saved)
+        await wait_for(
+            pilot,
+            lambda: field(app, "job_id").value not in (old, "fresh_20261207_034046"),
+            describe=lambda: field(app, "job_id").value,
+        )
+        fresh = field(app, "job_id").value
+        base, stamp = split_job_id(fresh)
+        assert base == "mnist" and stamp is not None
+        said = f"{old} exists: this copy will be submitted as {fresh}."
+        await wait_for(pilot, lambda: said in [n.message for n in raised_toasts(app)])
+        screen = await settled(pilot, app)
+        assert screen.check is not None and screen.check.problems == []
+
+        await pilot.press("ctrl+j")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen), timeout=60)
+    created = service.client(project).get(fresh)
+    assert created["trainingInput"]["args"] == ["--steps", "1"]
+    service.end_jobs([old, fresh], project=project)
+
+
+async def test_a_taken_id_at_submit_names_the_field_and_brings_it_into_view(
+    service: LiveService, tmp_path: Path, package_uri: str
+) -> None:
+    """Issue item 2: when the service answers ALREADY_EXISTS, the toast names the form's Job
+    id (not ``job.job_id``), and the field, with its error, is brought into view with the
+    cursor on it: from the narrow previews (F2), and from a form scrolled away from it."""
+    project = "builder-taken"
+    taken = "taken_20261207_034046"
+    service.client(project).create(basic_job(taken, package_uri, "--steps", "1"))
+    app = form_app(service, tmp_path, project)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_builder(pilot, app)
+        await type_into(pilot, app, "package_uris", package_uri)
+        await type_into(pilot, app, "module", "trainer.task")
+        await type_into(pilot, app, "job_id", taken)
+        await settled(pilot, app)
+        form = screen.form
+        id_box: Input = field(app, "job_id")
+
+        def in_view() -> bool:
+            return (
+                shown(app, "#builder-form")
+                and app.focused is id_box
+                and form.can_view_entire(id_box)
+                and form.can_view_entire(screen.query_one("#e-job_id"))
+            )
+
+        def refusals() -> list[str]:
+            return [
+                n.message
+                for n in raised_toasts(app)
+                if n.title in ("Not submitted", "Cannot submit: fix these first")
+            ]
+
+        # From the previews, which hide the form at 80 columns.
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: shown(app, "#builder-preview"))
+        await pilot.press("ctrl+j")
+        await wait_for(pilot, lambda: len(refusals()) == 1, timeout=60)
+        (message,) = refusals()
+        assert message.startswith(f"Job id: {taken} already exists on the service"), message
+        assert "Change the Job id" in message
+        await wait_for(pilot, in_view, describe=lambda: f"focused: {app.focused}")
+        assert "already exists" in error_text(app, "job_id")
+
+        # The cursor on the id, the form scrolled to its end: ctrl+j again (refused at once,
+        # the service's word still on the field) brings the id back into view.
+        form.scroll_end(animate=False)
+        await wait_for(pilot, lambda: not form.can_view_entire(id_box))
+        assert app.focused is id_box
+        await pilot.press("ctrl+j")
+        await wait_for(pilot, lambda: len(refusals()) == 2, timeout=60)
+        assert "already exists" in refusals()[1]
+        await wait_for(pilot, in_view, describe=lambda: f"scroll_y={form.scroll_y}")
+        assert isinstance(app.screen, BuilderScreen)
+    assert [j["jobId"] for j in service.client(project).list_jobs()] == [taken]

@@ -15,6 +15,7 @@ from tui_app.config.presets import (
     preset_exists,
     preset_name_error,
     presets_dir,
+    sample_trainer_dir,
     save_preset,
 )
 
@@ -86,3 +87,20 @@ def test_broken_files_say_so(tmp_path: Path) -> None:
         load_preset("list", tmp_path)
     with pytest.raises(PresetError, match="no preset called 'nope'"):
         load_preset("nope", tmp_path)
+
+
+def test_the_sample_trainer_is_found_in_a_checkout_and_none_when_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The built-in presets and the demo run the sample trainer: in a checkout it is
+    examples/trainer (a wheel carries it as tui_app/sample_trainer); an install without it
+    gets None, and the builder says what to fill instead."""
+    import tui_app.config.presets as presets
+
+    found = sample_trainer_dir()
+    assert found is not None and (found / "setup.py").is_file()
+    assert found == Path(__file__).resolve().parents[2] / "examples" / "trainer"
+    empty = tmp_path / "sample_trainer"
+    empty.mkdir()  # a folder without setup.py is no package
+    monkeypatch.setattr(presets, "SAMPLE_TRAINER_DIRS", (empty, tmp_path / "missing"))
+    assert sample_trainer_dir() is None

@@ -4,6 +4,9 @@ A preset is whatever mapping the builder hands over (its form as a job, the base
 folder); this module only stores it. Names become file names, so they are checked first: letters,
 digits, ``-``, ``_`` and ``.``, starting with a letter or digit, so no name can leave the folder.
 Files are written atomically (a temporary file, then a rename): a crash never leaves half a preset.
+
+It also says where the sample trainer is (``sample_trainer_dir``): the built-in presets run it as
+given, and ``tui-app --demo`` submits it, so both find it in one place.
 """
 
 from __future__ import annotations
@@ -19,6 +22,16 @@ import yaml
 
 from tui_app.config.locations import config_dir
 
+_PACKAGE = Path(__file__).resolve().parents[1]
+"""The ``tui_app`` folder (this module is ``tui_app/config/presets.py``)."""
+SAMPLE_TRAINER_DIRS: tuple[Path, ...] = (
+    _PACKAGE / "sample_trainer",
+    _PACKAGE.parent / "examples" / "trainer",
+)
+"""Where the sample trainer's folder (its ``setup.py``) may be, first found wins: an installed
+wheel carries it as ``tui_app/sample_trainer`` (setup.py maps it there); a checkout or an
+editable install has it in ``examples/trainer``."""
+
 PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 SUFFIX = ".yaml"
 
@@ -30,6 +43,13 @@ class PresetError(ValueError):
 def presets_dir() -> Path:
     """``<config dir>/presets`` (``~/.config/tui-app/presets``)."""
     return config_dir() / "presets"
+
+
+def sample_trainer_dir() -> Path | None:
+    """The sample trainer's folder (the one holding its ``setup.py``), or None when this install
+    has none: the built-in presets fill it in as the package folder, and where it is missing
+    their notes say what to fill instead (``starter_presets.CODE_NOTE``)."""
+    return next((d for d in SAMPLE_TRAINER_DIRS if (d / "setup.py").is_file()), None)
 
 
 def preset_name_error(name: str) -> str | None:

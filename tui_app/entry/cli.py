@@ -1,8 +1,9 @@
 """The ``tui-app`` command line.
 
 ``tui-app service ...`` manages the local jobs service; ``tui-app --demo`` starts it if needed and
-submits the sample job. Heavy imports happen inside the commands that need them, so the
-supervisor-free paths (``service status``, ``service env``) answer instantly.
+submits the sample jobs (once: ``--demo --again`` submits a new set). Heavy imports happen
+inside the commands that need them, so the supervisor-free paths (``service status``,
+``service env``) answer instantly.
 """
 
 from __future__ import annotations
@@ -152,7 +153,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo",
         action="store_true",
-        help="start the local service if needed, submit sample jobs, then open the TUI",
+        help=(
+            "start the local service if needed, submit sample jobs, then open the TUI; when "
+            "the demo's jobs are on the service already, open the TUI on them"
+        ),
+    )
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="with --demo: submit a new set of sample jobs even when the demo's are there",
     )
     _add_connection(parser, top=True)
     sub = parser.add_subparsers(dest="command")
@@ -375,6 +384,8 @@ def _refuse_ignored(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     """
     if args.command is not None and args.demo:
         parser.error(f"--demo opens the TUI; it cannot be combined with `{args.command}`")
+    if args.again and not args.demo:
+        parser.error("--again goes with --demo: `tui-app --demo --again` submits a new set")
     if args.command == "service":
         if args.profile:
             parser.error("--profile selects a backend for the TUI and `jobs`, not for `service`")

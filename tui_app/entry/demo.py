@@ -1,36 +1,44 @@
 """``tui-app --demo``: the local service with sample jobs to look at, for a newcomer's first minute.
 
 It starts the embedded service if none answers, stages examples/trainer as a package at a gs://
-URI of the service and submits sample jobs; then the TUI opens on them.
+URI of the service and submits sample jobs; then the TUI opens on them. Run again, it finds the
+jobs of the first run on the service (``demo_jobs_on``) and submits nothing: five more jobs,
+another five-minute cluster among them, are not what a second look asks for. ``--again`` does
+submit a new set.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tui_app.api.connection import local_service, service_health
 from tui_app.api.jobs_client import JobsClient, make_credentials
+from tui_app.api.resubmit import create_with_fresh_id
 from tui_app.config.locations import default_state_dir
-from tui_app.model.job_id import new_job_id
+from tui_app.config.presets import SAMPLE_TRAINER_DIRS, sample_trainer_dir
+from tui_app.model.job_id import base_name, new_job_id
 from tui_app.shell.package_build import build_sdist
 
-_PACKAGE = Path(__file__).resolve().parents[1]
-"""The ``tui_app`` folder (this module is ``tui_app/entry/demo.py``)."""
-# An installed wheel carries the sample trainer as tui_app/sample_trainer (setup.py maps it
-# there); a checkout or an editable install has it in examples/trainer.
-TRAINER_DIR = next(
-    (
-        d
-        for d in (_PACKAGE / "sample_trainer", _PACKAGE.parent / "examples" / "trainer")
-        if d.is_dir()
-    ),
-    _PACKAGE / "sample_trainer",
-)
+TRAINER_DIR = sample_trainer_dir() or SAMPLE_TRAINER_DIRS[0]
+"""The sample trainer's folder (``config.presets.sample_trainer_dir``: the builder's built-in
+presets run it too); where the install lacks it, where it should have been, for the error."""
 DEMO_BUCKET = "tui-app-demo"
+DEMO_LABELS = {"owner": "demo"}
+"""Every demo job carries these: an earlier demo's jobs are found by them and their names."""
 
-__all__ = ["build_sdist", "build_trainer_sdist", "sample_jobs", "submit_demo_jobs"]
+__all__ = [
+    "DemoStart",
+    "build_sdist",
+    "build_trainer_sdist",
+    "demo_base_names",
+    "demo_jobs_on",
+    "sample_jobs",
+    "start_demo",
+    "submit_demo_jobs",
+]
 
 
 def build_trainer_sdist(dest_dir: Path) -> Path:
@@ -73,7 +81,7 @@ def sample_jobs(package: str, slots: int = 2) -> list[dict[str, Any]]:
             "jobDir": f"gs://{DEMO_BUCKET}/{job_id}",
         }
         ti.update(extra)
-        return {"jobId": job_id, "labels": {"owner": "demo"}, "trainingInput": ti}
+        return {"jobId": job_id, "labels": dict(DEMO_LABELS), "trainingInput": ti}
 
     cluster = {
         "scaleTier": "CUSTOM",
@@ -119,11 +127,62 @@ def sample_jobs(package: str, slots: int = 2) -> list[dict[str, Any]]:
     ]
 
 
-def submit_demo_jobs(
-    state_dir: Path | None, project: str, options: Sequence[str] = ()
-) -> list[str]:
-    """Start the local service if needed (with ``options``: the profile's, ``service_options``),
-    stage the sample trainer, submit the sample jobs.
+def demo_base_names() -> tuple[str, ...]:
+    """The sample jobs' base names (``bad_lr``, ``mnist``, ...), in submission order."""
+    return tuple(base_name(str(job["jobId"])) for job in sample_jobs("gs://unused/package"))
+
+
+def demo_jobs_on(client: JobsClient) -> list[str]:
+    """The ids of an earlier demo's jobs on the service, in any state; none unless every sample
+    job's base name is among them.
+
+    A demo job is one labelled as the demo labels its jobs (``owner=demo``) whose base name is a
+    sample job's: a job of the user's own called ``mnist`` is not the demo's. Every name must be
+    there, so a set the service refused half of is submitted whole again.
+
+    Raises:
+        ApiCallError: the service cannot be asked.
+    """
+    names = set(demo_base_names())
+    owner = DEMO_LABELS["owner"]
+    found = [
+        str(job["jobId"])
+        for job in client.iter_jobs(f"labels.owner={owner}")
+        if base_name(str(job.get("jobId", ""))) in names
+        and (job.get("labels") or {}).get("owner") == owner
+    ]
+    return found if {base_name(j) for j in found} >= names else []
+
+
+@dataclass(frozen=True)
+class DemoStart:
+    """What ``start_demo`` did: submitted a set of sample jobs, or found an earlier one."""
+
+    submitted: list[str] = field(default_factory=list)
+    """The ids of the sample jobs submitted now."""
+    present: list[str] = field(default_factory=list)
+    """When nothing was submitted: the ids of the earlier demo's jobs on the service."""
+
+    def line(self, again_command: str) -> str:
+        """What ``tui-app --demo`` says before the list opens, in one line.
+
+        Args:
+            again_command: The command that submits a new set (``tui-app --demo --again``).
+        """
+        if self.present:
+            n = len(self.present)
+            return (
+                f"The demo's jobs are already on the local service ({n} job{'s' * (n != 1)}): "
+                f"opening the list. `{again_command}` submits a new set."
+            )
+        return f"Submitted {len(self.submitted)} sample jobs: {', '.join(self.submitted)}"
+
+
+def start_demo(
+    state_dir: Path | None, project: str, options: Sequence[str] = (), *, again: bool = False
+) -> DemoStart:
+    """Start the local service if needed (with ``options``: the profile's, ``service_options``)
+    and submit the sample jobs, unless an earlier demo's are there already and not ``again``.
 
     Raises:
         ApiCallError: the service refused a job or cannot be reached.
@@ -133,6 +192,11 @@ def submit_demo_jobs(
 
     root = state_dir or default_state_dir()
     url, token = local_service(root, options=options)
+    client = JobsClient(url, project, make_credentials(token))
+    if not again:
+        present = demo_jobs_on(client)
+        if present:
+            return DemoStart(present=present)
     state = StateDir(root)
     sdist = build_trainer_sdist(state.gcs_path(f"gs://{DEMO_BUCKET}/packages"))
     package = f"gs://{DEMO_BUCKET}/packages/{sdist.name}"
@@ -142,6 +206,22 @@ def submit_demo_jobs(
     executor = health.get("executor")
     if isinstance(executor, dict) and executor.get("name", "local") != "local":
         slots = CLUSTER_DEMO_SLOTS  # a cluster decides what fits: the 4-replica job
-    client = JobsClient(url, project, make_credentials(token))
     bodies = sample_jobs(package, slots if isinstance(slots, int) and slots > 0 else 2)
-    return [client.create(body)["jobId"] for body in bodies]
+    # A set submitted within the second of an earlier one (--again at once) wants its ids:
+    # each is stamped again with a later second, as R does, instead of failing the demo.
+    return DemoStart(
+        submitted=[str(create_with_fresh_id(client.create, body)["jobId"]) for body in bodies]
+    )
+
+
+def submit_demo_jobs(
+    state_dir: Path | None, project: str, options: Sequence[str] = ()
+) -> list[str]:
+    """Start the local service if needed (with ``options``), stage the sample trainer and submit
+    a new set of sample jobs, whatever is on the service already (``--demo --again``).
+
+    Raises:
+        ApiCallError: the service refused a job or cannot be reached.
+        FileNotFoundError: the install lacks the sample trainer.
+    """
+    return start_demo(state_dir, project, options, again=True).submitted

@@ -49,26 +49,32 @@ def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    demo_note: str | None = None
     if args.demo:
         from tui_app.api.connection import service_options
-        from tui_app.entry.demo import submit_demo_jobs
+        from tui_app.entry.demo import start_demo
 
         if profile.kind != "local":
             print("error: --demo runs on the local service (--profile local).", file=sys.stderr)
             return 2
+        again = bool(getattr(args, "again", False))
         try:
-            ids = submit_demo_jobs(state_dir, project, service_options(profile))
+            started = start_demo(state_dir, project, service_options(profile), again=again)
         except Exception as exc:
             print(f"error: the demo could not start: {exc}", file=sys.stderr)
             return 1
-        print(f"Submitted {len(ids)} sample jobs: {', '.join(ids)}", file=sys.stderr)
+        line = started.line(_demo_again_command(args, state_dir))
+        print(line, file=sys.stderr)
+        if started.present:
+            demo_note = line  # the TUI covers the terminal at once: it says it again there
 
     from tui_app.shell.app import JobsApp
 
     opened = time.time()
     app = JobsApp(settings, connector(profile, state_dir), project, profile.name)
-    if problem:
-        app.startup_warning = problem
+    shown = "\n".join(n for n in (problem, demo_note) if n)
+    if shown:
+        app.startup_warning = shown
     app.run()
     if profile.kind == "local":
         note = service_left_running(state_dir, opened, args.demo)
@@ -87,6 +93,17 @@ def _command_name() -> str:
     if found and Path(found).resolve() == Path(typed).resolve():
         return "tui-app"
     return shlex.quote(typed)
+
+
+def _demo_again_command(args: argparse.Namespace, state_dir: Path | None) -> str:
+    """``tui-app --demo --again``, with the state dir and project this run was given: the
+    command that submits a new set of sample jobs to the same service and project."""
+    command = f"{_command_name()} --demo --again"
+    if state_dir is not None:
+        command += f" --state-dir {shlex.quote(str(state_dir))}"
+    if getattr(args, "project", None):
+        command += f" --project {shlex.quote(str(args.project))}"
+    return command
 
 
 def service_left_running(state_dir: Path | None, since: float, demo: bool) -> str | None:

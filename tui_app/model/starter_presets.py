@@ -3,8 +3,16 @@
 Every one is read from the tier table (``tiers.py``): a tier added there gets its starter, and
 the CUSTOM cluster takes its machine types from a tier's groups rather than naming any. They
 are the same mapping a saved preset holds (``tui_app.config.presets``: the job without its id,
-a base name, a package folder), so the builder applies both one way; they hold no code (package,
-module) and no region, which are the user's and stay as the form has them.
+a base name, a package folder), so the builder applies both one way; they hold no region, which
+is the user's and stays as the form has it.
+
+Each runs the sample trainer (examples/trainer) as given: a newcomer's first submit should
+work, not stop at "packageUris is required". The module is here (``SAMPLE_TRAINER_MODULE``);
+the package folder is a path this module cannot know, so the builder fills it in
+(``config.presets.sample_trainer_dir``) and, where the install has none, shows ``CODE_NOTE``,
+which says what to fill. A form that names its own package keeps its code. The tuning starter
+minimises ``training/hptuning/metric``, which the sample trainer reports as its held-out mean
+squared error: maximising a loss would rank the worst learning rate best.
 
 Built-ins are read-only. A preset the user saved under the same name is listed instead of the
 built-in (``preset_choices``): saving one is a deliberate choice, typically a starter with the
@@ -27,6 +35,17 @@ CUSTOM_MACHINES_FROM = "STANDARD_1"
 """The tier whose machine type for each role the CUSTOM starter uses: its cluster, smaller."""
 CUSTOM_COUNTS: dict[Role, int] = {Role.MASTER: 1, Role.WORKER: 2, Role.PARAMETER_SERVER: 1}
 """The CUSTOM starter's replicas by role: the smallest cluster that has every kind."""
+SAMPLE_TRAINER_MODULE = "trainer.task"
+"""The sample trainer's module (examples/trainer/trainer/task.py), which every starter runs."""
+CODE_NOTE = (
+    "Package dir: the folder holding your trainer's setup.py (tui-app's sample trainer is "
+    "examples/trainer in a checkout of tui-app); Module: the module it runs (trainer.task "
+    "for the sample trainer)"
+)
+"""What to fill when the builder cannot find the sample trainer (an incomplete install)."""
+TUNING_GOAL = "MINIMIZE"
+"""The sample trainer reports a loss (held-out MSE) as ``training/hptuning/metric``: lower is
+better."""
 TUNING_NAME = "tuning"
 TUNING_TRIALS = 4
 TUNING_PARALLEL = 2
@@ -49,7 +68,9 @@ class StarterPreset:
     summary: str
     data: dict[str, Any]
     """``{"base_name": None, "package_path": None, "job": {...}}``, as a saved preset; no base
-    name, so the form keeps its own."""
+    name, so the form keeps its own; no package folder, which the builder fills in."""
+    code_note: str = CODE_NOTE
+    """What to fill in for the code when the sample trainer's folder is not found."""
 
 
 def describe(training_input: dict[str, Any]) -> str:
@@ -72,7 +93,9 @@ def describe(training_input: dict[str, Any]) -> str:
 
 
 def _preset(training_input: dict[str, Any]) -> dict[str, Any]:
-    return {"base_name": None, "package_path": None, "job": {"trainingInput": training_input}}
+    """The saved-preset mapping of a starter: ``training_input`` running the sample trainer."""
+    ti = {**training_input, "pythonModule": SAMPLE_TRAINER_MODULE}
+    return {"base_name": None, "package_path": None, "job": {"trainingInput": ti}}
 
 
 def _custom() -> dict[str, Any]:
@@ -92,7 +115,7 @@ def _tuning() -> dict[str, Any]:
     return {
         "scaleTier": DEFAULT_SCALE_TIER,
         "hyperparameters": {
-            "goal": "MAXIMIZE",
+            "goal": TUNING_GOAL,
             "hyperparameterMetricTag": DEFAULT_METRIC_TAG,
             "maxTrials": TUNING_TRIALS,
             "maxParallelTrials": TUNING_PARALLEL,

@@ -93,6 +93,23 @@ def _key(widget: Widget) -> str:
     return (widget.id or "").removeprefix("f-")
 
 
+class TuningSection(Collapsible):
+    """The tuning section: a Collapsible that ``BuilderForm.load`` opens or closes quietly.
+
+    Textual's Collapsible scrolls itself into view whenever it opens or closes. Loaded with a
+    tuning job (ctrl+o, a preset), the form then jumped down to tuning and left the job id out
+    of sight, with the cursor still in it: the newcomer never saw which field a refused submit
+    named. Opened by the user (or by ``focus_field``), it scrolls as before.
+    """
+
+    quiet = False
+    """Skip the next scroll into view: set by ``load`` until after the refresh it asks for."""
+
+    def scroll_visible(self, *args: Any, **kwargs: Any) -> None:
+        if not self.quiet:
+            super().scroll_visible(*args, **kwargs)
+
+
 class BuilderForm(VerticalScroll):
     """The form; ``values()`` reads it, ``load()`` fills it, ``show_errors()`` marks it."""
 
@@ -206,7 +223,7 @@ class BuilderForm(VerticalScroll):
             "Service acct",
             Input(placeholder="e.g. trainer@project.iam.gserviceaccount.com"),
         )
-        with Collapsible(title="Hyperparameter tuning", collapsed=True, id="hp"):
+        with TuningSection(title="Hyperparameter tuning", collapsed=True, id="hp"):
             yield self._field("tune", "Tune", Checkbox("tune this job's hyperparameters"))
             yield self._field(
                 "hp_goal",
@@ -353,7 +370,10 @@ class BuilderForm(VerticalScroll):
                     widget.cursor_position = len(text)
             self.query_one("#f-tune", Checkbox).value = form.tune
         self.query_one(ParamsTable).show(self.params)
-        self.query_one("#hp", Collapsible).collapsed = not form.tune
+        section = self.query_one("#hp", TuningSection)
+        section.quiet = True  # its scroll is asked for after the next refresh; this comes after
+        section.collapsed = not form.tune
+        self.call_after_refresh(setattr, section, "quiet", False)
         self._layout(form)
         self.post_message(self.Changed(None))
 
@@ -406,12 +426,27 @@ class BuilderForm(VerticalScroll):
         top.display = bool(general)
 
     def focus_field(self, key: str) -> None:
-        """Move the cursor to field ``key`` (opening the tuning section when it is there)."""
+        """Move the cursor to field ``key`` and scroll it into view, with its error line
+        (opening the tuning section when it is there).
+
+        Textual scrolls to a widget only when the focus moves to it: a refused submit whose
+        field has the cursor already (the job id, the form scrolled away from it since) would
+        leave the field and its error out of sight, so the scroll is asked for here.
+        """
         if key in ("params", "tune") or key.startswith("hp_"):
             self.query_one("#hp", Collapsible).collapsed = False
         found = self.query(f"#f-{key}")
-        if found:
-            self.call_after_refresh(found.first().focus)
+        if not found:
+            return
+        widget = found.first()
+        # The field's block holds the field and its error line: both should be seen.
+        block = self._boxes.get(key, widget)
+
+        def show() -> None:
+            widget.focus(scroll_visible=False)
+            self.scroll_to_widget(block, animate=False)
+
+        self.call_after_refresh(show)
 
     # -- changes ---------------------------------------------------------------------------------
 

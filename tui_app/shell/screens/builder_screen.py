@@ -8,6 +8,8 @@ is the command that submits the same job from a shell.
 Submitting builds a local package folder into an sdist first (as ``gcloud --package-path``
 does); on the local service its absolute path goes into ``packageUris``. Everything blocking
 (the build, the API) runs in a thread worker; an error from the service lands on its field.
+A config opened (ctrl+o) whose id is a job on the service already gets a fresh id of the same
+base name, since submitting it as it is could only fail with ALREADY_EXISTS.
 
 On the local profile, a line under the master's image URI says which container engine the
 service runs images with (its ``/healthz``, read once per connection), or why it has none.
@@ -32,12 +34,14 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from tui_app.api.errors import ApiCallError
+from tui_app.api.resubmit import ALREADY_EXISTS
 from tui_app.config.presets import (
     PresetError,
     delete_preset,
     list_presets,
     load_preset,
     preset_exists,
+    sample_trainer_dir,
     save_preset,
 )
 from tui_app.model.backend_notes import Backend
@@ -495,7 +499,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
             )
             key = field_key(check.problems[0].field)
             if key:
-                self.form.focus_field(key)
+                self._show_field(key)
             return
         self.submitting = True
         self._show_status()
@@ -531,13 +535,16 @@ class BuilderScreen(Screen[None], ScreenToasts):
         except PackageBuildError as exc:
             app.call_from_thread(self._refused, [FieldViolation("packagePath", str(exc))], str(exc))
         except ApiCallError as exc:
-            app.call_from_thread(self._refused_by_service, exc)
+            app.call_from_thread(self._refused_by_service, exc, str(job.get("jobId") or ""))
         except Exception as exc:  # the form must survive anything: say it, keep the draft
             app.call_from_thread(self._refused, [], f"Submit failed: {exc}")
         else:
             app.call_from_thread(self._created, created)
 
-    def _refused_by_service(self, exc: ApiCallError) -> None:
+    def _refused_by_service(self, exc: ApiCallError, job_id: str = "") -> None:
+        if exc.status_code == ALREADY_EXISTS:
+            self._id_refused(job_id)
+            return
         found = [
             FieldViolation(str(v.get("field") or "job"), str(v.get("description") or exc.message))
             for v in exc.violations
@@ -546,6 +553,27 @@ class BuilderScreen(Screen[None], ScreenToasts):
             found = [FieldViolation("job", str(exc))]
         self._refused(found, f"The service refused the job: {exc}")
 
+    def _id_refused(self, job_id: str) -> None:
+        """The service has a job of this id (409 ALREADY_EXISTS): say that the Job id is the
+        field to change, with an id that would do, and put the cursor on it, in view.
+
+        The service's own words ("Field: job.job_id") name the wire field, not the form's,
+        and the form may be scrolled far from its first field by then.
+        """
+        suggestion = new_job_id(job_id or DEFAULT_BASE, self.shell.clock())
+        self._refused(
+            [
+                FieldViolation(
+                    "jobId",
+                    f"A job with this id already exists on the service: change it "
+                    f"(e.g. {suggestion}) and submit again.",
+                )
+            ],
+            f"Job id: {job_id or 'this id'} already exists on the service (ALREADY_EXISTS). "
+            f"Change the Job id, the form's first field (e.g. to {suggestion}), and submit "
+            "again.",
+        )
+
     def _refused(self, found: list[FieldViolation], message: str) -> None:
         self.submitting = False
         self.server_errors = found
@@ -553,7 +581,14 @@ class BuilderScreen(Screen[None], ScreenToasts):
         self.notify(message, title="Not submitted", severity="error", timeout=10)
         key = next((k for k in map(field_key, (v.field for v in found)) if k), None)
         if key:
-            self.form.focus_field(key)
+            self._show_field(key)
+
+    def _show_field(self, key: str) -> None:
+        """Put the cursor on field ``key``, in view: a refused submit's field must be seen,
+        and at a narrow width the previews (F2) hide the whole form."""
+        if self.has_class("-narrow") and self._show_preview:
+            self.action_toggle_preview()
+        self.form.focus_field(key)
 
     def _created(self, job_id: str) -> None:
         self.submitting = False
@@ -622,6 +657,44 @@ class BuilderScreen(Screen[None], ScreenToasts):
             self.config_path = _shown_path(path)
             self.note = f"From {self.config_path}"
             self.validate_now()
+            opened = self.form.values().get("job_id")
+            if opened:
+                self._restamp_if_taken(opened)
+
+    @work(thread=True, exclusive=True, group="builder-taken", exit_on_error=False)
+    def _restamp_if_taken(self, job_id: str) -> None:
+        """Ask the service whether ``job_id`` (an opened config's) is a job already (blocking:
+        a worker); if it is, the form takes a fresh id of the same base name.
+
+        A config saved from the builder keeps the id of the job it was submitted as, so
+        submitting it again could only fail with ALREADY_EXISTS. Any answer but the job (not
+        found, no answer, a refusal) leaves the id as it is: the submit says the rest.
+        """
+        try:
+            self.shell.source.call(lambda c: c.get(job_id))
+        except Exception:  # not "exists", whatever it is: nothing to change
+            return
+        self.app.call_from_thread(self._id_taken, job_id)
+
+    def _id_taken(self, job_id: str) -> None:
+        """``job_id`` exists on the service: stamp the form's id afresh and say so, unless the
+        user changed the id meanwhile (theirs wins)."""
+        if not self.is_mounted:
+            return
+        box = self.query_one("#f-job_id", Input)
+        if box.value != job_id:
+            return
+        fresh = new_job_id(job_id, self.shell.clock())
+        # Stamped by the builder: a submit that finds it taken too (the same second, by
+        # another copy) is stamped again, as R does, instead of refused.
+        self.stamped_id = fresh
+        box.value = fresh
+        box.cursor_position = len(fresh)
+        self.notify(
+            f"{job_id} exists: this copy will be submitted as {fresh}.",
+            title="A fresh job id",
+            timeout=10,
+        )
 
     def load_config(
         self,
@@ -667,6 +740,7 @@ class BuilderScreen(Screen[None], ScreenToasts):
         if not form.get("job_id"):
             base = base_name(current.get("job_id") or DEFAULT_BASE)
             form.values["job_id"] = new_job_id(base, self.shell.clock())
+            self.stamped_id = form.values["job_id"]  # ours: a taken one is stamped again
         if not form.get("region"):
             form.values["region"] = current.get("region")
         ti = data.get("trainingInput") if isinstance(data, dict) else None
@@ -774,7 +848,8 @@ class BuilderScreen(Screen[None], ScreenToasts):
         """Fill the form from preset ``name``: the user's saved one, else the built-in one.
 
         A preset without a base name or a region (every built-in) keeps the form's: they are
-        the user's job and place, not the preset's.
+        the user's job and place, not the preset's. A built-in runs the sample trainer as
+        given (``_starter_code``), unless the form names a package of its own.
         """
         starter = STARTER_PRESETS.get(name)
         try:
@@ -803,12 +878,20 @@ class BuilderScreen(Screen[None], ScreenToasts):
             form.values["package_path"] = str(data["package_path"])
         if not form.get("region"):
             form.values["region"] = current.get("region")
+        code_said = _starter_code(form, current, starter.code_note) if starter else ""
         self.server_errors = []
         self.form.load(form)
         self.copied_from = None
         if starter is not None:
-            self.note = f"Built-in preset {name}"
-            self.notify(f"Loaded the built-in preset {name!r}: {starter.summary}.")
+            missing = code_said.startswith(FILL_IN)
+            self.note = f"Built-in preset {name}" + (": fill in its package" if missing else "")
+            self.notify(
+                f"Loaded the built-in preset {name!r}: {starter.summary}. {code_said}",
+                severity="warning" if missing else "information",
+                timeout=15 if missing else 8,
+            )
+            if missing:
+                self.form.focus_field("package_path")
         else:
             self.note = f"Preset {name}"
             self.notify(f"Loaded the preset {name!r}.")
@@ -845,6 +928,44 @@ class BuilderScreen(Screen[None], ScreenToasts):
             return
         self.validate_now()
         self.shell.action_home()
+
+
+CODE_KEYS = ("package_path", "package_uris", "module")
+"""The form's code: what a built-in preset fills for the sample trainer, or keeps of the form."""
+FILL_IN = "Fill in "
+"""How ``_starter_code``'s sentence starts when the user has a field to fill."""
+
+
+def _starter_code(form: FormValues, current: FormValues, code_note: str) -> str:
+    """Give ``form`` (a built-in preset, loaded) code to run, and say in a sentence which.
+
+    A form that names a package of its own (a folder or URIs) keeps it with its module: the
+    preset changes the machines, not the user's code. Otherwise (or when its package is the
+    sample trainer, from an earlier preset) the preset runs the sample trainer as given: its
+    folder becomes the package folder, built at submit like any other. Where this install has
+    no sample trainer, ``code_note`` says what to fill.
+    """
+    folder = sample_trainer_dir()
+    own_folder = current.get("package_path").strip()
+    sample = (
+        folder is not None
+        and bool(own_folder)
+        and Path(own_folder).expanduser().resolve() == folder.resolve()
+    )
+    if (own_folder and not sample) or current.get("package_uris"):
+        for key in CODE_KEYS:
+            form.values.pop(key, None)
+            if current.get(key):
+                form.values[key] = current.get(key)
+        return "Your package and module are kept."
+    if folder is None:
+        form.values.pop("package_path", None)
+        return f"{FILL_IN}{code_note}."
+    form.values["package_path"] = _shown_path(folder)
+    return (
+        f"It runs the sample trainer ({form.values['package_path']}, "
+        f"{form.get('module')}): put your own package folder and module in their place."
+    )
 
 
 def _shown_path(path: Path) -> str:
