@@ -683,3 +683,49 @@ async def test_a_trials_logs_show_its_own_state_and_end_with_it(
             assert "stream ended" not in second.status
     finally:
         client.cancel(job_id)
+
+
+async def test_a_failed_jobs_logs_end_with_its_cause_as_the_list_shows_it(
+    service: LiveService, package_uri: str, tmp_path: Path
+) -> None:
+    """The log ended with the service's "Job failed." while the list and the detail said why
+    (after a Ray node died, the lost replica and node): the pane's last line now carries the
+    cause the list's ERROR column shows, for any failed job."""
+    from tui_app.model.job_view import JobRow
+
+    project = "failed-logs"
+    job_id = unique_id("failed_logs")
+    client = service.client(project)
+    client.create(basic_job(job_id, package_uri, "--steps", "20", "--fail-at-step", "3"))
+    job = service.wait_state(job_id, project=project)
+    assert job["state"] == "FAILED", job
+    cause = JobRow.from_job(job).error  # what the list shows
+    assert cause and cause != job["errorMessage"].splitlines()[0]  # a traceback's exception
+    app = pane_app(service, tmp_path, project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(LogsScreen(job_id))
+        logs = screen(app)
+        await wait_for(
+            pilot,
+            lambda: "stream ended" in logs.status,
+            timeout=60,
+            describe=lambda: stream_state(logs),
+        )
+        merged = log_lines(logs.view(ALL))
+        assert [line.text for line in merged[-2:]] == ["Job failed.", f"Job failed: {cause}"]
+        end = merged[-1]
+        assert end.task_name == "service" and end.severity == 500
+        assert merged[-2].key < end.key  # it sorts after the job's last line
+        assert log_lines(logs.view("service"))[-1] == end
+        # On screen: the merged view follows to its end, where the cause is.
+        view = logs.view(ALL)
+
+        def rows() -> list[str]:
+            height = view.scrollable_content_region.height
+            return [view.render_line(y).text.rstrip() for y in range(height)]
+
+        await wait_for(
+            pilot,
+            lambda: any(f"Job failed: {cause}"[:50] in row for row in rows()),
+            describe=lambda: "\n".join(rows()),
+        )

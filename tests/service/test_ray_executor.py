@@ -35,6 +35,7 @@ import pytest
 from tests.conftest import _start, _stop, unique_id
 from tests.service.test_replica_output import call
 from tests.support.live_service import LiveService, basic_job, free_port
+from tests.unit.test_ray_lost_message import DOC_NODE, DOC_TASK, doc_lost_quotes
 from tui_app.local.execution.local_executor import SUPERVISOR_MODULE
 from tui_app.local.execution.ray_replica import (
     STALE_SECONDS,
@@ -483,8 +484,99 @@ def test_a_node_that_dies_fails_the_job_naming_the_replica_and_node(
         message = job["errorMessage"]
         assert f"The replica {victim_task} was lost" in message
         assert "127.0.0.7" in message and victim["id"][:12] in message
+        # docs/ray.md quotes what a user sees here: one of its quotes, with this run's names.
+        quoted = [
+            q.replace(DOC_TASK, victim_task)
+            .replace(DOC_NODE["address"], "127.0.0.7")
+            .replace(DOC_NODE["id"][:12], victim["id"][:12])
+            for q in doc_lost_quotes()
+        ]
+        assert message in quoted, (message, quoted)
         wait_until("no replica process left", lambda: not job_processes(job_id), timeout=30)
     finally:
+        _stop(svc)
+        cluster.shutdown()
+
+
+def waiting_warm_nodes(ray: Any, state: Path) -> dict[str, str]:
+    """This service's warm actors still waiting (serving no run): name -> the Ray id of its
+    node. An actor whose node died answers nothing: it is not waiting anywhere."""
+    from ray.exceptions import GetTimeoutError, RayActorError
+    from ray.util import list_named_actors
+
+    from tui_app.local.environments.containers import service_key
+
+    prefix = f"{service_key(state)}/warm/"
+    found: dict[str, str] = {}
+    for entry in list_named_actors(all_namespaces=True):
+        name = str(entry["name"])
+        if entry["namespace"] != "tui-app" or not name.startswith(prefix):
+            continue
+        try:
+            seen = ray.get(ray.get_actor(name, namespace="tui-app").assignment.remote(), timeout=10)
+        except (ValueError, RayActorError, GetTimeoutError):
+            continue
+        if seen["runKey"] is None:
+            found[name] = str(seen["nodeId"])
+    return found
+
+
+def test_a_node_that_dies_is_counted_lost_and_gets_warm_actors_when_it_rejoins(
+    tmp_path: Path,
+) -> None:
+    """After a node died, `service status` still said "3 nodes", and the dead node's warm
+    actors still counted as waiting: the node that rejoined (under a new Ray id) got none, so
+    its next replica started cold. Its own cluster: it kills a node."""
+    pytest.importorskip("ray")
+    import ray
+
+    from tests.service.test_service_cli import tui
+    from tests.support.ray_cluster import node_args
+    from tests.support.ray_cluster import start as start_cluster
+
+    cluster = start_cluster(2, first=8)  # 127.0.0.8 (head) and 127.0.0.9: this test's alone
+    state = tmp_path / "state"
+    svc = _start(state, *ray_flags(cluster.address))
+    ray.init(address=cluster.address, namespace="tui-app", logging_level=logging.ERROR)
+    summary = f"replicas run on the Ray cluster at {cluster.address}"
+
+    def status() -> str:
+        done = tui("service", "status", "--state-dir", str(state))
+        assert done.returncode == 0, done.stderr
+        return next(line for line in done.stdout.splitlines() if line.startswith("executor: "))
+
+    def node_id(address: str) -> str:
+        return next(
+            str(n["NodeID"])
+            for n in ray.nodes()
+            if n["Alive"] and n["NodeManagerAddress"] == address
+        )
+
+    try:
+        first = node_id("127.0.0.9")
+        wait_until(
+            "a warm actor on each node",
+            lambda: set(waiting_warm_nodes(ray, state).values()) == {node_id("127.0.0.8"), first},
+        )
+        assert status() == f"executor: {summary} (2 nodes, 1 warm actor each)"
+
+        doomed = next(n for n in cluster.list_all_nodes() if n.node_ip_address == "127.0.0.9")
+        cluster.remove_node(doomed, allow_graceful=False)
+        lost = f"executor: {summary} (1 node, 1 warm actor each; 1 lost: 127.0.0.9)"
+        wait_until("status says the node is lost", lambda: status() == lost, timeout=90)
+
+        cluster.add_node(**node_args("127.0.0.9"))
+        cluster.wait_for_nodes()
+        again = node_id("127.0.0.9")
+        assert again != first  # a node that rejoins is a new node to Ray
+        wait_until(
+            "a warm actor on the rejoined node",
+            lambda: again in waiting_warm_nodes(ray, state).values(),
+            timeout=90,
+        )
+        assert status() == f"executor: {summary} (2 nodes, 1 warm actor each)"
+    finally:
+        ray.shutdown()
         _stop(svc)
         cluster.shutdown()
 

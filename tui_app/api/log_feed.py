@@ -8,24 +8,61 @@ pages of history before a line it shows, and a rule for which failures are worth
 Each caller used to assemble these on its own, with its own spelling of the retry rule; the
 feed is that assembly, once, and the rule is ``ApiCallError.transient`` everywhere.
 
+A feed also says how a failed job ended (``end_line``): the service's last line is "Job
+failed.", and on Vertex AI there is none, while the job list shows the cause; a reader shows
+that cause after the job's last line.
+
 No Textual here (import-linter holds it): every call blocks; the TUI runs them in thread
 workers, the CLI in its main thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 from tui_app.api.errors import ApiCallError
-from tui_app.api.log_stream import BACKOFF_SECONDS, LogStream, cloud_settle
+from tui_app.api.log_stream import BACKOFF_SECONDS, LogStream, cloud_settle, normalize_timestamp
+from tui_app.model.failure_cause import failure_cause
+from tui_app.model.log_line import LogLine
+from tui_app.model.severity import SEVERITIES
+from tui_app.model.states import JobState
+from tui_app.model.task_names import SERVICE_TASK
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
-    from tui_app.model.log_line import LogLine
 
-__all__ = ["LogFeed"]
+__all__ = ["END_INSERT_ID", "LogFeed", "failed_end_line"]
+
+END_INSERT_ID: Final = "~tui-app-end"
+"""The insertId of ``end_line``'s line: no entry has it, and ``~`` sorts after the ids a
+server gives, so the line keys after every line of its timestamp."""
+
+
+def failed_end_line(job: Mapping[str, Any], after: tuple[str, str] | None) -> LogLine | None:
+    """The line a log reader ends a FAILED job's logs with: ``Job failed: <cause>``, the cause
+    as the job list's ERROR column shows it (``failure_cause`` of errorMessage: for most
+    messages their first line, for a replica's traceback its exception line). None for a job
+    that did not fail, or failed without a message.
+
+    It is the service's own line (``service``, ERROR), stamped at the job's endTime, or just
+    after ``after`` (the newest line's key) when that is later, so it sorts last.
+    """
+    if job.get("state") != JobState.FAILED.value:
+        return None
+    message = job.get("errorMessage")
+    cause = failure_cause(message) if isinstance(message, str) else ""
+    cause = " ".join(cause.split())  # one line, as the list shows it
+    if not cause:
+        return None
+    stamp = ""
+    with contextlib.suppress(ValueError):
+        stamp = normalize_timestamp(str(job.get("endTime") or ""))
+    if after is not None and after[0] > stamp:
+        stamp = after[0]
+    return LogLine(stamp, END_INSERT_ID, SERVICE_TASK, SEVERITIES["ERROR"], f"Job failed: {cause}")
 
 
 class LogFeed:
@@ -189,6 +226,14 @@ class LogFeed:
             stream.note_job(self.job)
         refresh = self._refresh_job
         stream.follow(stop, on_lines, refresh, interval, on_error, on_skip, may_skip)
+
+    def end_line(self) -> LogLine | None:
+        """After ``follow`` returned (the job ended, its lines drained): the line to show last
+        when the job FAILED, with its cause (``failed_end_line``); None otherwise. None for
+        one trial's lines too: the job's errorMessage need not be about that trial."""
+        if self.job is None or self.trial_id is not None:
+            return None
+        return failed_end_line(self.job, self._opened().newest)
 
     def request_skip(self) -> None:
         """Ask ``follow`` for the newest line now (``G``); any thread may call it."""

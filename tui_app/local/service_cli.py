@@ -348,8 +348,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         choices=("local", "ray"),
         default="local",
         help="where replicas run: local (processes on this machine, the default) or ray (a "
-        "Ray cluster's nodes: pip install 'tui-app[ray]'; README: Running replicas on a Ray "
-        "cluster)",
+        "Ray cluster's nodes, with the ray extra: .venv/bin/pip install '.[ray]' in the "
+        "checkout; README: Replicas on a Ray cluster)",
     )
     p.add_argument(
         "--ray-address",

@@ -29,7 +29,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,9 @@ def _ray() -> Any:
         import ray
     except ImportError:
         raise ExecutorError(
-            "--executor ray needs Ray: pip install 'tui-app[ray]' (in the service's environment)."
+            "--executor ray needs Ray: install the ray extra in the service's environment, "
+            "from the checkout: .venv/bin/pip install '.[ray]' (README: Replicas on a Ray "
+            "cluster)."
         ) from None
     return ray
 
@@ -116,6 +118,21 @@ def _last_line(exc: BaseException) -> str:
     """A Ray task error's cause: the last line of its traceback (``OSError: ...``)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return lines[-1] if lines else type(exc).__name__
+
+
+def lost_reason(node: Mapping[str, str], alive: Collection[str], error: str) -> str:
+    """Why a replica's actor is gone, for the job's errorMessage (the runner writes ``The
+    replica <task> was lost: <this>.``), from its node (``address``, ``id``), the ids of the
+    nodes alive now and the name of the error its wait raised. docs/ray.md quotes these;
+    tests/unit/test_ray_lost_message.py holds the quotes to what this says."""
+    where = f"{node.get('address', '?')} (Ray node {node.get('id', '?')[:12]})"
+    if node.get("id") not in alive:
+        return f"its node {where} left the Ray cluster"
+    if error == "ActorUnavailableError":
+        # Raised as soon as the node's raylet stops answering, seconds before Ray's health
+        # checks declare the node dead.
+        return f"its node {where} stopped answering"
+    return f"its Ray actor on {where} died ({error})"
 
 
 class RayReplica:
@@ -164,18 +181,11 @@ class RayReplica:
             self._ended.set_result(self.returncode)
 
     def _why_lost(self, exc: BaseException) -> str:
-        where = f"{self._node.get('address', '?')} (Ray node {self._node.get('id', '?')[:12]})"
         try:
             alive = {n["NodeID"] for n in self._ray.nodes() if n.get("Alive")}
         except Exception:
             alive = set()
-        if self._node.get("id") not in alive:
-            return f"its node {where} left the Ray cluster"
-        if type(exc).__name__ == "ActorUnavailableError":
-            # Raised as soon as the node's raylet stops answering, seconds before Ray's health
-            # checks declare the node dead.
-            return f"its node {where} stopped answering"
-        return f"its Ray actor on {where} died ({type(exc).__name__})"
+        return lost_reason(self._node, alive, type(exc).__name__)
 
     def send_signal(self, sig: int) -> None:
         if self.returncode is None:
@@ -387,9 +397,12 @@ class RayExecutor:
         self._waiting: dict[RunKey, str] = {}
         self._runs: dict[RunKey, list[str]] = {}
         self._handles: dict[str, Any] = {}
-        self._nodes_seen = 0
         self._nodes: list[NodeResources] = []
         """The live nodes' sizes, refreshed every few seconds off the event loop."""
+        self._live: frozenset[str] = frozenset()
+        """The live nodes' Ray ids, refreshed with ``_nodes``."""
+        self._seen: dict[str, str] = {}
+        """Every node seen alive since the service joined: Ray id -> address (``lost``)."""
         self._refresher: asyncio.Task[None] | None = None
 
     # -- life ----------------------------------------------------------------------------------
@@ -408,7 +421,9 @@ class RayExecutor:
             await asyncio.sleep(NODES_REFRESH_SECONDS)
             with contextlib.suppress(Exception):
                 self._nodes = await asyncio.to_thread(self._node_resources)
-            self._keep_warm()  # a node that joined gets its warm actors too
+            if self._warm is not None:
+                self._warm.forget_gone(self._live)  # a dead node's actors went with it
+            self._keep_warm()  # a node that joined (or rejoined) gets its warm actors too
 
     def _keep_warm(self) -> None:
         """Top the warm actors up in a thread, unless a fill is under way or none is due."""
@@ -417,8 +432,8 @@ class RayExecutor:
             return
         if not self._reclaimed:
             return  # the idle ones a killed service left are taken back first
-        if warm.ready_count() >= warm.per_node * len(self._nodes):
-            return
+        if not warm.missing(self._live):
+            return  # counted per live node: a dead node's actors fill no live node's share
         if time.monotonic() < self._next_fill:
             return  # the last fill failed somewhere: not a worker start every 2 s meanwhile
 
@@ -443,7 +458,7 @@ class RayExecutor:
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ExecutorError(
                     f"Cannot join the Ray cluster at {self.address or 'auto'}: {exc}. Start one "
-                    "with `ray start --head` (README: Running replicas on a Ray cluster) or pass "
+                    "with `ray start --head` (README: Replicas on a Ray cluster) or pass "
                     "--ray-address HOST:PORT."
                 ) from None
         self.ray = ray
@@ -456,7 +471,7 @@ class RayExecutor:
     def check_network(self) -> None:
         """Refuse a cluster the service cannot guard (``network_problem``)."""
         nodes = self._alive()
-        self._nodes_seen = len(nodes)
+        self._note_alive(nodes)
         problem = network_problem([n["NodeManagerAddress"] for n in nodes], self.no_auth, self.host)
         if problem is not None:
             raise ExecutorError(problem)
@@ -474,18 +489,42 @@ class RayExecutor:
             await asyncio.to_thread(self.ray.shutdown)
 
     def describe(self) -> str:
+        """What ``service status`` (through ``/healthz``) and the service's start say: the live
+        nodes as last refreshed (every ``NODES_REFRESH_SECONDS``), and those that were seen and
+        are gone. Never asks Ray: it runs on the event loop."""
         where = self.address or "auto"
-        warm = f", {self.warm_per_node} warm actors each" if self.warm_per_node else ""
-        return f"replicas run on the Ray cluster at {where} ({self._nodes_seen} nodes{warm})"
+        live = len(self._live)
+        nodes = f"{live} node{'' if live == 1 else 's'}"
+        count = self.warm_per_node
+        warm = f", {count} warm actor{'' if count == 1 else 's'} each" if count else ""
+        lost = self.lost()
+        gone = f"; {len(lost)} lost: {', '.join(lost)}" if lost else ""
+        return f"replicas run on the Ray cluster at {where} ({nodes}{warm}{gone})"
+
+    def lost(self) -> list[str]:
+        """The addresses of nodes seen alive since the service joined that are gone now, unless
+        a live node has that address again (a node that rejoined gets a new Ray id)."""
+        live = self._live
+        here = {address for node, address in self._seen.items() if node in live}
+        return sorted({a for n, a in self._seen.items() if n not in live and a not in here})
 
     # -- sizes ---------------------------------------------------------------------------------
 
     def _alive(self) -> list[dict[str, Any]]:
         return [n for n in self.ray.nodes() if n.get("Alive")]
 
+    def _note_alive(self, alive: Sequence[Mapping[str, Any]]) -> None:
+        """Record which nodes live now (in a worker thread: each attribute is replaced whole,
+        never changed in place, so the event loop reads one consistent value)."""
+        now = {str(n["NodeID"]): str(n.get("NodeManagerAddress") or "?") for n in alive}
+        self._seen = {**self._seen, **now}
+        self._live = frozenset(now)
+
     def _node_resources(self) -> list[NodeResources]:
         from ray._private.state import available_resources_per_node
 
+        alive = self._alive()
+        self._note_alive(alive)
         free = available_resources_per_node()  # type: ignore[no-untyped-call]
         return [
             NodeResources(
@@ -493,7 +532,7 @@ class RayExecutor:
                 dict(n.get("Resources") or {}),
                 dict(free.get(n["NodeID"]) or {}),
             )
-            for n in self._alive()
+            for n in alive
         ]
 
     def refuse(self, training_input: Mapping[str, Any]) -> None:

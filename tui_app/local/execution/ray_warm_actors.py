@@ -12,7 +12,8 @@ memory, all or nothing. Once Ray has placed it, each bundle takes a waiting acto
 Ray put the bundle on (``take``), which then runs the replica inside what the bundle reserved,
 and the pool starts another in the background (``fill``). A bundle with GPUs gets an actor of
 its own inside the bundle: Ray hands GPU ids (``CUDA_VISIBLE_DEVICES``) only to an actor that
-holds them.
+holds them. The pool is counted per live node (``missing``): a node that died took its actors
+with it, and one that joins or rejoins (under a new node id) gets its own.
 
 Waiting actors are named ``<service key>/warm/<id>`` and detached, like the replicas' own. A
 service that stops kills its idle ones; one killed with -9 leaves them, and the next start
@@ -64,9 +65,33 @@ class WarmActors:
         self._lock = threading.Lock()
         self._filling = threading.Lock()
 
-    def ready_count(self) -> int:
+    def ready_count(self, live: Collection[str] | None = None) -> int:
+        """How many actors wait, on the nodes ``live`` names (None: every node still listed).
+
+        A node that died takes its actors with it, but they stay listed until ``forget_gone``
+        or the next ``fill``: counted, they made the pool look full, so a node that rejoined
+        (under a new node id) never got its own and its next replica started cold."""
         with self._lock:
-            return sum(len(v) for v in self._ready.values())
+            if live is None:
+                return sum(len(v) for v in self._ready.values())
+            return sum(len(self._ready.get(n, ())) for n in set(live))
+
+    def missing(self, live: Collection[str]) -> int:
+        """How many actors the nodes ``live`` names lack to have ``per_node`` each: a fill is
+        due when this is above 0. Counted per node, so one node's surplus (idle actors a killed
+        service left, taken back by ``reclaim``) never hides another's shortfall."""
+        if self.per_node <= 0:
+            return 0
+        with self._lock:
+            return sum(max(0, self.per_node - len(self._ready.get(n, ()))) for n in set(live))
+
+    def forget_gone(self, live: Collection[str]) -> int:
+        """Drop the actors of nodes not in ``live`` (their node left the cluster, and they
+        with it); how many were dropped."""
+        with self._lock:
+            gone = set(self._ready) - set(live)
+            dropped = sum(len(self._ready.pop(n)) for n in gone)
+        return dropped
 
     def take(self, node_id: str) -> WarmActor | None:
         """A waiting actor on ``node_id`` for a replica, or None (the caller starts one)."""
@@ -83,9 +108,8 @@ class WarmActors:
         try:
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+            self.forget_gone(node_ids)  # their actors went with the node
             with self._lock:
-                for gone in set(self._ready) - set(node_ids):
-                    del self._ready[gone]  # their actors went with the node
                 wanted = {n: self.per_node - len(self._ready.get(n, ())) for n in node_ids}
             started = []
             for node_id, count in wanted.items():

@@ -468,6 +468,11 @@ class LogsScreen(Screen[None], ScreenToasts):
             self.post_message(StreamStatus(str(exc), stopped=True))
             return
         if not self._stop.is_set():
+            # A failed job's log ends with "Job failed." (the local service) or with nothing
+            # (Vertex AI); the list shows why. Its cause ends the view too.
+            end = feed.end_line()
+            if end is not None:
+                self.post_message(LinesArrived([end]))
             self.post_message(StreamStatus(None, ended=True))
 
     @work(thread=True, group="history", exit_on_error=False, description="Log history")
