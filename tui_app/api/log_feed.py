@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.log_stream import BACKOFF_SECONDS, LogStream, cloud_settle, normalize_timestamp
-from tui_app.model.failure_cause import failure_cause
+from tui_app.model.failure_cause import job_failed_line
 from tui_app.model.log_line import LogLine
 from tui_app.model.severity import SEVERITIES
 from tui_app.model.states import JobState
@@ -53,16 +53,15 @@ def failed_end_line(job: Mapping[str, Any], after: tuple[str, str] | None) -> Lo
     if job.get("state") != JobState.FAILED.value:
         return None
     message = job.get("errorMessage")
-    cause = failure_cause(message) if isinstance(message, str) else ""
-    cause = " ".join(cause.split())  # one line, as the list shows it
-    if not cause:
-        return None
+    text = job_failed_line(message if isinstance(message, str) else None)
+    if text == job_failed_line(None):
+        return None  # no cause to add
     stamp = ""
     with contextlib.suppress(ValueError):
         stamp = normalize_timestamp(str(job.get("endTime") or ""))
     if after is not None and after[0] > stamp:
         stamp = after[0]
-    return LogLine(stamp, END_INSERT_ID, SERVICE_TASK, SEVERITIES["ERROR"], f"Job failed: {cause}")
+    return LogLine(stamp, END_INSERT_ID, SERVICE_TASK, SEVERITIES["ERROR"], text)
 
 
 class LogFeed:
@@ -104,6 +103,8 @@ class LogFeed:
         """
         self.project = project
         self.job_id = job_id
+        self._last_line: LogLine | None = None
+        """The newest line ``follow`` handed on: a service line with the cause ends the log."""
         self.task_name = task_name
         self.trial_id = trial_id
         self.settle = settle
@@ -186,7 +187,7 @@ class LogFeed:
         Raises:
             ApiCallError: the read failed.
         """
-        return self._opened().poll()
+        return self._seen(self._opened().poll())
 
     def tail(self, limit: int) -> list[LogLine]:
         """The last ``limit`` lines, oldest first; ``follow`` continues after them.
@@ -194,7 +195,13 @@ class LogFeed:
         Raises:
             ApiCallError: the read failed; ``follow`` then starts from the beginning.
         """
-        return self._opened().tail(limit)
+        return self._seen(self._opened().tail(limit))
+
+    def _seen(self, lines: list[LogLine]) -> list[LogLine]:
+        """Note the newest line handed on (``end_line`` looks at it)."""
+        if lines:
+            self._last_line = lines[-1]
+        return lines
 
     def _refresh_job(self) -> dict[str, Any]:
         job = self._read_job()
@@ -225,7 +232,16 @@ class LogFeed:
         if self.job is not None:
             stream.note_job(self.job)
         refresh = self._refresh_job
-        stream.follow(stop, on_lines, refresh, interval, on_error, on_skip, may_skip)
+
+        def seen(lines: list[LogLine]) -> object:
+            return on_lines(self._seen(lines))
+
+        def skipped(lines: list[LogLine]) -> object:
+            return on_skip(self._seen(lines)) if on_skip is not None else None
+
+        stream.follow(
+            stop, seen, refresh, interval, on_error, skipped if on_skip else None, may_skip
+        )
 
     def end_line(self) -> LogLine | None:
         """After ``follow`` returned (the job ended, its lines drained): the line to show last
@@ -233,6 +249,13 @@ class LogFeed:
         one trial's lines too: the job's errorMessage need not be about that trial."""
         if self.job is None or self.trial_id is not None:
             return None
+        last = self._last_line
+        if (
+            last is not None
+            and last.task_name == SERVICE_TASK
+            and last.text.startswith("Job failed:")
+        ):
+            return None  # the service's own last line says why already
         return failed_end_line(self.job, self._opened().newest)
 
     def request_skip(self) -> None:

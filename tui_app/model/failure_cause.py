@@ -100,3 +100,12 @@ def split_failure(message: str) -> Failure:
 def failure_cause(message: str) -> str:
     """The one line that says why the job failed ("" for an empty message)."""
     return split_failure(message).cause
+
+
+def job_failed_line(message: str | None) -> str:
+    """A failed job's last log line: ``Job failed: <cause>`` with the cause as the job list
+    shows it, on one line; ``Job failed.`` without one. The local service writes it as the
+    job's last ``service`` entry, and a log reader ends a job whose server wrote none (Vertex
+    AI) with the same words."""
+    cause = " ".join(failure_cause(message).split()) if message else ""
+    return f"Job failed: {cause}" if cause else "Job failed."

@@ -37,6 +37,7 @@ from tui_app.local.timefmt import parse_job_time
 from tui_app.local.untrusted_files import opened_beneath, read_at, read_beneath
 from tui_app.model.capacity import Demand, fit, job_demand
 from tui_app.model.cluster import Replica, replicas
+from tui_app.model.failure_cause import job_failed_line
 from tui_app.model.job_images import container_entry, job_images, replica_image
 from tui_app.model.limits import TimeLimit, running_limit, wait_limit
 from tui_app.model.queue_wait import wait_summary
@@ -816,14 +817,7 @@ class JobRunner:
         await self._stop_replicas()
         await self._sweep()
         await self._drain()
-        self.note(
-            {
-                JobState.SUCCEEDED: "Job completed successfully.",
-                JobState.FAILED: "Job failed.",
-                JobState.CANCELLED: "Job cancelled.",
-            }[state],
-            "ERROR" if state is JobState.FAILED else "INFO",
-        )
+        self.note(end_note(state, message), "ERROR" if state is JobState.FAILED else "INFO")
         self.host.finish(self.project, self.job_id, state, message)
 
     def _stopped(self) -> None:
@@ -831,6 +825,16 @@ class JobRunner:
         state, message = self.stop_reason
         self.note("Job cancelled." if state is JobState.CANCELLED else message)
         self.host.finish(self.project, self.job_id, state, message)
+
+
+def end_note(state: JobState, message: str | None) -> str:
+    """The service's last line in a job's log. A failure says why, as the job list's ERROR
+    column does (``failure_cause``: a traceback's exception line, a message's first line), so
+    whoever reads only the log (``gcloud ai-platform jobs stream-logs``, the logs view) sees
+    the cause where it ends."""
+    if state is JobState.FAILED:
+        return job_failed_line(message)
+    return "Job completed successfully." if state is JobState.SUCCEEDED else "Job cancelled."
 
 
 def job_priority(ti: dict[str, Any]) -> int:
