@@ -88,14 +88,8 @@ class NamesHeading(DiffHeading):
     other rather than at its end: ``mnist_hptunin…61207_033400/4`` and ``…/6``, not twice
     ``mnist_hptuning_20261207_0334…`` (at 80 columns, two trials' names)."""
 
-    def __init__(
-        self,
-        *,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
-    ) -> None:
-        super().__init__(id=id, classes=classes)
-        self.full_names = ("", "")
+    full_names: tuple[str, str] = ("", "")
+    """The two names whole; ``render`` shortens them to the columns' widths."""
 
     def show(
         self, names: tuple[str, str], sections: Sequence[DiffSection], *, unchanged: bool
