@@ -17,6 +17,7 @@ from tests.support.settle import settled, wait_until
 from tui_app.config.settings import Settings
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.describe_screen import DescribeScreen
+from tui_app.widgets.detail_scroll import DetailScroll
 from tui_app.widgets.replica_usage import ReplicaUsage
 
 
@@ -34,7 +35,16 @@ async def open_detail(pilot: Pilot[Any]) -> None:
 
     def placed() -> bool:
         usage = screen.query_one(ReplicaUsage)
-        return len(screen.placement) == 4 and bool(usage.display) and len(usage.rows()) == 4
+        # The picture has two usage rows below the fold: the detail scrolls, its scrollbar
+        # shown. A fresh-clone CI run once pictured the screen a layout before that.
+        body = screen.query_one(DetailScroll)
+        return (
+            len(screen.placement) == 4
+            and bool(usage.display)
+            and len(usage.rows()) == 4
+            and body.max_scroll_y > 0
+            and body.show_vertical_scrollbar
+        )
 
     await wait_until(pilot, placed, "the Replicas section and the four charts")
     await settled(pilot)
