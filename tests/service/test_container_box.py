@@ -21,6 +21,8 @@ must not make the service create it.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
 import time
 import urllib.request
@@ -33,7 +35,7 @@ import pytest
 from tests.conftest import _start, _stop, unique_id
 from tests.service.test_containers import container_job, containers_of, messages, wait_for
 from tests.support.container_images import engine_env
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
 from tui_app.local.environments.containers import Engine
 from tui_app.model.tf_event_writer import event_record, file_version_record
 
@@ -362,3 +364,32 @@ def test_a_service_without_its_token_refuses_container_jobs(
     status, _ = open_service.request("GET", f"/v1/projects/{PROJECT}/jobs/{job_id}")
     assert status == 404  # nothing half-made
     assert wait_for(lambda: True, "nothing")  # the module's helpers import cleanly
+
+
+def test_container_jobs_taken_over_without_the_token_are_stopped(
+    tmp_path: Path, container_engine: Engine, tiny_image: str
+) -> None:
+    """A service restarted with --no-auth over container jobs started with the token: the
+    running one is stopped and the queued one fails at its start, each saying why, and no
+    container is left on the host network with an open jobs API."""
+    state, port = tmp_path / "state", free_port()
+    svc = _start(state, "--slots", "1", port=port, env=engine_env())
+    try:
+        running, queued = unique_id("box_adopted"), unique_id("box_queued")
+        sleeper = ["/bin/sh", "-c", "sleep 600"]
+        svc.client().create(container_job(running, tiny_image, command=sleeper))
+        svc.wait_state(running, ("RUNNING",), timeout=60)
+        svc.client().create(container_job(queued, tiny_image, command=sleeper))
+        assert svc.wait_state(queued, ("QUEUED",), timeout=30)["state"] == "QUEUED"
+        wait_for(lambda: containers_of(container_engine, svc, running), "the container")
+        os.kill(svc.proc.pid, signal.SIGKILL)  # a crash: the container lives on
+        svc.proc.wait(10)
+
+        svc = _start(state, "--slots", "1", "--no-auth", port=port, env=engine_env(), seed=False)
+        for job_id in (running, queued):
+            job = svc.wait_state(job_id, timeout=90)
+            assert job["state"] == "FAILED", job
+            assert "--no-auth" in job["errorMessage"], job["errorMessage"]
+        assert containers_of(container_engine, svc) == []
+    finally:
+        _stop(svc)
