@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.terminal_signals import sigint_as_in_a_terminal
+from tui_app.entry.cli_common import Refused
 from tui_app.entry.diff_cli import TROUBLE, Side, _write, parse_side
-from tui_app.entry.jobs_cli import Refused
 
 
 @pytest.mark.parametrize(

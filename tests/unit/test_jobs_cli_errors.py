@@ -1,9 +1,9 @@
-"""How ``tui-app jobs`` words a failed call (``jobs_cli.error_lines``)."""
+"""How ``tui-app jobs`` words a failed call (``cli_common.error_lines``)."""
 
 from __future__ import annotations
 
 from tui_app.api.errors import ApiCallError
-from tui_app.entry.jobs_cli import error_lines
+from tui_app.entry.cli_common import error_lines
 
 
 def test_a_violation_the_message_already_says_is_not_said_again() -> None:

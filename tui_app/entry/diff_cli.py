@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tui_app.api.errors import ApiCallError
-from tui_app.entry.jobs_cli import JobFinder, Refused, error_lines
+from tui_app.entry.cli_common import JobFinder, Refused, error_lines
 from tui_app.model.job_diff import (
     comparison_document,
     diff_json,

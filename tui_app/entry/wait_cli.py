@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from tui_app.api.job_waiter import JobChanged, JobWaiter, ReadTrouble
-from tui_app.entry.jobs_cli import JobFinder, Refused, error_lines
+from tui_app.entry.cli_common import JobFinder, Refused, error_lines
 from tui_app.model.durations import DURATION_FORMS, parse_duration_seconds
 from tui_app.model.job_id import split_job_name
 from tui_app.model.job_view import JobRow
