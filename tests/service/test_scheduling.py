@@ -20,6 +20,21 @@ def _wait(service: LiveService, job_id: str, state: str, timeout: float = 30) ->
     return service.wait_state(job_id, (state,), timeout=timeout)
 
 
+def _positions(
+    client: Any, ids: dict[str, str], ready: Any = None, timeout: float = 30
+) -> dict[str, str | None]:
+    """Each job's jobPosition by name, once every one has a position (and ``ready`` of them
+    holds): the state the test then checks, waited for instead of a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = {name: client.get(jid).get("jobPosition") for name, jid in ids.items()}
+        if all(got.values()) and (ready is None or ready(got)):
+            return got
+        if time.monotonic() > deadline:
+            return got  # the caller's assertion says what is wrong
+        time.sleep(0.05)
+
+
 def test_queue_order_positions_and_oversized_jobs(
     small_service: LiveService, trainer_sdist: Path
 ) -> None:
@@ -46,14 +61,13 @@ def test_queue_order_positions_and_oversized_jobs(
     )
     client.create(big)  # 4 replicas > 2 slots: runs alone once the machine is free
     client.create(basic_job(d, uri, "--steps", "5"))
-    time.sleep(0.5)
-    jc, jd = client.get(c), client.get(d)
-    assert jc["state"] == "QUEUED" and jc["jobPosition"] == "1"
-    assert jd["state"] == "QUEUED" and jd["jobPosition"] == "2"
+    assert _positions(client, {"c": c, "d": d}) == {"c": "1", "d": "2"}
+    assert client.get(c)["state"] == client.get(d)["state"] == "QUEUED"
 
     client.cancel(a)
-    time.sleep(0.5)
+    _wait(svc, a, "CANCELLED")  # its slot is given back
     assert client.get(c)["state"] == "QUEUED"  # still one job running: not alone yet
+    assert client.get(d)["state"] == "QUEUED"  # and d does not overtake it
     client.cancel(b)
     done_c = svc.wait_state(c, timeout=60)
     assert done_c["state"] == "SUCCEEDED", done_c.get("errorMessage")
@@ -70,7 +84,9 @@ def test_cancel_while_queued(small_service: LiveService, trainer_sdist: Path) ->
         client.create(basic_job(jid, uri, "--steps", "100000", "--sleep", "0.05"))
     waiting = unique_id("waiting")
     client.create(basic_job(waiting, uri))
-    time.sleep(0.3)
+    for jid in blockers:
+        _wait(svc, jid, "RUNNING")
+    assert _positions(client, {"waiting": waiting}) == {"waiting": "1"}
     assert client.get(waiting)["state"] == "QUEUED"
     client.cancel(waiting)
     job = svc.wait_state(waiting, ("CANCELLED",), timeout=10)
@@ -158,13 +174,13 @@ def test_priority_then_create_time_decides_order_and_positions(
             ids[name], uri, "--steps", "5", **CLUSTER_OF_TWO, workerCount="1", scheduling=scheduling
         )
         client.create(body)
-    time.sleep(0.3)
-    positions = {name: client.get(jid).get("jobPosition") for name, jid in ids.items()}
+    positions = _positions(client, ids)
     assert positions == {"high": "1", "gone": "2", "mid_a": "3", "mid_b": "4", "low": "5"}
 
-    client.cancel(ids.pop("gone"))  # leaving the queue moves everyone behind it up
-    time.sleep(0.3)
-    positions = {name: client.get(jid).get("jobPosition") for name, jid in ids.items()}
+    gone = ids.pop("gone")
+    client.cancel(gone)  # leaving the queue moves everyone behind it up
+    _wait(svc, gone, "CANCELLED")
+    positions = _positions(client, ids, ready=lambda got: "5" not in got.values())
     assert positions == {"high": "1", "mid_a": "2", "mid_b": "3", "low": "4"}
 
     client.cancel(blocker)
@@ -199,9 +215,8 @@ def test_gpus_are_assigned_and_jobs_wait_for_them(
     }
     client.create(basic_job(two_gpus, uri, *LONG, **two))
     client.create(basic_job(cpu, uri, *LONG))
-    time.sleep(0.3)
-    assert client.get(two_gpus)["jobPosition"] == "1"  # 3 slots free, but 1 GPU of 2
-    assert client.get(cpu)["jobPosition"] == "2"
+    # 3 slots free, but 1 GPU of 2: both wait, the CPU job behind the GPU one.
+    assert _positions(client, {"two": two_gpus, "cpu": cpu}) == {"two": "1", "cpu": "2"}
 
     client.cancel(one_gpu)
     _wait(svc, two_gpus, "RUNNING")
@@ -233,8 +248,7 @@ def test_a_job_needing_more_gpus_than_the_machine_runs_alone_with_all_of_them(
         "masterConfig": {"acceleratorConfig": {"count": "4", "type": "NVIDIA_TESLA_V100"}},
     }
     client.create(basic_job(greedy, uri, *LONG, **four))
-    time.sleep(0.3)
-    assert client.get(greedy)["jobPosition"] == "1"
+    assert _positions(client, {"greedy": greedy}) == {"greedy": "1"}
     client.cancel(holder)
     _wait(svc, greedy, "RUNNING")
     assert _replica_env(svc, greedy)["CUDA_VISIBLE_DEVICES"] == "0,1"
