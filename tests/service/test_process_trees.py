@@ -24,6 +24,8 @@ from tests.support.live_service import PROJECT, LiveService, basic_job
 LONG = ("--steps", "100000", "--sleep", "0.05")
 HOSTILE = ("--ignore-sigterm", "--spawn-child-new-session", "--spawn-escaping-child")
 ESCAPING_CHILD = "trainer-escaping-child"
+SIGNALS_FILE = "received-signals.log"
+"""Where the trainer's hostile processes note each SIGTERM (``trainer.demos.SIGNALS_FILE``)."""
 SETTLE_SECONDS = 1.0
 """Zombies aside, the tree is gone when the job turns terminal; this only absorbs the time a
 killed process takes to disappear from /proc."""
@@ -86,7 +88,8 @@ def test_cancel_stops_a_hostile_tree(service: LiveService, package_uri: str) -> 
     daemon = _adopted_daemon(job_id, pids["supervisor"])  # orphaned; the subreaper adopted it
     assert os.getsid(daemon.pid) != os.getsid(pids["replica"])  # it left the trainer's session
     # trainer, its SIGTERM-ignoring child, its new-session child, the escaped daemon
-    _wait_for_processes(job_id, 4)
+    tree = {p.pid for p in _wait_for_processes(job_id, 4)}
+    assert len(tree) == 4, tree
 
     t0 = time.monotonic()
     client.cancel(job_id)
@@ -94,6 +97,12 @@ def test_cancel_stops_a_hostile_tree(service: LiveService, package_uri: str) -> 
     assert time.monotonic() - t0 < 2 + 5  # the grace period (2 s here) and some slack
     assert job["errorMessage"] == "Job cancelled by user."
     _assert_none_left(job_id)
+    # Every one of them got the SIGTERM itself (each notes it: trainer.demos.SIGNALS_FILE),
+    # the new-session child and the orphaned daemon too: not only the trainer's group, and
+    # not only the end-of-job sweep after the grace period.
+    noted = service.state_dir / "jobs" / PROJECT / job_id / "master-replica-0" / SIGNALS_FILE
+    got = {int(line.split()[0]) for line in noted.read_text().splitlines() if "SIGTERM" in line}
+    assert got == tree, (got, tree)
 
 
 @pytest.mark.parametrize(

@@ -118,18 +118,32 @@ def log_level_demo() -> None:
     warn(f"W{stamp} {os.getpid()} {where}] log-level demo: an absl-style warning")
 
 
-_SLEEP_FOREVER = "import time\nwhile True:\n    time.sleep(3600)\n"
-_IGNORE_TERM_AND_SLEEP = (
-    "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+SIGNALS_FILE = "received-signals.log"
+"""Where the hostile demo processes note each SIGTERM they get (``<pid> SIGTERM`` lines, in the
+replica's working dir): a test can then tell that a cancel signalled every one of them, not
+only that they are gone."""
+_NOTE_TERM = (
+    "import os, signal, time\n"
+    "def noted(signum, frame):\n"
+    f"    with open({SIGNALS_FILE!r}, 'a') as f:\n"
+    "        f.write(f'{os.getpid()} SIGTERM\\n')\n"
+)
+_SLEEP_FOREVER = (
+    _NOTE_TERM + "def end(signum, frame):\n"
+    "    noted(signum, frame)\n"
+    "    os._exit(128 + signum)\n"
+    "signal.signal(signal.SIGTERM, end)\n"
     "while True:\n    time.sleep(3600)\n"
+)
+_IGNORE_TERM_AND_SLEEP = (
+    _NOTE_TERM + "signal.signal(signal.SIGTERM, noted)\nwhile True:\n    time.sleep(3600)\n"
 )
 
 
 # argv[1] of the daemon, so that tests and people can find it in ps.
 ESCAPING_CHILD_MARKER = "trainer-escaping-child"
 _ESCAPE = (
-    "import os, signal, time\n"
-    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    _NOTE_TERM + "signal.signal(signal.SIGTERM, noted)\n"
     "os.setsid()\n"
     "pid = os.fork()\n"
     "if pid:\n"
@@ -160,7 +174,11 @@ def _spawn(code: str, new_session: bool) -> subprocess.Popen[bytes]:
 def ignore_sigterm() -> None:
     """Ignore SIGTERM here and in a child that sleeps forever, so only SIGKILL of the whole
     process tree stops this replica: what a service's cancel has to cope with."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    def noted(signum: int, frame: object) -> None:
+        with open(SIGNALS_FILE, "a") as f:
+            f.write(f"{os.getpid()} SIGTERM\n")
+
+    signal.signal(signal.SIGTERM, noted)
     child = _spawn(_IGNORE_TERM_AND_SLEEP, new_session=False)
     log(f"ignoring SIGTERM; spawned child pid={child.pid} that ignores SIGTERM too")
 
