@@ -37,7 +37,7 @@ from tui_app.model.tiers import (
 )
 from tui_app.model.trials import SHARED_GLYPH, TRIAL_OUTPUT_FIELD, trial_order
 from tui_app.model.vertex_resources import CUSTOM_JOBS, TUNING_JOBS, VERTEX_FIELD
-from tui_app.model.wire import as_int, as_list, as_mapping, parse_time
+from tui_app.model.wire import as_int, as_list, as_mapping, parse_time, plain_data
 
 _ALGORITHMS = {
     "ALGORITHM_UNSPECIFIED": "Bayesian optimization",
@@ -195,7 +195,7 @@ def job_yaml(job: Mapping[str, Any]) -> str:
         The YAML text; it reads back as the same data.
     """
     return yaml.dump(
-        _plain(job),
+        plain_data(job),
         Dumper=ReadableDumper,
         sort_keys=True,
         allow_unicode=True,
@@ -537,12 +537,3 @@ def _number(value: object) -> str:
 def _items(value: object) -> list[Any]:
     # Tuples too: the summary also reads jobs and environments the program built itself.
     return as_list(value, tuples=True)
-
-
-def _plain(value: object) -> Any:
-    """Mappings and sequences as the dicts and lists ``yaml.safe_dump`` can write."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value

@@ -57,7 +57,7 @@ from tui_app.model.trials import (
     objective_points,
     trial_of,
 )
-from tui_app.model.wire import as_float, as_int, as_list, as_mapping, parse_time
+from tui_app.model.wire import as_float, as_int, as_list, as_mapping, parse_time, plain_data
 
 __all__ = [
     "ELLIPSIS",
@@ -719,21 +719,13 @@ def _display(value: object) -> str | None:
 def document_yaml(document: Mapping[str, Any]) -> str:
     """The document as YAML, sections in their order (what ``unified_diff`` compares)."""
     return yaml.dump(
-        _plain_keep_order(document),
+        plain_data(document),
         Dumper=ReadableDumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,
         width=10_000,  # never fold a long argument over two lines: a diff would show both
     )
-
-
-def _plain_keep_order(value: object) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain_keep_order(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain_keep_order(v) for v in value]
-    return value
 
 
 def unified_diff(

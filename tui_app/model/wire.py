@@ -46,6 +46,16 @@ def as_list(value: object, *, tuples: bool = False) -> list[Any]:
     return []
 
 
+def plain_data(value: object) -> Any:
+    """Mappings and sequences (tuples too) as plain dicts and lists with string keys, in their
+    order: what ``yaml.safe_dump`` can write, for the describe view's YAML and the diff's."""
+    if isinstance(value, Mapping):
+        return {str(k): plain_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_data(v) for v in value]
+    return value
+
+
 def as_str(value: object) -> str | None:
     """``value`` when it is a string (empty included), else None: a number is not a name."""
     return value if isinstance(value, str) else None
