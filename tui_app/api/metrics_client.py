@@ -137,13 +137,8 @@ class MetricsClient:
             ApiCallError: the call failed (nothing answered, auth, a bad ``since``...).
         """
         resp, body = self._get(job_id, "metrics", {"since": since} if since else None)
-        if resp.status_code in NOT_AVAILABLE:
-            return None
-        if resp.status_code != 200:
-            raise _error(resp.status_code, body, resp.reason)
-        if not isinstance(body, dict):
-            raise ApiCallError("The jobs service sent a malformed answer.", 502, "UNKNOWN")
-        return parse_metrics(body)
+        answer = _answer(resp, body)
+        return None if answer is None else parse_metrics(answer)
 
     def placement(self, job_id: str) -> list[PlacedReplica] | None:
         """Which node each of the job's replicas (and its trials') runs on: ``[]`` when all
@@ -194,13 +189,7 @@ class MetricsClient:
         resp, body = self._get(job_id, "wait", params, (self.timeout, wait + self.timeout))
         if resp.status_code == 404 and self._names_job(body, job_id):
             raise _error(resp.status_code, body, resp.reason)
-        if resp.status_code in NOT_AVAILABLE:
-            return None
-        if resp.status_code != 200:
-            raise _error(resp.status_code, body, resp.reason)
-        if not isinstance(body, dict):
-            raise ApiCallError("The jobs service sent a malformed answer.", 502, "UNKNOWN")
-        return body
+        return _answer(resp, body)
 
     def _names_job(self, body: Any, job_id: str) -> bool:
         """Whether a 404's body is "no such job" rather than "no such method".
@@ -252,14 +241,30 @@ class MetricsClient:
         return resp, body
 
     def _extension(self, job_id: str, method: str) -> dict[str, Any] | None:
+        # A job this service does not know is a real 404 with a google.rpc body naming the
+        # job; an endpoint without the method answers 404 too: both mean "nothing to show".
         resp, body = self._get(job_id, method)
-        if resp.status_code in NOT_AVAILABLE:
-            # A job this service does not know is a real 404 with a google.rpc body naming the
-            # job; an endpoint without the method answers 404 too: both mean "nothing to show".
-            return None
-        if resp.status_code != 200:
-            raise _error(resp.status_code, body, resp.reason)
-        return body if isinstance(body, dict) else {}
+        return _answer(resp, body, malformed={})
+
+
+def _answer(resp: Any, body: Any, malformed: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """An extension's JSON object: None where the endpoint has no such method
+    (``NOT_AVAILABLE``); ``malformed`` for a body that is no JSON object, or, when that is
+    None, a 502 error.
+
+    Raises:
+        ApiCallError: any other status than 200 (the google.rpc error it carries), or a
+            malformed body where no ``malformed`` stands in for it.
+    """
+    if resp.status_code in NOT_AVAILABLE:
+        return None
+    if resp.status_code != 200:
+        raise _error(resp.status_code, body, resp.reason)
+    if isinstance(body, dict):
+        return body
+    if malformed is not None:
+        return malformed
+    raise ApiCallError("The jobs service sent a malformed answer.", 502, "UNKNOWN")
 
 
 def _error(code: int, body: Any, reason: str | None) -> ApiCallError:
