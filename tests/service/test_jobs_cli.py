@@ -15,28 +15,8 @@ import time
 from pathlib import Path
 
 from tests.conftest import unique_id
-from tests.support.cli_in_process import run_in_process
+from tests.support.jobs_cli_run import tui, tui_process
 from tests.support.live_service import PROJECT, LiveService, basic_job
-
-
-def _argv(service: LiveService, args: tuple[str, ...]) -> list[str]:
-    return ["jobs", *args, "--state-dir", str(service.state_dir), "--project", PROJECT]
-
-
-def tui(service: LiveService, *args: str) -> subprocess.CompletedProcess[str]:
-    """``tui-app jobs ARGS`` against ``service`` in ``PROJECT``, in this process."""
-    return run_in_process(_argv(service, args))
-
-
-def tui_process(service: LiveService, *args: str) -> subprocess.CompletedProcess[str]:
-    """The same, as a script runs it: a process of its own."""
-    return subprocess.run(
-        [sys.executable, "-m", "tui_app", *_argv(service, args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_list_describe_cancel_resubmit(service: LiveService, package_uri: str) -> None:

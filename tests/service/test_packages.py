@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import unique_id
-from tests.support.diff_cli_run import changed_lines, tui
+from tests.support.jobs_cli_run import changed_lines, tui
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.local.environments import packages
 from tui_app.local.paths import StateDir

@@ -1,5 +1,6 @@
-"""``tui-app jobs ...`` run as a script runs it, and the changed lines of its unified diff: what
-the ``jobs diff`` service tests share."""
+"""``tui-app jobs ...`` run in this process or as a script runs it, and the changed lines of a
+unified diff: what the ``jobs`` CLI's service tests share (list, describe, cancel, resubmit,
+diff)."""
 
 from __future__ import annotations
 
