@@ -8,7 +8,6 @@ never imports the service.
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
 import threading
@@ -23,6 +22,7 @@ from google.auth.credentials import Credentials
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.config.locations import SERVICE_FILE, TOKEN_FILE, default_state_dir
+from tui_app.config.service_flags import engine_and_executor_flags
 from tui_app.config.settings import Profile
 
 if TYPE_CHECKING:
@@ -133,17 +133,12 @@ def service_health(url: str) -> dict[str, Any] | None:
 def service_options(profile: Profile) -> list[str]:
     """The ``tui-app service start`` options a local profile asks for: its container engine
     and run options, its executor and Ray address (a service already running keeps its own)."""
-    options: list[str] = []
-    if profile.container_engine:
-        options += ["--container-engine", profile.container_engine]
-    if profile.container_run_args:
-        # One word with "=": a value starting with "--" would be read as an option of its own.
-        options.append("--container-run-args=" + shlex.join(profile.container_run_args))
-    if profile.executor != "local":
-        options += ["--executor", profile.executor]
-    if profile.ray_address:
-        options += ["--ray-address", profile.ray_address]
-    return options
+    return engine_and_executor_flags(
+        profile.container_engine,
+        profile.container_run_args,
+        profile.executor,
+        profile.ray_address,
+    )
 
 
 def local_service(

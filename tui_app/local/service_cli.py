@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_app.config.service_flags import engine_and_executor_flags
 from tui_app.config.settings import DEFAULT_PROJECT
 from tui_app.local.environments.containers import (
     ENGINE_ENV,
@@ -193,14 +194,9 @@ class ServiceOptions:
             args += ["--python", python]
         if self.replica_nice != DEFAULT_REPLICA_NICE:
             args += ["--replica-nice", str(self.replica_nice)]
-        if self.container_engine:
-            args += ["--container-engine", self.container_engine]
-        if self.container_run_args:
-            args.append("--container-run-args=" + shlex.join(self.container_run_args))
-        if self.executor != "local":
-            args += ["--executor", self.executor]
-        if self.ray_address:
-            args += ["--ray-address", self.ray_address]
+        args += engine_and_executor_flags(
+            self.container_engine, self.container_run_args, self.executor, self.ray_address
+        )
         if self.ray_warm_actors != DEFAULT_WARM_ACTORS:
             args += ["--ray-warm-actors", str(self.ray_warm_actors)]
         if self.no_auth:
