@@ -50,17 +50,18 @@ class ControlMessage(Message, Generic[WidgetT]):
         return self._control
 
 
-def cursor_bindings(prefix: str) -> list[BindingType]:
+def cursor_bindings(prefix: str, first: str = "first") -> list[BindingType]:
     """The keys that move a cursor (vim's and less's as well as the arrows), ids under ``prefix``.
 
     The ids (``<prefix>.up``…) are what a user's keymap names, so each widget keeps its own.
+    ``first`` is the widget's action for its first row.
     """
     return [
         Binding("up,k", "cursor_up", "Up", show=False, id=f"{prefix}.up"),
         Binding("down,j", "cursor_down", "Down", show=False, id=f"{prefix}.down"),
         Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id=f"{prefix}.page-up"),
         Binding("pagedown,ctrl+f", "page_down", "Page down", show=False, id=f"{prefix}.page-down"),
-        Binding("home,g", "first", "First", show=False, id=f"{prefix}.first"),
+        Binding("home,g", first, "First", show=False, id=f"{prefix}.first"),
     ]
 
 
@@ -77,11 +78,7 @@ def table_bindings(prefix: str) -> list[BindingType]:
     """The same keys for a ``DataTable``, whose first and last rows are ``scroll_top`` and
     ``scroll_bottom`` (they move its cursor too)."""
     return [
-        Binding("up,k", "cursor_up", "Up", show=False, id=f"{prefix}.up"),
-        Binding("down,j", "cursor_down", "Down", show=False, id=f"{prefix}.down"),
-        Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id=f"{prefix}.page-up"),
-        Binding("pagedown,ctrl+f", "page_down", "Page down", show=False, id=f"{prefix}.page-down"),
-        Binding("home,g", "scroll_top", "First", show=False, id=f"{prefix}.first"),
+        *cursor_bindings(prefix, first="scroll_top"),
         Binding("end,G", "scroll_bottom", "Last", show=False, id=f"{prefix}.last"),
     ]
 

@@ -29,18 +29,8 @@ def best_trial(finals: Mapping[str, float], goal: Goal) -> str | None:
     Ties go to the lower trial id: numerically when ids are numbers (ml v1 numbers its trials
     ``1``, ``2``, ... ``10``), and ids that are not numbers after those, by text.
     """
-    if goal not in ("MAXIMIZE", "MINIMIZE"):
-        raise ValueError(f"goal must be MAXIMIZE or MINIMIZE, not {goal!r}")
-    sign = -1.0 if goal == "MAXIMIZE" else 1.0
-    best: tuple[float, tuple[int, int, str]] | None = None
-    best_id: str | None = None
-    for trial, value in finals.items():
-        if not math.isfinite(value):
-            continue
-        rank = (sign * value, _trial_order(trial))
-        if best is None or rank < best:
-            best, best_id = rank, trial
-    return best_id
+    ranked = ranked_trials(finals, goal)
+    return ranked[0] if ranked and math.isfinite(finals[ranked[0]]) else None
 
 
 def ranked_trials(finals: Mapping[str, float], goal: Goal) -> list[str]:

@@ -433,17 +433,18 @@ class MetricsScreen(Screen[None], ScreenToasts):
             parts.append("job dir" if run == "." else run)
         return " ".join(parts) or key.source
 
+    def _goal(self) -> Goal:
+        return "MINIMIZE" if goal_of(self.job or {}) == "MINIMIZE" else "MAXIMIZE"
+
     def _best_trial(self) -> str | None:
         if not self.tuning or self.job is None:
             return None
-        goal: Goal = "MINIMIZE" if goal_of(self.job) == "MINIMIZE" else "MAXIMIZE"
-        return best_trial(final_objectives(self.job), goal)
+        return best_trial(final_objectives(self.job), self._goal())
 
     def _ranked_trials(self) -> list[str]:
         if not self.tuning or self.job is None:
             return []
-        goal: Goal = "MINIMIZE" if goal_of(self.job) == "MINIMIZE" else "MAXIMIZE"
-        return ranked_trials(final_objectives(self.job), goal)
+        return ranked_trials(final_objectives(self.job), self._goal())
 
     # -- header ----------------------------------------------------------------------------------
 
