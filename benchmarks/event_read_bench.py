@@ -1,7 +1,7 @@
 """Event file reading: ``python benchmarks/event_read_bench.py [--size-mb 100] [--runs 5]``.
 
 The metrics view reads every event file of a job as it grows, a piece at a time, through
-``tui_app.model.tf_events.EventFileReader``. This prints how fast that reader goes through
+``tui_app.model.metrics.tf_events.EventFileReader``. This prints how fast that reader goes through
 typical files (goal: at least 50 MB/s on this project's 2-core machines):
 
 1. A TF 2 file: ``tf.summary.scalar`` events as TF 2 and Keras write them (a float tensor and
@@ -51,7 +51,7 @@ GOAL_MB_S = 50.0
 def check_writer() -> int:
     """Every scalar event of the single-value fixtures, rewritten by our writer, must be the
     record TensorFlow wrote, byte for byte. Returns how many were compared."""
-    from tui_app.model.tf_event_writer import event_record
+    from tui_app.model.metrics.tf_event_writer import event_record
 
     expected = json.loads((FIXTURES / "expected.json").read_text())
     compared = 0
@@ -73,7 +73,7 @@ def check_writer() -> int:
 
 def read_file(path: Path, common_layouts: bool) -> tuple[float, int, int]:
     """Seconds, points and corrupt records of one poller-style read of the whole file."""
-    from tui_app.model.tf_events import EventFileReader
+    from tui_app.model.metrics.tf_events import EventFileReader
 
     reader = EventFileReader(common_layouts=common_layouts)
     count = 0
@@ -117,7 +117,7 @@ def bench(
 
 def bench_polls(res: Results, path: Path, polls: int) -> None:
     """A live file: each poll finds about 1 KiB appended (some 14 records, and a torn one)."""
-    from tui_app.model.tf_events import EventFileReader
+    from tui_app.model.metrics.tf_events import EventFileReader
 
     data = path.read_bytes()[: polls * 1024]
     reader = EventFileReader()

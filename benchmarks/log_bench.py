@@ -110,7 +110,7 @@ from tui_bench import inject, med_range, peak_mb, rss_mb, verdict
 if TYPE_CHECKING:
     from textual.app import App
 
-    from tui_app.model.log_line import LogLine
+    from tui_app.model.logs.log_line import LogLine
     from tui_app.shell.app import JobsApp
 
 SIZE = (120, 40)

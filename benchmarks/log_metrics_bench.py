@@ -1,6 +1,6 @@
 """Metrics read from log lines: ``python benchmarks/log_metrics_bench.py [--lines N] [--runs R]``.
 
-Feeds ``tui_app.model.log_metrics.LogMetricParser`` (one parser per run, as the metrics view
+Feeds ``tui_app.model.metrics.log_metrics.LogMetricParser`` (one parser per run, as the metrics view
 keeps one per replica) with generated lines of each kind and prints lines/s, median (min-max)
 of R runs, each run timing N lines with ``time.perf_counter`` around the loop:
 
@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 from bench_report import Figure, Results, machine_line, print_table  # beside this script
 
-from tui_app.model.log_metrics import SCAN_LIMIT, LogMetricParser
+from tui_app.model.metrics.log_metrics import SCAN_LIMIT, LogMetricParser
 
 GOAL_NON_METRIC = 200_000
 """Lines/s of non-metric text (most of a log), so reading metrics never slows the log view."""

@@ -1,6 +1,6 @@
 """Metric series benchmark: ``python benchmarks/metric_series_bench.py [--tags 20] [--points N]``.
 
-What the metrics view asks of ``tui_app.model.metric_series`` with 20 tags of a million points
+What the metrics view asks of ``model.metrics.metric_series`` with 20 tags of a million points
 each, as a reader of event files delivers them (batches of 10k, round robin over the tags):
 
 1. Ingest (goal: >= 1M points/s). Only ``MetricSet.add_points`` is timed; making the batches
@@ -34,7 +34,7 @@ import numpy.typing as npt
 import psutil
 from bench_report import Figure, Results, machine_line, print_table  # beside this script
 
-from tui_app.model.metric_series import MetricSet, Series, SeriesKey
+from tui_app.model.metrics.metric_series import MetricSet, Series, SeriesKey
 
 INGEST_GOAL = 1_000_000
 """Points per second."""

@@ -42,8 +42,8 @@ from tests.support.event_files import training_records
 from tui_app.api.connection import Connection
 from tui_app.api.job_scalars import JobScalars
 from tui_app.api.jobs_client import make_credentials
-from tui_app.model.metric_series import MetricSet
-from tui_app.model.tf_event_writer import file_version_record
+from tui_app.model.metrics.metric_series import MetricSet
+from tui_app.model.metrics.tf_event_writer import file_version_record
 
 READ_GOAL_MB_S = 50.0
 RSS_GOAL_MB = 100.0
@@ -87,7 +87,7 @@ def live_latency(svc: Service, conn: Connection, res: Results, points: int) -> N
     import random
 
     from tui_app.api.job_scalars import POLL_SECONDS
-    from tui_app.model.tf_event_writer import event_record
+    from tui_app.model.metrics.tf_event_writer import event_record
 
     job_dir = f"gs://{BUCKET}/live"
     path = Path(svc.state.gcs_path(f"{job_dir}/train/events.out.tfevents.1795000001.bench"))

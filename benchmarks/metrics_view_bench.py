@@ -40,7 +40,7 @@ from textual import events
 from tests.support.fixed_jobs import JOBS, FixedSource
 from tui_app.api.job_scalars import ScalarBatch, ScalarPoll, SourceStatus
 from tui_app.config.settings import Settings
-from tui_app.model.metric_series import SeriesKey
+from tui_app.model.metrics.metric_series import SeriesKey
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.metrics_screen import MetricsScreen
 from tui_app.widgets.metric_chart import MetricChart

@@ -62,7 +62,7 @@ from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.entry.demo import build_sdist
 from tui_app.local.paths import StateDir
 from tui_app.local.store import JobStore
-from tui_app.model.job_spec import parse_job
+from tui_app.model.jobs.job_spec import parse_job
 
 REPO = Path(__file__).resolve().parent.parent
 TRAINER_SRC = REPO / "examples" / "trainer"

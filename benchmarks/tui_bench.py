@@ -226,7 +226,7 @@ def make_job(i: int, template: dict[str, Any], mixed_states: bool) -> dict[str, 
 
 def job_template() -> dict[str, Any]:
     """A validated BASIC trainingInput, shared by every generated job."""
-    from tui_app.model.job_spec import parse_job
+    from tui_app.model.jobs.job_spec import parse_job
 
     return parse_job(
         {
@@ -613,7 +613,7 @@ def child_filter(count: int, reps: int, metrics: Sequence[str] | None = None) ->
 
     from tests.support.fixed_jobs import FixedSource
     from tui_app.config.settings import Settings
-    from tui_app.model.list_filter import parse_list_filter
+    from tui_app.model.filters.list_filter import parse_list_filter
     from tui_app.shell.app import JobsApp
     from tui_app.shell.messages import JobsRefreshed
     from tui_app.shell.screens.jobs_screen import JobsScreen

@@ -10,7 +10,7 @@
       errorMessage     │ (not set)                 │ The replica master 0 exited with a
                        │                           │ non-zero status of 1. Traceback ...
 
-Feed it the model's sections (``tui_app.model.job_diff.diff_sections``) with ``show``; it never
+Feed it the model's sections (``model.views.job_diff.diff_sections``) with ``show``; it never
 reads anything. The first column is as wide as the longest label shown (at most a fifth of
 the width, so the values keep the room at 80 columns); the two value columns share the rest
 equally and wrap long values (args, errorMessage) instead of cutting them. ``DiffHeading``
@@ -34,8 +34,8 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual.widget import Widget
 
-from tui_app.model.job_diff import DiffRow, DiffSection
-from tui_app.model.states import STATE_SYMBOL, JobState
+from tui_app.model.jobs.states import STATE_SYMBOL, JobState
+from tui_app.model.views.job_diff import DiffRow, DiffSection
 from tui_app.widgets.state_colours import state_classes, state_css
 
 ABSENT = "(not set)"

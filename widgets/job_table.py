@@ -38,8 +38,10 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.timer import Timer
 
-from tui_app.model.job_id import split_job_id
-from tui_app.model.job_view import (
+from tui_app.model.filters.list_filter import PickedRows
+from tui_app.model.jobs.job_id import split_job_id
+from tui_app.model.jobs.states import STATE_SYMBOL, JobState
+from tui_app.model.views.job_view import (
     GROUP_KEY_PREFIX,
     GroupRow,
     JobRow,
@@ -50,8 +52,6 @@ from tui_app.model.job_view import (
     sort_header,
     state_name,
 )
-from tui_app.model.list_filter import PickedRows
-from tui_app.model.states import STATE_SYMBOL, JobState
 from tui_app.widgets.line_cursor import (
     ControlMessage,
     LineCursorView,
@@ -178,7 +178,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
     """A virtual table of jobs: 100k rows cost a Python list, not widgets or measured cells.
 
     Feed it :class:`JobRow` and :class:`GroupRow` objects in display order with :meth:`set_rows`;
-    sorting, filtering and folding happen in the model (``tui_app.model.job_view``).
+    sorting, filtering and folding happen in the model (``tui_app.model.views.job_view``).
     """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {

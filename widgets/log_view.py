@@ -8,7 +8,7 @@ screen, cached in an LRU. Appending a batch is one ``clean()`` and one tuple per
 
 Invariants:
 
-- Lines, rows and matches live in the :class:`LogBuffer` (``tui_app.model.log_buffer``): a line's
+- Lines, rows and matches live in the :class:`LogBuffer` (``model.logs.log_buffer``): a line's
   *serial* survives dropping the oldest lines, and a display row is an encoded int (``2 * serial
   + 1`` the line, ``2 * serial`` a ``--`` separator before it). This widget draws those rows.
 - In wrap mode ``_tops[d] - _tops[0]`` is the first screen line of display row ``d`` (one more
@@ -44,10 +44,10 @@ from textual.message import Message
 from textual.reactive import var
 from textual.strip import Strip
 
-from tui_app.model.log_buffer import Entry, FilterMode, LogBuffer, Marker
-from tui_app.model.log_line import LogLine, task_tag
-from tui_app.model.log_text import MAX_CHARS, CleanLine, clean
-from tui_app.model.severity import SEVERITIES
+from tui_app.model.logs.log_buffer import Entry, FilterMode, LogBuffer, Marker
+from tui_app.model.logs.log_line import LogLine, task_tag
+from tui_app.model.logs.log_text import MAX_CHARS, CleanLine, clean
+from tui_app.model.logs.severity import SEVERITIES
 from tui_app.widgets.line_cursor import (
     ControlMessage,
     LineCursorView,

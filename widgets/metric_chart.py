@@ -59,8 +59,8 @@ from textual.color import Color
 from textual.strip import Strip
 from textual_plotext import PlotextPlot
 
-from tui_app.model.chart_ticks import format_step, format_value, x_ticks, y_ticks
-from tui_app.model.metric_series import Series, SeriesView, XAxis
+from tui_app.model.metrics.chart_ticks import format_step, format_value, x_ticks, y_ticks
+from tui_app.model.metrics.metric_series import Series, SeriesView, XAxis
 
 LineRole = Literal["normal", "best", "faint"]
 """How strongly a curve is drawn: ``best`` is the winning trial of an overlay, ``faint`` the

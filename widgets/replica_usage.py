@@ -27,7 +27,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Sparkline, Static
 
-from tui_app.model.replica_usage import ReplicaSamples
+from tui_app.model.views.replica_usage import ReplicaSamples
 
 ONE_CORE = 100.0
 """The CPU scale never goes below one busy core: idle replicas stay flat, not noisy."""

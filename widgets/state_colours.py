@@ -3,7 +3,7 @@ component classes and their CSS from here, so the list, the diff and any later v
 a theme change is one edit.
 
 The colours are theme variables, never literal colours, so each theme (and ``NO_COLOR``, where
-Textual drops them) decides what they look like; the state's symbol (``model.states``) carries
+Textual drops them) decides what they look like; the state's symbol (``model.jobs.states``) carries
 the meaning without colour.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tui_app.model.states import JobState
+from tui_app.model.jobs.states import JobState
 
 STATE_COLOURS: Final[dict[JobState, str]] = {
     JobState.QUEUED: "$warning",

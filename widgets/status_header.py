@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from tui_app.model.states import STATE_ORDER, STATE_SYMBOL, JobState
+from tui_app.model.jobs.states import STATE_ORDER, STATE_SYMBOL, JobState
 
 
 class StatusHeader(Widget):

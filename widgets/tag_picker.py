@@ -33,7 +33,7 @@ from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.strip import Strip
 
-from tui_app.model.metric_tags import tag_groups
+from tui_app.model.metrics.metric_tags import tag_groups
 from tui_app.widgets.line_cursor import (
     ControlMessage,
     LineCursorView,

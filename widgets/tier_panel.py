@@ -1,6 +1,6 @@
 """TierPanel: what a scale tier (or a CUSTOM cluster) runs, by role, with totals.
 
-It draws a ``TierSummary`` (``tui_app.model.tier_summary``): one row per replica group with its
+It draws a ``TierSummary`` (``model.builder.tier_summary``): one row per replica group with its
 machine type, vCPUs, memory, GPUs or TPU cores and ML units per hour, then the cluster's totals.
 """
 
@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from tui_app.model.tier_summary import SummaryRow, TierSummary
+from tui_app.model.builder.tier_summary import SummaryRow, TierSummary
 
 DASH = "–"
 

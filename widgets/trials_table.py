@@ -24,7 +24,7 @@ draws bars from the minimum up, which reads "higher is better" even when the goa
 it cannot leave a gap for a trial without an objective yet. The scatter has its range on the
 axis, a hollow point for a running trial's latest value, and the best trial's star.
 
-Feed it with ``show`` (rows from ``tui_app.model.trials``); it never fetches anything. Colours
+Feed it with ``show`` (rows from ``tui_app.model.views.trials``); it never fetches anything. Colours
 come only from the component classes in DEFAULT_CSS (theme variables).
 """
 
@@ -41,8 +41,8 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
-from tui_app.model.metric_goals import sparkline
-from tui_app.model.trials import (
+from tui_app.model.metrics.metric_goals import sparkline
+from tui_app.model.views.trials import (
     BEST_GLYPH,
     PlotPoint,
     TrialRow,

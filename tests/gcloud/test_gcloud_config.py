@@ -28,9 +28,9 @@ from tests.service.test_config_corpus import slots_held
 from tests.support.config_corpus import VALID, load_corpus_file
 from tests.support.live_service import LiveService
 from tests.unit.test_gcloud_command import GCLOUD_SUBMIT_FLAGS, without_empty_lists
-from tui_app.model.gcloud_command import submit_command
-from tui_app.model.job_config import to_config_yaml
-from tui_app.model.job_spec import parse_job
+from tui_app.model.jobs.gcloud_command import submit_command
+from tui_app.model.jobs.job_config import to_config_yaml
+from tui_app.model.jobs.job_spec import parse_job
 
 pytestmark = pytest.mark.gcloud
 

@@ -17,7 +17,7 @@ from tests.pilot.conftest import FROZEN_NOW, fixed_app, raised_toasts, toast_mes
 from tests.support.fixed_jobs import FixedSource
 from tests.support.settle import settled, wait_until
 from tui_app.config.settings import Settings, load_settings
-from tui_app.model.job_view import GroupRow
+from tui_app.model.views.job_view import GroupRow
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.describe_screen import DescribeScreen

@@ -19,9 +19,9 @@ from tests.support.live_service import TERMINAL, LiveService, basic_job
 from tui_app.config.locations import ENV_CONFIG_DIR
 from tui_app.config.settings import Profile, Settings
 from tui_app.entry.launch import connector
-from tui_app.model.job_config import from_config_yaml, to_config_yaml
-from tui_app.model.job_id import split_job_id
-from tui_app.model.job_spec import parse_job
+from tui_app.model.jobs.job_config import from_config_yaml, to_config_yaml
+from tui_app.model.jobs.job_id import split_job_id
+from tui_app.model.jobs.job_spec import parse_job
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.builder_screen import BuilderScreen
 from tui_app.shell.screens.confirm_screen import ConfirmScreen

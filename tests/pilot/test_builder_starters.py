@@ -27,17 +27,17 @@ from tests.support.live_service import TERMINAL, LiveService
 from tests.support.settle import wait_until
 from tui_app.config.locations import ENV_CONFIG_DIR
 from tui_app.config.presets import list_presets, save_preset
-from tui_app.model.job_id import split_job_id
-from tui_app.model.metric_goals import best_trial
-from tui_app.model.starter_presets import (
+from tui_app.model.builder.starter_presets import (
     CODE_NOTE,
     SAMPLE_TRAINER_MODULE,
     STARTER_PRESETS,
     TUNING_NAME,
     TUNING_TRIALS,
 )
-from tui_app.model.tiers import LEGACY_MACHINE_TYPES
-from tui_app.model.trials import final_objectives, goal_of, trial_rows
+from tui_app.model.jobs.job_id import split_job_id
+from tui_app.model.jobs.tiers import LEGACY_MACHINE_TYPES
+from tui_app.model.metrics.metric_goals import best_trial
+from tui_app.model.views.trials import final_objectives, goal_of, trial_rows
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.builder_form_widget import BuilderForm
 from tui_app.shell.screens.builder_screen import BuilderScreen

@@ -39,8 +39,8 @@ from tui_app.api.connection import connect, service_health
 from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.config.settings import Settings, parse_settings
 from tui_app.entry.launch import connector
-from tui_app.model.engine_label import runs_with
-from tui_app.model.job_config import to_config_yaml
+from tui_app.model.jobs.engine_label import runs_with
+from tui_app.model.jobs.job_config import to_config_yaml
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.builder_screen import BuilderScreen
 from tui_app.shell.screens.describe_screen import DescribeScreen

@@ -22,7 +22,7 @@ from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
 from tests.support.live_service import LiveService, basic_job
 from tui_app.api.job_compare import ResubmitHistory
 from tui_app.config.settings import Settings
-from tui_app.model.job_diff import (
+from tui_app.model.views.job_diff import (
     ELLIPSIS,
     NOT_KNOWN_YET,
     DiffSection,
@@ -341,7 +341,7 @@ def test_trial_pair_without_a_finished_trial() -> None:
     """No trial with a final objective: nothing to take as the best, and the words say what to
     do instead; the best alone: no runner-up."""
     job = copy.deepcopy(next(j for j in TUNING_JOBS if j["jobId"] == TUNING_ID))
-    from tui_app.model.trials import trial_rows
+    from tui_app.model.views.trials import trial_rows
 
     rows = trial_rows(job, FROZEN_NOW)
     running = [r for r in rows if not r.final]

@@ -9,7 +9,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.message import Message
 
-from tui_app.model.job_view import (
+from tui_app.model.views.job_view import (
     GroupRow,
     JobRow,
     ListRow,

@@ -17,7 +17,7 @@ from tests.pilot.conftest import fixed_app, raised_toasts, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.config.settings import NotifySettings, Profile, Settings
 from tui_app.entry.launch import connector
-from tui_app.model.job_view import JobRow
+from tui_app.model.views.job_view import JobRow
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.help_screen import HelpScreen

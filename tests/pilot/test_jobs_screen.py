@@ -15,7 +15,7 @@ from textual.widgets import Input, Select, TextArea
 from tests.conftest import _start, _stop
 from tests.pilot.conftest import live_app, raised_toasts, wait_for
 from tests.support.live_service import LiveService, basic_job
-from tui_app.model.job_view import JobRow
+from tui_app.model.views.job_view import JobRow
 from tui_app.shell.screens.builder_screen import BuilderScreen
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen

@@ -17,7 +17,7 @@ from tests.pilot.conftest import FROZEN_NOW, fixed_app, toast_messages
 from tests.support.settle import wait_until
 from tui_app.api.errors import ApiCallError
 from tui_app.config.settings import parse_settings
-from tui_app.model.job_view import GroupRow, JobRow
+from tui_app.model.views.job_view import GroupRow, JobRow
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.widgets.job_table import MARK_GLYPH, JobTable

@@ -18,8 +18,8 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.message import Message
 
-from tui_app.model.log_line import LogLine
-from tui_app.model.severity import SEVERITIES
+from tui_app.model.logs.log_line import LogLine
+from tui_app.model.logs.severity import SEVERITIES
 from tui_app.widgets.log_view import LogView, TimestampMode
 
 START = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)

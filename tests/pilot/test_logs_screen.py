@@ -20,7 +20,7 @@ from tests.conftest import _start, _stop, unique_id
 from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, raised_toasts, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.api.log_stream import FAST_PAGE_SIZE
-from tui_app.model.log_line import LogLine
+from tui_app.model.logs.log_line import LogLine
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.logs_screen import (
     ALL,
@@ -691,7 +691,7 @@ async def test_a_failed_jobs_logs_end_with_its_cause_as_the_list_shows_it(
     """The log ended with the service's "Job failed." while the list and the detail said why
     (after a Ray node died, the lost replica and node): the pane's last line now carries the
     cause the list's ERROR column shows, for any failed job."""
-    from tui_app.model.job_view import JobRow
+    from tui_app.model.views.job_view import JobRow
 
     project = "failed-logs"
     job_id = unique_id("failed_logs")

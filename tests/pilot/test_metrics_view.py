@@ -20,9 +20,9 @@ from tests.pilot.conftest import FROZEN_NOW, raised_toasts, wait_for
 from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
 from tests.support.fixed_scalars import MNIST_ID, TUNING_ID, FedScalars, FixedScalars
 from tui_app.config.settings import Settings
-from tui_app.model.metric_goals import ranked_trials
-from tui_app.model.metric_series import SeriesKey
-from tui_app.model.trials import final_objectives
+from tui_app.model.metrics.metric_goals import ranked_trials
+from tui_app.model.metrics.metric_series import SeriesKey
+from tui_app.model.views.trials import final_objectives
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.shell.screens.help_screen import HelpScreen

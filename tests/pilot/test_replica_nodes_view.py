@@ -26,7 +26,7 @@ from tests.support.recorded_metrics import (
     tuning_answer,
 )
 from tui_app.config.settings import Settings
-from tui_app.model.log_line import LogLine
+from tui_app.model.logs.log_line import LogLine
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.shell.screens.logs_screen import ALL, LinesArrived, LogsScreen

@@ -14,7 +14,7 @@ from textual.widgets import Label
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.live_service import LiveService, basic_job
 from tui_app.api.job_compare import ResubmitHistory
-from tui_app.model.job_view import JobRow
+from tui_app.model.views.job_view import JobRow
 from tui_app.shell.screens.builder_screen import BuilderScreen
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen

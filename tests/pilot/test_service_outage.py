@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import _start, _stop
 from tests.pilot.conftest import live_app, toast_messages, wait_for
 from tests.support.live_service import basic_job
-from tui_app.model.job_view import JobRow
+from tui_app.model.views.job_view import JobRow
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.message_screen import MessageScreen

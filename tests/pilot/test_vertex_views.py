@@ -31,7 +31,7 @@ from tests.support.vertex_replay import (
 from tui_app.api.connection import Connection
 from tui_app.api.vertex_client import VertexJobsClient
 from tui_app.config.settings import Settings
-from tui_app.model.job_view import JobRow
+from tui_app.model.views.job_view import JobRow
 from tui_app.shell.app import JobsApp, RowCache
 from tui_app.shell.messages import JobsRefreshed
 from tui_app.shell.screens.confirm_screen import ConfirmScreen

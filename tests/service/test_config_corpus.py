@@ -21,8 +21,8 @@ from tests.conftest import unique_id
 from tests.support.config_corpus import INVALID, VALID, expected_field
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.entry.demo import DEMO_BUCKET
-from tui_app.model.capacity import job_demand
-from tui_app.model.engine_label import engine_found
+from tui_app.model.jobs.engine_label import engine_found
+from tui_app.model.running.capacity import job_demand
 
 JOBS = f"/v1/projects/{PROJECT}/jobs"
 NO_CONTAINER_ENGINE = "Custom containers need a container engine"

@@ -37,7 +37,7 @@ from tests.service.test_containers import container_job, containers_of, messages
 from tests.support.container_images import engine_env
 from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
 from tui_app.local.environments.containers import Engine
-from tui_app.model.tf_event_writer import event_record, file_version_record
+from tui_app.model.metrics.tf_event_writer import event_record, file_version_record
 
 TAG = "training/hptuning/metric"
 ONE_TRIAL: dict[str, Any] = {

@@ -15,7 +15,7 @@ import pytest
 from tests.support.live_service import LiveService, basic_job
 from tui_app.entry.cli import build_parser, main
 from tui_app.entry.demo import DEMO_LABELS, demo_base_names, demo_jobs_on
-from tui_app.model.job_id import base_name, new_job_id
+from tui_app.model.jobs.job_id import base_name, new_job_id
 from tui_app.shell.app import JobsApp
 
 

@@ -38,7 +38,7 @@ from tui_app.api.errors import ApiCallError
 from tui_app.api.job_outputs import OutputFile, output_folder
 from tui_app.api.job_scalars import JobScalars, ScalarPoll
 from tui_app.api.jobs_client import make_credentials
-from tui_app.model.tf_event_writer import event_record, file_version_record
+from tui_app.model.metrics.tf_event_writer import event_record, file_version_record
 
 BUCKET = "metrics-bucket"
 

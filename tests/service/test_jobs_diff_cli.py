@@ -13,7 +13,7 @@ from tests.conftest import unique_id
 from tests.support.jobs_cli_run import QUICK, changed_lines, tui, tui_process
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.api.job_compare import ResubmitHistory
-from tui_app.model.job_diff import NOT_KNOWN_YET
+from tui_app.model.views.job_diff import NOT_KNOWN_YET
 
 OTHER_PROJECT = "diff-other-project"
 

@@ -307,7 +307,7 @@ def unknown_terminal_env() -> dict[str, str]:
 def test_notify_rings_the_bell_and_raises_a_desktop_notification(
     service: LiveService, package_uri: str, pty_runs: list[PtyRun]
 ) -> None:
-    """The bytes the TUI's watch writes (``model/terminal_notify``), to the terminal, not to
+    """The bytes the TUI's watch writes (``model/notify/terminal_notify``), to the terminal, not to
     stdout, which may be a log file."""
     env = unknown_terminal_env()
     job_id, (status, stdout, stderr) = cancelled_while_waiting(

@@ -20,8 +20,8 @@ from tests.conftest import _start, _stop, unique_id
 from tests.support.live_service import LiveService, basic_job
 from tui_app.api.errors import ApiCallError
 from tui_app.local.timefmt import parse_job_time
-from tui_app.model.cluster import ml_units_per_hour
-from tui_app.model.cost import consumed_ml_units
+from tui_app.model.jobs.cluster import ml_units_per_hour
+from tui_app.model.running.cost import consumed_ml_units
 
 LONG = ("--steps", "100000", "--sleep", "0.05")
 WAIT_SCALE = 0.001

@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import unique_id
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.local.logs.log_ingest import MAX_LINE_BYTES, LogSource, classify
-from tui_app.model.severity import SEVERITIES
+from tui_app.model.logs.severity import SEVERITIES
 
 NOISY = textwrap.dedent(
     r"""

@@ -19,7 +19,7 @@ from tests.support.live_service import PROJECT, LiveService, basic_job, free_por
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.api.log_feed import LogFeed
-from tui_app.model.log_line import LogLine
+from tui_app.model.logs.log_line import LogLine
 
 
 def _feed(service: LiveService, job_id: str, **kw: Any) -> LogFeed:

@@ -63,7 +63,7 @@ def _pages(service: LiveService, flt: str, order: str, size: int) -> list[list[A
 
 def _as_rows(entries: list[dict[str, Any]]) -> list[list[Any]]:
     """entries:list's entries in the route's shape."""
-    from tui_app.model.severity import parse_severity
+    from tui_app.model.logs.severity import parse_severity
 
     return [
         [

@@ -21,7 +21,7 @@ from tui_app.local.logs.log_query import (
     severity_name,
 )
 from tui_app.local.store import LOGS_SCHEMA
-from tui_app.model.filter_expr import FilterSyntaxError, parse_timestamp
+from tui_app.model.filters.filter_expr import FilterSyntaxError, parse_timestamp
 
 SCHEMA = LOGS_SCHEMA  # the store's own table and indexes
 
@@ -517,7 +517,7 @@ _TIME_FILTERS = st.recursive(
 def test_the_implied_time_range_selects_the_same_rows(db: sqlite3.Connection, text: str) -> None:
     """The range ANDed to a filter is implied by it: the rows are those of the filter alone."""
     from tui_app.local.logs.log_query import _compile
-    from tui_app.model.filter_expr import parse_filter
+    from tui_app.model.filters.filter_expr import parse_filter
 
     node = parse_filter(text)
     assert node is not None

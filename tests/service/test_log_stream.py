@@ -20,7 +20,7 @@ from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import make_credentials
 from tui_app.api.log_stream import LogStream, normalize_timestamp
-from tui_app.model.log_line import LogLine
+from tui_app.model.logs.log_line import LogLine
 
 STEPS = 60
 REPLICAS = ("master-replica-0", "worker-replica-0", "worker-replica-1")

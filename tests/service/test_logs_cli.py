@@ -22,7 +22,7 @@ from tests.support.cli_in_process import run_in_process
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tests.support.terminal_signals import sigint_as_in_a_terminal
 from tui_app.api.log_stream import format_line
-from tui_app.model.log_line import LogLine
+from tui_app.model.logs.log_line import LogLine
 
 LINE = re.compile(
     r"(DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY)\t"

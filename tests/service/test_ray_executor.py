@@ -37,14 +37,8 @@ from tests.service.test_replica_output import call
 from tests.support.live_service import LiveService, basic_job, free_port
 from tests.unit.test_ray_lost_message import DOC_NODE, DOC_TASK, doc_lost_quotes
 from tui_app.local.execution.local_executor import SUPERVISOR_MODULE
-from tui_app.local.execution.ray_replica import (
-    STALE_SECONDS,
-    NodeRootError,
-    OutputShipper,
-    node_folder,
-    node_root,
-    sweep_replicas,
-)
+from tui_app.local.execution.ray_node_folders import NodeRootError, node_folder, node_root
+from tui_app.local.execution.ray_replica import STALE_SECONDS, OutputShipper, sweep_replicas
 from tui_app.local.storage.replica_output import MAX_CHUNK_BYTES
 from tui_app.local.storage.storage_env import HYPERTUNE_MAX_BYTES
 

@@ -17,7 +17,7 @@ from tests.support.live_service import LiveService, basic_job
 from tui_app.api.errors import ApiCallError
 from tui_app.api.resubmit import ATTEMPTS, resubmit
 from tui_app.entry.jobs_cli import _run
-from tui_app.model.job_id import new_job_id, split_job_id
+from tui_app.model.jobs.job_id import new_job_id, split_job_id
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -20,7 +20,7 @@ from textual.pilot import Pilot
 from tests.snapshots.test_screens_snap import NOW, make_app
 from tests.support.fixed_jobs import JOBS, TUNING_JOBS
 from tests.support.settle import settled, wait_until
-from tui_app.model.job_diff import JobFacts, comparison_document, trial_document
+from tui_app.model.views.job_diff import JobFacts, comparison_document, trial_document
 from tui_app.shell.screens.diff_screen import DiffScreen
 from tui_app.widgets.diff_table import DiffTable
 

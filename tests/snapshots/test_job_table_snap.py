@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 
-from tui_app.model.job_view import JobRow, display_rows, sort_rows
+from tui_app.model.views.job_view import JobRow, display_rows, sort_rows
 from tui_app.widgets.job_table import JobTable
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)

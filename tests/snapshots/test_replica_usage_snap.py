@@ -14,7 +14,7 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
 from tui_app.themes import DEFAULT_THEME, register_themes
-from tui_app.model.replica_usage import ReplicaSamples, UsageSample
+from tui_app.model.views.replica_usage import ReplicaSamples, UsageSample
 from tui_app.widgets.replica_usage import ReplicaUsage
 
 START = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)

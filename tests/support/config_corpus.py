@@ -14,9 +14,9 @@ import yaml
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from tui_app.model.job_config import from_config_yaml
-from tui_app.model.job_spec import RUNTIME_PYTHON
-from tui_app.model.tiers import ACCELERATORS, MACHINE_TYPES, SCALE_TIERS
+from tui_app.model.jobs.job_config import from_config_yaml
+from tui_app.model.jobs.job_spec import RUNTIME_PYTHON
+from tui_app.model.jobs.tiers import ACCELERATORS, MACHINE_TYPES, SCALE_TIERS
 
 CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"
 VALID = sorted((CONFIGS / "valid").glob("*.yaml"))

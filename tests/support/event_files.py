@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from tui_app.model.tf_event_writer import event_record, file_version_record
+from tui_app.model.metrics.tf_event_writer import event_record, file_version_record
 
 TAGS: tuple[str, ...] = (
     "loss",

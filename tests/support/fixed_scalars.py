@@ -21,7 +21,7 @@ import numpy as np
 from tests.support.fixed_jobs import JOBS, TUNING_JOBS
 from tui_app.api.errors import ApiCallError
 from tui_app.api.job_scalars import ScalarBatch, ScalarPoll, SourceStatus
-from tui_app.model.metric_series import SeriesKey
+from tui_app.model.metrics.metric_series import SeriesKey
 
 MNIST_ID = "mnist_20261122_083000"
 """A running Keras-like job: ``epoch_loss`` and ``epoch_accuracy`` for train and validation,

@@ -48,7 +48,7 @@ from hypothesis import strategies as st
 from tui_app.local.paths import StateDir
 from tui_app.local.storage.object_store import bucket_error, object_name_error
 from tui_app.local.store import JobStore
-from tui_app.model.job_spec import parse_job
+from tui_app.model.jobs.job_spec import parse_job
 
 PROJECT = "fuzz-project"
 TARGET_JOB = "fuzz_target"

@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.support.vertex_replay import HOST, PROJECT, VertexReplay
-from tui_app.model.filter_expr import And, Compare, Node, Not, Or, Text, parse_filter
+from tui_app.model.filters.filter_expr import And, Compare, Node, Not, Or, Text, parse_filter
 
 LINE_SECONDS = 2
 LINES_PER_REPLICA = 150

@@ -13,7 +13,7 @@ from tui_app.api.connection import connect
 from tui_app.api.errors import ApiCallError
 from tui_app.api.vertex_client import VertexJobsClient
 from tui_app.config.settings import Profile
-from tui_app.model.backend_notes import Backend, local_notes
+from tui_app.model.vertex.backend_notes import Backend, local_notes
 
 JOB: dict[str, Any] = {
     "jobId": "mnist_20261122_083000",

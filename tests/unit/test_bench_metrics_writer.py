@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tui_app.model.tf_events import EventFileReader
+from tui_app.model.metrics.tf_events import EventFileReader
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tui_app.model.builder_form import (
+from tui_app.model.builder.builder_form import (
     FormValues,
     field_key,
     form_to_job,
@@ -16,9 +16,9 @@ from tui_app.model.builder_form import (
     parse_duration,
     parse_labels,
 )
-from tui_app.model.gcloud_command import GCLOUD_SUBMIT, submit_command
-from tui_app.model.job_config import CONFIG_HEADER, from_config_yaml, to_config_yaml
-from tui_app.model.job_spec import parse_job
+from tui_app.model.jobs.gcloud_command import GCLOUD_SUBMIT, submit_command
+from tui_app.model.jobs.job_config import CONFIG_HEADER, from_config_yaml, to_config_yaml
+from tui_app.model.jobs.job_spec import parse_job
 
 CUSTOM: dict[str, Any] = {
     "jobId": "census_20261122_093000",

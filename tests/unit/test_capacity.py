@@ -12,7 +12,7 @@ import pytest
 
 from tui_app.local.execution.cluster_env import gpu_env
 from tui_app.local.execution.scheduler import detect_gpus, machine_capacity
-from tui_app.model.capacity import (
+from tui_app.model.running.capacity import (
     PCI_BUS_ORDER,
     Capacity,
     Demand,

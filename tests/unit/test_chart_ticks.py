@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui_app.model.chart_ticks import (
+from tui_app.model.metrics.chart_ticks import (
     format_relative,
     format_step,
     format_value,

@@ -21,9 +21,9 @@ from tests.support.config_corpus import (
     load_corpus_file,
     valid_jobs,
 )
-from tui_app.model.job_config import ConfigError, from_config_yaml, to_config_yaml
-from tui_app.model.job_spec import parse_job
-from tui_app.model.tiers import SCALE_TIERS
+from tui_app.model.jobs.job_config import ConfigError, from_config_yaml, to_config_yaml
+from tui_app.model.jobs.job_spec import parse_job
+from tui_app.model.jobs.tiers import SCALE_TIERS
 
 
 @SETTINGS

@@ -28,9 +28,9 @@ from tui_app.local.environments.containers import (
     parse_stats,
     run_command,
 )
-from tui_app.model.engine_label import engine_found, engine_label
-from tui_app.model.job_images import job_images, replica_image
-from tui_app.model.tiers import Role
+from tui_app.model.jobs.engine_label import engine_found, engine_label
+from tui_app.model.jobs.job_images import job_images, replica_image
+from tui_app.model.jobs.tiers import Role
 
 PODMAN = Engine(("/usr/bin/podman",), "podman", "4.3.1")
 DOCKER = Engine(("/usr/bin/docker",), "docker", "27.3.1")

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.local.execution.runner import ReplicaHandle, _describe_exit
-from tui_app.model.cluster import Replica
-from tui_app.model.tiers import Role
+from tui_app.model.jobs.cluster import Replica
+from tui_app.model.jobs.tiers import Role
 
 
 def _message(tmp_path: Path, stderr: str = "", **status: Any) -> str:

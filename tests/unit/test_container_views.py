@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from tui_app.model.backend_notes import Backend
-from tui_app.model.describe import Section, image_rows, render_text, summarize
-from tui_app.model.engine_label import engine_problem, runs_with
+from tui_app.model.jobs.engine_label import engine_problem, runs_with
+from tui_app.model.vertex.backend_notes import Backend
+from tui_app.model.views.describe import Section, image_rows, render_text, summarize
 
 NOW = datetime(2026, 11, 22, 10, 0, 0, tzinfo=UTC)
 PODMAN = {

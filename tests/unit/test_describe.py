@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui_app.model.describe import (
+from tui_app.model.views.describe import (
     Section,
     format_duration,
     format_time,

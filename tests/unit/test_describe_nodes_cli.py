@@ -23,7 +23,7 @@ from tests.support.recorded_metrics import (
 )
 from tui_app.api.jobs_api import JobsApi
 from tui_app.entry.jobs_cli import _extensions, _run
-from tui_app.model.describe import job_yaml
+from tui_app.model.views.describe import job_yaml
 
 
 def describe(capsys: pytest.CaptureFixture[str], answer: dict[str, object], **flags: bool) -> str:

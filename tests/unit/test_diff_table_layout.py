@@ -9,8 +9,8 @@ import io
 from rich.console import Console
 from rich.text import Text
 
-from tui_app.model.job_diff import DiffRow, DiffSection
-from tui_app.model.states import JobState
+from tui_app.model.jobs.states import JobState
+from tui_app.model.views.job_diff import DiffRow, DiffSection
 from tui_app.shell.screens.diff_screen import shown_sections, value_widths
 from tui_app.widgets.diff_table import (
     LABEL_MAX,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui_app.model.durations import DURATION_FORMS, parse_duration_seconds
+from tui_app.model.notify.durations import DURATION_FORMS, parse_duration_seconds
 
 
 @pytest.mark.parametrize(

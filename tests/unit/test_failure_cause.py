@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tui_app.model.failure_cause import failure_cause, split_failure
-from tui_app.model.job_view import JobRow
-from tui_app.model.tracebacks import error_summary
+from tui_app.model.logs.failure_cause import failure_cause, split_failure
+from tui_app.model.logs.tracebacks import error_summary
+from tui_app.model.views.job_view import JobRow
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tracebacks"
 EXIT_1 = "The replica worker 1 exited with a non-zero status of 1."

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_app.model.filter_expr import (
+from tui_app.model.filters.filter_expr import (
     MAX_DEPTH,
     MAX_LENGTH,
     And,

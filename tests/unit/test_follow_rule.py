@@ -1,10 +1,10 @@
-"""When a following pane jumps over a backlog to the tail (``model/follow_rule``)."""
+"""When a following pane jumps over a backlog to the tail (``model/logs/follow_rule``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tui_app.model.follow_rule import MAX_BEHIND_SECONDS, should_skip_ahead
+from tui_app.model.logs.follow_rule import MAX_BEHIND_SECONDS, should_skip_ahead
 
 
 @pytest.mark.parametrize(

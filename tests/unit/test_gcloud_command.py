@@ -19,15 +19,15 @@ import pytest
 from hypothesis import given
 
 from tests.support.config_corpus import SETTINGS, VALID, load_corpus_file, valid_jobs
-from tui_app.model.gcloud_command import (
+from tui_app.model.jobs.gcloud_command import (
     GCLOUD_SUBMIT,
     JOB_ID_PLACEHOLDER,
     config_fields,
     format_command,
     submit_command,
 )
-from tui_app.model.job_config import from_config_yaml, to_config_yaml
-from tui_app.model.job_spec import parse_job
+from tui_app.model.jobs.job_config import from_config_yaml, to_config_yaml
+from tui_app.model.jobs.job_spec import parse_job
 
 GCLOUD_SUBMIT_FLAGS = frozenset(
     (
@@ -373,7 +373,7 @@ def test_every_corpus_config_submits_itself(path: Path) -> None:
 
 
 def test_package_path_is_the_package_not_the_folder_with_setup_py() -> None:
-    from tui_app.model.gcloud_command import gcloud_package_path
+    from tui_app.model.jobs.gcloud_command import gcloud_package_path
 
     assert gcloud_package_path("examples/trainer", "trainer.task") == "examples/trainer/trainer"
     assert gcloud_package_path("/src/proj/", "pkg.sub.main") == "/src/proj/pkg"

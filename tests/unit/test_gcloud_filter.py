@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_app.model.gcloud_filter import (
+from tui_app.model.filters.gcloud_filter import (
     ACCEPTED,
     VALID_STATES,
     GcloudFilterError,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tui_app.model.hp_search import (
+from tui_app.model.running.hp_search import (
     Search,
     arguments,
     final_metric,

@@ -29,7 +29,8 @@ def _loaded(code: str) -> set[str]:
 
 def test_core_layers_never_import_textual() -> None:
     mods = _loaded(
-        "import tui_app.model.job_spec, tui_app.model.filter_expr, tui_app.api.jobs_client, "
+        "import tui_app.model.jobs.job_spec, tui_app.model.filters.filter_expr, "
+        "tui_app.api.jobs_client, "
         "tui_app.local.server, tui_app.local.jobs, tui_app.local.execution.runner"
     )
     assert not {m for m in mods if m == "textual" or m.startswith(("textual.", "rich"))}

@@ -11,14 +11,14 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui_app.model.job_config import (
+from tui_app.model.jobs.job_config import (
     CONFIG_HEADER,
     ConfigError,
     from_config_yaml,
     resubmission,
     to_config_yaml,
 )
-from tui_app.model.job_spec import OUTPUT_ONLY_FIELDS, parse_job
+from tui_app.model.jobs.job_spec import OUTPUT_ONLY_FIELDS, parse_job
 
 NOW = datetime(2026, 11, 22, 9, 15, 0, tzinfo=UTC)
 PKG = "gs://my-bucket/trainer-0.1.0.tar.gz"
@@ -295,7 +295,7 @@ def test_resubmission_moves_a_job_dir_named_after_the_old_job(job_dir: str, expe
 
 
 def test_a_package_folder_travels_in_a_header_comment() -> None:
-    from tui_app.model.job_config import package_folder_of
+    from tui_app.model.jobs.job_config import package_folder_of
 
     job = {
         "jobId": "a_20260101_000000",

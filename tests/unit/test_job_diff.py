@@ -11,7 +11,7 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tui_app.model.job_diff import (
+from tui_app.model.views.job_diff import (
     ELLIPSIS,
     FLAG_PRESENT,
     NOT_KNOWN_YET,

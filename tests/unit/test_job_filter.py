@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tui_app.local.job_filter import JOB_FIELDS, compile_job_filter
-from tui_app.model.filter_expr import FilterSyntaxError
+from tui_app.model.filters.filter_expr import FilterSyntaxError
 
 JOBS: list[dict[str, Any]] = [
     {

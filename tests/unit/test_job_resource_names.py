@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui_app.model.job_id import split_job_name
+from tui_app.model.jobs.job_id import split_job_name
 
 
 @pytest.mark.parametrize(

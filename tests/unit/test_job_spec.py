@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tui_app.model.job_spec import JobSpecError, parse_job
+from tui_app.model.jobs.job_spec import JobSpecError, parse_job
 
 PKG = "gs://my-bucket/trainer-0.1.0.tar.gz"
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tui_app.model.job_view import (
+from tui_app.model.jobs.states import STATE_ORDER, STATE_SYMBOL, JobState
+from tui_app.model.views.job_view import (
     EPOCH,
     GroupRow,
     JobRow,
@@ -22,7 +23,6 @@ from tui_app.model.job_view import (
     sort_header,
     sort_rows,
 )
-from tui_app.model.states import STATE_ORDER, STATE_SYMBOL, JobState
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 

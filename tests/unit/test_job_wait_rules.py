@@ -1,4 +1,4 @@
-"""``jobs wait``'s exit status, its end lines and its progress line (``model/job_wait``)."""
+"""``jobs wait``'s exit status, its end lines and its progress line (``model/notify/job_wait``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tui_app.model.job_wait import (
+from tui_app.model.jobs.states import JobState
+from tui_app.model.notify.job_wait import (
     EXIT_CANCELLED,
     EXIT_FAILED,
     EXIT_SUCCEEDED,
@@ -18,7 +19,6 @@ from tui_app.model.job_wait import (
     wait_over,
     wait_status,
 )
-from tui_app.model.states import JobState
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 S, F, C = JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_app.model.job_view import JobRow
-from tui_app.model.states import JobState
+from tui_app.model.jobs.states import JobState
+from tui_app.model.views.job_view import JobRow
 from tui_app.shell.job_watch import JobEnded, JobWatch
 
 

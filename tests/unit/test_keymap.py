@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui_app.model.keymap import keymap_problems
+from tui_app.config.keymap import keymap_problems
 
 SCOPES = {
     "the job list": [

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tui_app.model.cluster import ml_units_per_hour
-from tui_app.model.cost import consumed_ml_units
-from tui_app.model.limits import running_limit, wait_limit
-from tui_app.model.tiers import ACCELERATORS, MACHINE_TYPES
+from tui_app.model.jobs.cluster import ml_units_per_hour
+from tui_app.model.jobs.tiers import ACCELERATORS, MACHINE_TYPES
+from tui_app.model.running.cost import consumed_ml_units
+from tui_app.model.running.limits import running_limit, wait_limit
 
 
 def test_wait_limit_only_when_set_and_scaled() -> None:

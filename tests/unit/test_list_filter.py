@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_app.model.job_view import JobRow
-from tui_app.model.list_filter import (
+from tui_app.model.filters.list_filter import (
     FilterIndex,
     ListFilter,
     filter_rows,
     parse_list_filter,
     refine,
 )
-from tui_app.model.states import JobState
+from tui_app.model.jobs.states import JobState
+from tui_app.model.views.job_view import JobRow
 
 
 def row(job_id: str, state: str = "SUCCEEDED", **fields: Any) -> JobRow:

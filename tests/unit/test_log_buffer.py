@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_app.model.log_buffer import Entry, LogBuffer, Marker, smart_case
-from tui_app.model.log_line import LogLine
-from tui_app.model.log_text import CleanLine, clean
-from tui_app.model.severity import SEVERITIES
+from tui_app.model.logs.log_buffer import Entry, LogBuffer, Marker, smart_case
+from tui_app.model.logs.log_line import LogLine
+from tui_app.model.logs.log_text import CleanLine, clean
+from tui_app.model.logs.severity import SEVERITIES
 
 DEBUG, INFO, WARNING, ERROR = (SEVERITIES[name] for name in ("DEBUG", "INFO", "WARNING", "ERROR"))
 SEP = "--"

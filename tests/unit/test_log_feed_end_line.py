@@ -8,7 +8,7 @@ such line at all. tests/pilot/test_logs_screen.py checks the pane itself.
 from __future__ import annotations
 
 from tui_app.api.log_feed import END_INSERT_ID, failed_end_line
-from tui_app.model.job_view import JobRow
+from tui_app.model.views.job_view import JobRow
 
 LOST = (
     "The replica worker-replica-0 was lost: its node 127.0.0.3 (Ray node 2ae69e1b5c0d) "

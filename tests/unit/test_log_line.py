@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tui_app.model.log_line import LogLine, task_tag
-from tui_app.model.severity import SEVERITIES
+from tui_app.model.logs.log_line import LogLine, task_tag
+from tui_app.model.logs.severity import SEVERITIES
 
 
 def _line(timestamp: str, insert_id: str = "000000000000000001") -> LogLine:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_app.model.log_metrics import (
+from tui_app.model.metrics.log_metrics import (
     MAX_TAG_CHARS,
     SCAN_LIMIT,
     LogMetricParser,

@@ -2,7 +2,7 @@
 
 The sample trainer (``examples/trainer``) runs for real and logs every loss it writes to its
 event files; TensorFlow's own Keras ``TensorBoard`` callback wrote ``tests/fixtures/tf_events/
-keras`` (see its README). The event files are read with ``tui_app.model.tf_events``.
+keras`` (see its README). The event files are read with ``tui_app.model.metrics.tf_events``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tui_app.model.log_metrics import LogMetricParser, LogPoint
-from tui_app.model.tf_events import scalar_series
+from tui_app.model.metrics.log_metrics import LogMetricParser, LogPoint
+from tui_app.model.metrics.tf_events import scalar_series
 
 REPO = Path(__file__).resolve().parents[2]
 TRAINER_DIR = REPO / "examples" / "trainer"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tui_app.local.logs.log_ingest import LogSource
-from tui_app.model.log_records import record_severity, stream_severities
-from tui_app.model.severity import SEVERITIES, severity_name
+from tui_app.model.logs.log_records import record_severity, stream_severities
+from tui_app.model.logs.severity import SEVERITIES, severity_name
 
 DEPRECATION = [
     "WARNING:tensorflow:From /usr/local/lib/python3.7/dist-packages/tensorflow_core/python/"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.style import Style
 
-from tui_app.model.log_text import MAX_CHARS, CleanLine, clean
+from tui_app.model.logs.log_text import MAX_CHARS, CleanLine, clean
 
 MIB = 1 << 20
 

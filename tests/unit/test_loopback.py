@@ -1,10 +1,10 @@
-"""The one loopback rule the service's guards share (``model/loopback.py``)."""
+"""The one loopback rule the service's guards share (``local/loopback.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tui_app.model.loopback import is_loopback
+from tui_app.local.loopback import is_loopback
 
 LOOPBACK = "127.0.0.1 127.0.0.2 127.255.255.254 ::1 [::1] localhost LOCALHOST localhost."
 ELSEWHERE = "0.0.0.0 10.0.0.5 192.168.1.2 :: [2001:db8::1] localhost.example.com 127.0.0.1.nip.io"

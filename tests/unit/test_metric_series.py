@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_app.model.metric_buckets import BucketHistory
-from tui_app.model.metric_series import (
+from tui_app.model.metrics.metric_buckets import BucketHistory
+from tui_app.model.metrics.metric_series import (
     MAX_BUCKETS,
     TAIL_POINTS,
     MetricSet,

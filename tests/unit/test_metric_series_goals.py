@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tui_app.model.metric_goals import best_trial, sparkline
+from tui_app.model.metrics.metric_goals import best_trial, sparkline
 
 
 def test_best_trial_by_goal() -> None:

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_app.model.metric_series import Series
-from tui_app.model.metric_smoothing import smooth_points
+from tui_app.model.metrics.metric_series import Series
+from tui_app.model.metrics.metric_smoothing import smooth_points
 
 
 def tensorboard(values: Sequence[float], weight: float) -> list[float]:

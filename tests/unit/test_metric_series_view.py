@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_app.model.metric_series import Series
-from tui_app.model.metric_view import column_extremes
+from tui_app.model.metrics.metric_series import Series
+from tui_app.model.metrics.metric_view import column_extremes
 
 
 def filled(values: list[float] | np.ndarray, **options: int) -> Series:

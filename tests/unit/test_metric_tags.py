@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from tui_app.model.metric_tags import filter_tags, tag_groups, tag_sort_key
+from tui_app.model.metrics.metric_tags import filter_tags, tag_groups, tag_sort_key
 
 
 def test_tags_group_by_the_part_before_the_first_slash() -> None:

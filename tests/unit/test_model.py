@@ -9,8 +9,8 @@ import pytest
 
 from tui_app.local.execution.cluster_env import cluster_addresses, replica_env, uses_chief
 from tui_app.local.execution.executor import Endpoint
-from tui_app.model.cluster import ml_units_per_hour, replicas
-from tui_app.model.job_id import (
+from tui_app.model.jobs.cluster import ml_units_per_hour, replicas
+from tui_app.model.jobs.job_id import (
     base_name,
     find_job_id,
     is_valid_job_id,
@@ -19,8 +19,8 @@ from tui_app.model.job_id import (
     new_job_id,
     split_job_id,
 )
-from tui_app.model.states import LIVE_STATES, TERMINAL_STATES, JobState
-from tui_app.model.tiers import ACCELERATORS, MACHINE_TYPES, SCALE_TIERS, Role
+from tui_app.model.jobs.states import LIVE_STATES, TERMINAL_STATES, JobState
+from tui_app.model.jobs.tiers import ACCELERATORS, MACHINE_TYPES, SCALE_TIERS, Role
 
 
 @pytest.mark.parametrize("good", ["a", "mnist_20261122_083000", "A1_b2", "x" * 128])

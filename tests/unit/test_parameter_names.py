@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from tui_app.model.builder_form import form_to_job, job_to_form
-from tui_app.model.hp_search import arguments, params_from_spec
-from tui_app.model.job_spec import JobSpecError, parse_job
-from tui_app.model.vertex_translate import TranslationError, to_vertex
+from tui_app.model.builder.builder_form import form_to_job, job_to_form
+from tui_app.model.jobs.job_spec import JobSpecError, parse_job
+from tui_app.model.running.hp_search import arguments, params_from_spec
+from tui_app.model.vertex.translate import TranslationError, to_vertex
 
 # Names from Google's published tuning configs (cloudml-samples hptuning_config.yaml files and
 # the AI Platform tuning guide), and other shapes the platform's only rule (required, unique)

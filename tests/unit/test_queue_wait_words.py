@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from tui_app.model.describe import summarize
-from tui_app.model.queue_wait import wait_rows, wait_summary
+from tui_app.model.running.queue_wait import wait_rows, wait_summary
+from tui_app.model.views.describe import summarize
 
 BEHIND_CLUSTER: dict[str, Any] = {
     "position": 1,

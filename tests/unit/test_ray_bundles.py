@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tui_app.local.execution.ray_executor import network_problem
-from tui_app.model.cluster import replicas
-from tui_app.model.ray_bundles import (
+from tui_app.local.execution.ray_bundles import (
     GIB,
     NodeResources,
     bundle_for,
     fits_nowhere,
     placement_reason,
 )
+from tui_app.local.execution.ray_executor import network_problem
+from tui_app.model.jobs.cluster import replicas
 
 CUSTOM = {
     "scaleTier": "CUSTOM",
@@ -100,7 +100,7 @@ def test_a_job_bigger_than_the_whole_cluster_says_it_waits_for_nodes() -> None:
 
 
 def test_the_detail_shows_a_cluster_wait_as_one_row() -> None:
-    from tui_app.model.queue_wait import wait_rows, wait_summary
+    from tui_app.model.running.queue_wait import wait_rows, wait_summary
 
     info = {"reason": "Waiting for the Ray cluster: the job needs 7 replicas."}
     assert wait_rows(info) == [("The Ray cluster", "the job needs 7 replicas.")]

@@ -10,8 +10,8 @@ import pytest
 
 from tests.support.recorded_metrics import NODE_IDS, RAY_JOB, ray_answer, tuning_answer
 from tui_app.api.metrics_client import UsageHistory, parse_metrics
-from tui_app.model.describe import render_text, summarize
-from tui_app.model.replica_nodes import (
+from tui_app.model.views.describe import render_text, summarize
+from tui_app.model.views.replica_nodes import (
     PlacedReplica,
     ReplicaNode,
     nodes_by_task,

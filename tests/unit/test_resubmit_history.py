@@ -10,7 +10,7 @@ from pathlib import Path
 from tui_app.api.job_compare import ResubmitHistory, last_values
 from tui_app.api.job_scalars import ScalarBatch, ScalarPoll, SourceStatus
 from tui_app.config.locations import resubmit_history_file
-from tui_app.model.metric_series import SeriesKey
+from tui_app.model.metrics.metric_series import SeriesKey
 
 
 def test_record_and_sources_per_project(tmp_path: Path) -> None:

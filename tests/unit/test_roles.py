@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic.alias_generators import to_camel
 
-from tui_app.model import builder_form
-from tui_app.model.job_spec import TrainingInput
-from tui_app.model.roles import ROLE_FIELDS, role_fields
-from tui_app.model.tiers import Role
+from tui_app.model.builder import builder_form
+from tui_app.model.jobs.job_spec import TrainingInput
+from tui_app.model.jobs.roles import ROLE_FIELDS, role_fields
+from tui_app.model.jobs.tiers import Role
 
 
 def test_every_role_once_in_cluster_order() -> None:

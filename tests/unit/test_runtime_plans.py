@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui_app.model.runtimes import (
+from tui_app.model.jobs.runtimes import (
     RUNTIME_PYTHON,
     RuntimeRefused,
     missing_module_hint,
@@ -127,7 +127,7 @@ def test_missing_module_hint() -> None:
 def test_describe_shows_the_runtime_environment() -> None:
     from datetime import UTC, datetime
 
-    from tui_app.model.describe import render_text, summarize
+    from tui_app.model.views.describe import render_text, summarize
 
     env = {
         "runtimeVersion": "2.11",

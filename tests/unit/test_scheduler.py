@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from tui_app.local.execution.scheduler import Grant, JobKey, Scheduler
-from tui_app.model.capacity import Capacity, Demand
+from tui_app.model.running.capacity import Capacity, Demand
 
 
 def demand(replicas: int = 1, gpus: tuple[int, ...] | None = None) -> Demand:

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import tui_app.model.starter_presets as starters
-from tui_app.model.builder_form import form_to_job, job_to_form
-from tui_app.model.job_spec import parse_job
-from tui_app.model.starter_presets import (
+import tui_app.model.builder.starter_presets as starters
+from tui_app.model.builder.builder_form import form_to_job, job_to_form
+from tui_app.model.builder.starter_presets import (
     CODE_NOTE,
     CUSTOM_MACHINES_FROM,
     SAMPLE_TRAINER_MODULE,
@@ -20,7 +19,8 @@ from tui_app.model.starter_presets import (
     TUNING_NAME,
     preset_choices,
 )
-from tui_app.model.tiers import MACHINE_TYPES, SCALE_TIERS, Role
+from tui_app.model.jobs.job_spec import parse_job
+from tui_app.model.jobs.tiers import MACHINE_TYPES, SCALE_TIERS, Role
 
 PACKAGE = "gs://bucket/trainer-0.1.tar.gz"
 TRAINER = Path(__file__).resolve().parents[2] / "examples" / "trainer"

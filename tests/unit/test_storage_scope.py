@@ -1,4 +1,4 @@
-"""A replica's storage scope from its job's trainingInput (tui_app/model/storage_scope.py)."""
+"""A replica's storage scope from its job's trainingInput (model/running/storage_scope.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tui_app.model.storage_scope import (
+from tui_app.model.running.storage_scope import (
     ScopePath,
     StorageScope,
     is_output_flag,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui_app.model.task_names import job_task_names, unknown_task_error
+from tui_app.model.jobs.task_names import job_task_names, unknown_task_error
 
 CLUSTER = {
     "scaleTier": "CUSTOM",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tui_app.config import settings as settings_module
-from tui_app.model import terminal_notify
-from tui_app.model.terminal_notify import (
+from tui_app.model.notify import terminal_notify
+from tui_app.model.notify.terminal_notify import (
     clean_text,
     in_tmux,
     notification_text,

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.event_files import training_file
-from tui_app.model.tf_event_proto import decode_event
-from tui_app.model.tf_events import EventFileReader, ScalarBatch, records
+from tui_app.model.metrics.tf_event_proto import decode_event
+from tui_app.model.metrics.tf_events import EventFileReader, ScalarBatch, records
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "tf_events"
 FILES: dict[str, bytes] = {

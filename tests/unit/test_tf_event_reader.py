@@ -1,4 +1,4 @@
-"""tui_app.model.tf_events.EventFileReader: incremental, checked reading of growing event files."""
+"""model.metrics.tf_events.EventFileReader: incremental, checked reading of growing event files."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.event_files import training_file, training_records
-from tui_app.model.tf_event_proto import decode_event
-from tui_app.model.tf_event_records import frame_record, masked_crc32c
-from tui_app.model.tf_event_writer import event_record, file_version_record
-from tui_app.model.tf_events import EventFileReader, ScalarBatch, TagPoints
+from tui_app.model.metrics.tf_event_proto import decode_event
+from tui_app.model.metrics.tf_event_records import frame_record, masked_crc32c
+from tui_app.model.metrics.tf_event_writer import event_record, file_version_record
+from tui_app.model.metrics.tf_events import EventFileReader, ScalarBatch, TagPoints
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "tf_events"
 EXPECTED: dict[str, list[list[object]]] = json.loads((FIXTURES / "expected.json").read_text())

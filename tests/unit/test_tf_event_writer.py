@@ -1,4 +1,4 @@
-"""tui_app.model.tf_event_writer writes the bytes real TensorFlow writes, and they read back."""
+"""model.metrics.tf_event_writer writes the bytes real TensorFlow writes, and they read back."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.event_files import TAGS, training_file
-from tui_app.model.tf_event_writer import event_record, file_version_record
-from tui_app.model.tf_events import EventFileReader
+from tui_app.model.metrics.tf_event_writer import event_record, file_version_record
+from tui_app.model.metrics.tf_events import EventFileReader
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "tf_events"
 EXPECTED: dict[str, list[list[object]]] = json.loads((FIXTURES / "expected.json").read_text())

@@ -1,4 +1,4 @@
-"""tui_app.model.tf_events reads what real TensorFlow wrote, as TensorFlow reads it back."""
+"""tui_app.model.metrics.tf_events reads what real TensorFlow wrote, as TensorFlow reads it back."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tui_app.model.tf_events import is_event_file, records, scalar_series
+from tui_app.model.metrics.tf_events import is_event_file, records, scalar_series
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "tf_events"
 EXPECTED: dict[str, list[list[object]]] = json.loads((FIXTURES / "expected.json").read_text())

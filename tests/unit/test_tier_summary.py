@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tui_app.model.tier_summary import short_accelerator, summarize_cluster
-from tui_app.model.tiers import ACCELERATORS, MACHINE_TYPES, SCALE_TIERS
+from tui_app.model.builder.tier_summary import short_accelerator, summarize_cluster
+from tui_app.model.jobs.tiers import ACCELERATORS, MACHINE_TYPES, SCALE_TIERS
 
 
 @pytest.mark.parametrize("tier", [t for t in SCALE_TIERS if t != "CUSTOM"])

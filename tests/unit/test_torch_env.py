@@ -6,7 +6,7 @@ import json
 
 from tui_app.local.execution.cluster_env import cluster_addresses, replica_env, torch_env
 from tui_app.local.execution.executor import Endpoint
-from tui_app.model.cluster import replicas
+from tui_app.model.jobs.cluster import replicas
 
 CLUSTER_INPUT = {
     "scaleTier": "CUSTOM",

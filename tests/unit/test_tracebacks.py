@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tui_app.model.tracebacks import (
+from tui_app.model.logs.tracebacks import (
     ELLIPSIS,
     FRAME_LINES,
     MAX_LINE_CHARS,

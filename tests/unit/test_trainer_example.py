@@ -214,7 +214,7 @@ def test_injected_failure_with_exit_code_and_other_target(tmp_path: Path) -> Non
 def test_the_chief_writes_tensorboard_scalars_for_train_and_eval(tmp_path: Path) -> None:
     """What the metrics view draws for the demo: the logged losses as TensorBoard scalars, read
     back with the project's event-file reader (the writer is the trainer's own, stdlib-only)."""
-    from tui_app.model.tf_events import scalar_series
+    from tui_app.model.metrics.tf_events import scalar_series
 
     job_dir = tmp_path / "job"
     args = ["--steps", "60", "--log-every", "10", "--checkpoint-every", "30"]
@@ -252,7 +252,7 @@ def test_a_diverging_loss_tells_one_story_in_the_log_the_events_and_the_error(
     file is float32) and its log printed finite losses near 1e44 until step 200. The trainer
     now diverges where float32 does: the log's last finite loss fits float32, the event file's
     only inf is at the error's step, and the log says inf there too."""
-    from tui_app.model.tf_events import EventFileReader
+    from tui_app.model.metrics.tf_events import EventFileReader
 
     job_dir = tmp_path / "job"
     args = ["--steps", "400", "--learning-rate", "3", "--log-every", "1", "--job-dir", str(job_dir)]

@@ -7,8 +7,8 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from tui_app.model.metric_goals import best_trial
-from tui_app.model.trials import final_objectives, objective_history, trial_rows
+from tui_app.model.metrics.metric_goals import best_trial
+from tui_app.model.views.trials import final_objectives, objective_history, trial_rows
 
 
 def reports(*pairs: tuple[object, object]) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
-"""A trial's hypertune reports read a piece at a time (``execution/trial_metrics.py``) and
-thinned before the search and ``allMetrics`` (``model/hp_search.py``): appended and rewritten
-files are both followed without losing or doubling a report, a poll never reads more than its
-caps, and a file that is not a regular file, or past the cap, stops the feed with a reason."""
+"""A trial's hypertune reports read a piece at a time (``execution/trial_metrics.py``) and thinned
+before the search and ``allMetrics`` (``model/running/hp_search.py``): appended and rewritten files
+are both followed without losing or doubling a report, a poll never reads more than its caps, and a
+file that is not a regular file, or past the cap, stops the feed with a reason."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from tui_app.local.execution import trial_metrics
 from tui_app.local.execution.trial_metrics import HYPERTUNE_FILE, HypertuneFeed, MetricFileError
 from tui_app.local.storage.storage_env import HYPERTUNE_MAX_BYTES
-from tui_app.model.hp_search import (
+from tui_app.model.running.hp_search import (
     MAX_REPORTS,
     Search,
     ThinSeries,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui_app.model.trials import trial_of
+from tui_app.model.views.trials import trial_of
 
 JOB = {
     "state": "RUNNING",

@@ -1,8 +1,8 @@
-"""Where trials wrote, and the shared-directory warning (tui_app.model.trial_outputs)."""
+"""Where trials wrote, and the shared-directory warning (tui_app.model.metrics.trial_outputs)."""
 
 from __future__ import annotations
 
-from tui_app.model.trial_outputs import (
+from tui_app.model.metrics.trial_outputs import (
     SharedDirectory,
     common_directory,
     parent,

@@ -1,4 +1,4 @@
-"""tui_app.model.trials: a tuning job's trials as rows, best first, and the plot's points."""
+"""tui_app.model.views.trials: a tuning job's trials as rows, best first, and the plot's points."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tui_app.model.trials import (
+from tui_app.model.views.trials import (
     completed_trials,
     format_objective,
     goal_of,

@@ -32,15 +32,15 @@ from hypothesis import given
 
 from tests.support.config_corpus import SETTINGS, VALID, load_corpus_file, valid_jobs
 from tests.support.discovery_schema import discovery_document, method, violations
-from tui_app.model.tiers import ACCELERATORS, MACHINE_TYPES
-from tui_app.model.vertex_images import TF_IMAGES, image_of_uri
-from tui_app.model.vertex_translate import (
+from tui_app.model.jobs.tiers import ACCELERATORS, MACHINE_TYPES
+from tui_app.model.vertex.translate import (
     CUSTOM_JOBS,
     TUNING_JOBS,
     TranslationError,
     VertexRequest,
     to_vertex,
 )
+from tui_app.model.vertex.vertex_images import TF_IMAGES, image_of_uri
 
 PROJECT = "my-project"
 PKG = "gs://bucket/packages/trainer-0.1.tar.gz"

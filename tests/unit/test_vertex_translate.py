@@ -20,19 +20,9 @@ from hypothesis import strategies as st
 
 from tests.support.config_corpus import SETTINGS, VALID, load_corpus_file, valid_jobs
 from tests.support.discovery_schema import discovery_document, violations
-from tui_app.model.describe import render_text, summarize
-from tui_app.model.job_spec import JobSpecError, parse_job
-from tui_app.model.tiers import LEGACY_MACHINE_TYPES, SCALE_TIERS
-from tui_app.model.trials import trial_rows
-from tui_app.model.vertex_images import (
-    LIST_READ,
-    TF_IMAGES,
-    image_of_uri,
-    runtime_of_image,
-    runtimes_with_images,
-    tf_image,
-)
-from tui_app.model.vertex_translate import (
+from tui_app.model.jobs.job_spec import JobSpecError, parse_job
+from tui_app.model.jobs.tiers import LEGACY_MACHINE_TYPES, SCALE_TIERS
+from tui_app.model.vertex.translate import (
     CUSTOM_JOBS,
     TUNING_JOBS,
     VERTEX_FIELD,
@@ -45,6 +35,16 @@ from tui_app.model.vertex_translate import (
     to_vertex,
     vertex_notes,
 )
+from tui_app.model.vertex.vertex_images import (
+    LIST_READ,
+    TF_IMAGES,
+    image_of_uri,
+    runtime_of_image,
+    runtimes_with_images,
+    tf_image,
+)
+from tui_app.model.views.describe import render_text, summarize
+from tui_app.model.views.trials import trial_rows
 
 REGION = "us-central1"
 PKG = "gs://bucket/packages/trainer-0.1.tar.gz"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tui_app.model.wire import (
+from tui_app.model.jobs.wire import (
     as_float,
     as_int,
     as_list,
@@ -221,8 +221,8 @@ def test_parse_time_refuses_anything_else(value: object) -> None:
 def test_list_and_detail_read_the_queue_position_alike() -> None:
     """The job list and the detail read ``jobPosition`` with the one reader, so a value one of
     them shows is one the other shows too (the list once took ``"+3"`` and ``"1_000"``)."""
-    from tui_app.model.describe import summarize
-    from tui_app.model.job_view import JobRow
+    from tui_app.model.views.describe import summarize
+    from tui_app.model.views.job_view import JobRow
 
     now = datetime(2026, 11, 22, tzinfo=UTC)
     for raw, expected in (("3", 3), ("+3", None), ("1_000", None), (True, None), (2, 2)):

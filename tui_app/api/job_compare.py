@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from tui_app.api.errors import ApiCallError
 from tui_app.config.locations import resubmit_history_file
-from tui_app.model.job_diff import JobFacts
+from tui_app.model.views.job_diff import JobFacts
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -104,7 +104,7 @@ def last_values(poll: ScalarPoll) -> tuple[dict[str, float], bool]:
     backlog left (``poll.more``), the event files' values so far are not their last: they are
     left out rather than compared as if they were.
     """
-    from tui_app.model.metric_series import drawn_keys
+    from tui_app.model.metrics.metric_series import drawn_keys
 
     last: dict[Any, float] = {}
     for batch in poll.batches:

@@ -31,19 +31,19 @@ from typing import TYPE_CHECKING, Any
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.job_outputs import OutputFile, OutputFolder, output_folder
-from tui_app.model.job_spec import DEFAULT_METRIC_TAG
-from tui_app.model.log_metrics import LogMetricParser
-from tui_app.model.metric_series import SeriesKey
-from tui_app.model.states import JobState
-from tui_app.model.tf_events import EventFileReader, is_event_file
-from tui_app.model.trials import objective_points
-from tui_app.model.wire import as_list, as_mapping, as_str
+from tui_app.model.jobs.job_spec import DEFAULT_METRIC_TAG
+from tui_app.model.jobs.states import JobState
+from tui_app.model.jobs.wire import as_list, as_mapping, as_str
+from tui_app.model.metrics.log_metrics import LogMetricParser
+from tui_app.model.metrics.metric_series import SeriesKey
+from tui_app.model.metrics.tf_events import EventFileReader, is_event_file
+from tui_app.model.views.trials import objective_points
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
     from tui_app.api.log_feed import LogFeed
-    from tui_app.model.log_line import LogLine
-    from tui_app.model.tf_event_records import Floats, Ints
+    from tui_app.model.logs.log_line import LogLine
+    from tui_app.model.metrics.tf_event_records import Floats, Ints
 
 __all__ = ["POLL_SECONDS", "JobScalars", "ScalarBatch", "ScalarPoll", "SourceStatus"]
 

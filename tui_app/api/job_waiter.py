@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from tui_app.api.errors import ApiCallError
-from tui_app.model.job_view import parse_state
-from tui_app.model.states import JobState
+from tui_app.model.jobs.states import JobState
+from tui_app.model.views.job_view import parse_state
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection

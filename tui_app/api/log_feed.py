@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.log_stream import BACKOFF_SECONDS, LogStream, cloud_settle, normalize_timestamp
-from tui_app.model.failure_cause import job_failed_line
-from tui_app.model.log_line import LogLine
-from tui_app.model.severity import SEVERITIES
-from tui_app.model.states import JobState
-from tui_app.model.task_names import SERVICE_TASK
+from tui_app.model.jobs.states import JobState
+from tui_app.model.jobs.task_names import SERVICE_TASK
+from tui_app.model.logs.failure_cause import job_failed_line
+from tui_app.model.logs.log_line import LogLine
+from tui_app.model.logs.severity import SEVERITIES
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection

@@ -46,13 +46,13 @@ from typing import Any, Final
 
 from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError, rpc_error_parts
-from tui_app.model.cluster import task_from_vertex, task_to_vertex
-from tui_app.model.follow_rule import should_skip_ahead
-from tui_app.model.log_line import LogLine
-from tui_app.model.severity import parse_severity, severity_name
-from tui_app.model.trials import trial_of
-from tui_app.model.vertex_resources import VERTEX_FIELD
-from tui_app.model.wire import as_mapping
+from tui_app.model.jobs.cluster import task_from_vertex, task_to_vertex
+from tui_app.model.jobs.vertex_resources import VERTEX_FIELD
+from tui_app.model.jobs.wire import as_mapping
+from tui_app.model.logs.follow_rule import should_skip_ahead
+from tui_app.model.logs.log_line import LogLine
+from tui_app.model.logs.severity import parse_severity, severity_name
+from tui_app.model.views.trials import trial_of
 
 __all__ = [
     "BACKOFF_SECONDS",

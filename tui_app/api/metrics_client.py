@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from tui_app.api.errors import ApiCallError, rpc_error_parts
-from tui_app.model.replica_nodes import PlacedReplica, parse_node, parse_placed
-from tui_app.model.replica_usage import ReplicaSamples, UsageSample
-from tui_app.model.wire import as_float, as_list, as_mapping, parse_time
+from tui_app.model.jobs.wire import as_float, as_list, as_mapping, parse_time
+from tui_app.model.views.replica_nodes import PlacedReplica, parse_node, parse_placed
+from tui_app.model.views.replica_usage import ReplicaSamples, UsageSample
 
 if TYPE_CHECKING:
     from google.auth.credentials import Credentials

@@ -56,7 +56,7 @@ def create_with_fresh_id(
     Raises:
         ApiCallError: any error but 409 at once; 409 ALREADY_EXISTS after ``ATTEMPTS`` clashes.
     """
-    from tui_app.model.job_config import resubmission  # pydantic: loaded only when used
+    from tui_app.model.jobs.job_config import resubmission  # pydantic: loaded only when used
 
     for attempt in range(ATTEMPTS):
         try:
@@ -100,7 +100,7 @@ def resubmit(
         ApiCallError: the job cannot be read, or the copy was refused (see
             :func:`create_with_fresh_id`).
     """
-    from tui_app.model.job_config import resubmission
+    from tui_app.model.jobs.job_config import resubmission
 
     job = get(job_id)
     source = (project, job_id) if project is not None else None

@@ -10,7 +10,7 @@ An ml v1 job is one resource; on Vertex a job with a ``hyperparameters`` spec is
 HyperparameterTuningJob in a collection of its own, so every read looks at both collections.
 Vertex picks numeric ids; the ml v1 jobId travels as the display name, and the client keeps a
 jobId -> resource map from what it last listed. Translation lives in
-``tui_app.model.vertex_translate``; this module only moves requests.
+``tui_app.model.vertex.translate``; this module only moves requests.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from googleapiclient import discovery
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import DEFAULT_TIMEOUT_SECONDS, ThreadHttp, execute
-from tui_app.model.job_spec import JobSpecError, parse_job
-from tui_app.model.vertex_translate import (
+from tui_app.model.jobs.job_spec import JobSpecError, parse_job
+from tui_app.model.vertex.translate import (
     CUSTOM_JOBS,
     TUNING_JOBS,
     VERTEX_FIELD,

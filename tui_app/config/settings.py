@@ -25,8 +25,8 @@ PROFILE_KINDS = ("local", "url", "vertex")
 NOTIFY_STATES = ("SUCCEEDED", "FAILED", "CANCELLED")
 """The job states a watched job can end in (the ml v1 API's terminal states)."""
 NOTIFY_CHANNELS = ("toast", "flash", "bell", "desktop")
-"""Where a watched job's end is told; the same tuple as ``model/terminal_notify``'s, kept here
-because the configuration imports no other part of tui-app (a unit test holds them equal)."""
+"""Where a watched job's end is told; the same tuple as ``model/notify/terminal_notify``'s, kept
+here because the configuration imports no other part of tui-app (a unit test holds them equal)."""
 VERTEX_REGION = re.compile(r"^[a-z]+(-[a-z]+)*\d*$")
 """A Google Cloud region as it appears in an API host name: ``us-central1``, ``europe-west4``."""
 

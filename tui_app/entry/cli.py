@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tui_app import __version__
 from tui_app.local.paths import StateDir, default_state_dir
-from tui_app.model.engine_label import engine_label
+from tui_app.model.jobs.engine_label import engine_label
 
 if TYPE_CHECKING:
     from tui_app.local.service_cli import ServiceOptions

@@ -11,7 +11,7 @@ from typing import Any
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_api import JobsApi
-from tui_app.model.job_id import match_job_id
+from tui_app.model.jobs.job_id import match_job_id
 
 __all__ = ["AMBIGUOUS_SHOWN", "REFUSED", "USAGE", "JobFinder", "Refused", "error_lines"]
 

@@ -19,7 +19,7 @@ from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.api.resubmit import create_with_fresh_id
 from tui_app.config.locations import default_state_dir
 from tui_app.config.presets import SAMPLE_TRAINER_DIRS, sample_trainer_dir
-from tui_app.model.job_id import base_name, new_job_id
+from tui_app.model.jobs.job_id import base_name, new_job_id
 from tui_app.shell.package_build import build_sdist
 
 TRAINER_DIR = sample_trainer_dir() or SAMPLE_TRAINER_DIRS[0]

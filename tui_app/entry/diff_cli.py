@@ -28,15 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 from tui_app.api.errors import ApiCallError
 from tui_app.entry.cli_common import JobFinder, Refused, error_lines
-from tui_app.model.job_diff import (
+from tui_app.model.jobs.job_id import split_job_name
+from tui_app.model.jobs.wire import as_list, as_mapping
+from tui_app.model.views.job_diff import (
     comparison_document,
     diff_json,
     diff_sections,
     trial_document,
     unified_diff,
 )
-from tui_app.model.job_id import split_job_name
-from tui_app.model.wire import as_list, as_mapping
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -184,7 +184,7 @@ def _write(text: str, terminal: bool) -> None:
     """The diff; on a terminal each line through the TUI's cleaner, as ``jobs logs`` does: a
     job's args or error text could otherwise retitle or clear the user's terminal."""
     if terminal:
-        from tui_app.model.log_text import clean
+        from tui_app.model.logs.log_text import clean
 
         lines = text.split("\n")
         text = "\n".join("\t".join(clean(p).text for p in line.split("\t")) for line in lines)

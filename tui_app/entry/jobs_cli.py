@@ -27,20 +27,20 @@ from tui_app.api.resubmit import resubmit
 from tui_app.config.settings import Settings, SettingsError
 from tui_app.entry.cli_common import REFUSED, USAGE, JobFinder, Refused, error_lines
 from tui_app.entry.launch import connector, resolve
-from tui_app.model.cluster import task_from_vertex
-from tui_app.model.describe import job_yaml, render_text, summarize
-from tui_app.model.gcloud_filter import ACCEPTED
-from tui_app.model.job_images import replica_image
-from tui_app.model.job_view import JobRow, SortColumn, format_elapsed, sort_rows
-from tui_app.model.list_filter import filter_rows, parse_list_filter
-from tui_app.model.replica_nodes import PlacedReplica
-from tui_app.model.states import STATE_SYMBOL
-from tui_app.model.task_names import unknown_task_error
-from tui_app.model.tiers import Role
+from tui_app.model.filters.gcloud_filter import ACCEPTED
+from tui_app.model.filters.list_filter import filter_rows, parse_list_filter
+from tui_app.model.jobs.cluster import task_from_vertex
+from tui_app.model.jobs.job_images import replica_image
+from tui_app.model.jobs.states import STATE_SYMBOL
+from tui_app.model.jobs.task_names import unknown_task_error
+from tui_app.model.jobs.tiers import Role
+from tui_app.model.views.describe import job_yaml, render_text, summarize
+from tui_app.model.views.job_view import JobRow, SortColumn, format_elapsed, sort_rows
+from tui_app.model.views.replica_nodes import PlacedReplica
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
-    from tui_app.model.log_line import LogLine
+    from tui_app.model.logs.log_line import LogLine
 
 
 def _table(rows: Sequence[JobRow], now: datetime) -> str:
@@ -219,7 +219,7 @@ def _print_lines(lines: list[LogLine], safe: bool = False) -> None:
 
     out = [text for line in lines for text in format_line(line)]
     if safe:
-        from tui_app.model.log_text import clean
+        from tui_app.model.logs.log_text import clean
 
         out = ["\t".join(clean(part).text for part in text.split("\t")) for text in out]
     if out:

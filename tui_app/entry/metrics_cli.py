@@ -27,10 +27,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tui_app.api.job_scalars import JobScalars, ScalarBatch, SourceStatus
-from tui_app.model.metric_series import SeriesKey, drawn_keys
-from tui_app.model.states import TERMINAL_STATES
-from tui_app.model.trials import is_tuning_job
-from tui_app.model.wire import json_double
+from tui_app.model.jobs.states import TERMINAL_STATES
+from tui_app.model.jobs.wire import json_double
+from tui_app.model.metrics.metric_series import SeriesKey, drawn_keys
+from tui_app.model.views.trials import is_tuning_job
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection

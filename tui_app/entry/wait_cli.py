@@ -3,9 +3,9 @@ say how they ended in the exit status.
 
 Every id is found before anything is waited for (an id that names no job exits 1 and waits for
 nothing, as ``jobs cancel`` cancels nothing). A job that has already ended is reported at once.
-Each end is one line on stdout as it happens (``model/job_wait.end_line``); on a terminal,
+Each end is one line on stdout as it happens (``model/notify/job_wait.end_line``); on a terminal,
 stderr keeps one progress line, rewritten in place and cleared before every stdout line, so a
-terminal that shows both never interleaves them. The statuses are ``model/job_wait``'s.
+terminal that shows both never interleaves them. The statuses are ``model/notify/job_wait``'s.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from tui_app.api.job_waiter import JobChanged, JobWaiter, ReadTrouble
 from tui_app.entry.cli_common import JobFinder, Refused, error_lines
-from tui_app.model.durations import DURATION_FORMS, parse_duration_seconds
-from tui_app.model.job_id import split_job_name
-from tui_app.model.job_view import JobRow
-from tui_app.model.job_wait import (
+from tui_app.model.jobs.job_id import split_job_name
+from tui_app.model.jobs.states import JobState
+from tui_app.model.notify.durations import DURATION_FORMS, parse_duration_seconds
+from tui_app.model.notify.job_wait import (
     EXIT_INTERRUPTED,
     EXIT_REFUSED,
     EXIT_USAGE,
@@ -34,7 +34,7 @@ from tui_app.model.job_wait import (
     wait_over,
     wait_status,
 )
-from tui_app.model.states import JobState
+from tui_app.model.views.job_view import JobRow
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -109,7 +109,7 @@ class Notifier:
     a desktop notification), as settings.yaml's ``notify:`` and ``TUI_APP_NO_NOTIFY`` allow."""
 
     def __init__(self, settings: NotifySettings, environ: Mapping[str, str]) -> None:
-        from tui_app.model import terminal_notify as tn
+        from tui_app.model.notify import terminal_notify as tn
 
         self._tn = tn
         self.states = settings.states
@@ -221,7 +221,7 @@ class _Wait:
         self.ended.append(Ended(self.name(key), row.state, row.ended))
         line = end_line(self.name(key), job, datetime.now(UTC))
         if self.clean:
-            from tui_app.model.log_text import clean
+            from tui_app.model.logs.log_text import clean
 
             line = clean(line).text  # a trainer's escapes in its error must not drive the terminal
         self.progress.clear()
@@ -250,7 +250,7 @@ class _Wait:
 def wait_command(
     args: argparse.Namespace, connection: Connection, project: str, settings: Settings
 ) -> int:
-    """Run ``jobs wait``; its exit status (``model/job_wait``).
+    """Run ``jobs wait``; its exit status (``model/notify/job_wait``).
 
     Raises:
         Refused, ApiCallError: before the wait starts (``run_jobs_command`` prints them).

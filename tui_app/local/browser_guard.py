@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tui_app.model.loopback import is_loopback
+from tui_app.local.loopback import is_loopback
 
 __all__ = ["BrowserGuard", "json_content_type_problem"]
 

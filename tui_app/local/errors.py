@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tui_app.model.job_spec import FieldViolation, format_violations
+from tui_app.model.jobs.job_spec import FieldViolation, format_violations
 
 _STATUS_CODES = {
     "INVALID_ARGUMENT": 400,

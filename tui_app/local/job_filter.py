@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Final
 
-from tui_app.model.filter_expr import (
+from tui_app.model.filters.filter_expr import (
     And,
     Compare,
     Node,

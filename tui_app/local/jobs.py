@@ -45,21 +45,21 @@ from tui_app.local.storage.storage_env import (
 )
 from tui_app.local.store import DuplicateJobError, JobStore, LogStore, StoreError
 from tui_app.local.timefmt import job_time, parse_job_time
-from tui_app.model import runtimes
-from tui_app.model.capacity import job_demand
-from tui_app.model.cost import consumed_ml_units
-from tui_app.model.filter_expr import FilterSyntaxError
-from tui_app.model.job_images import job_images
-from tui_app.model.job_spec import (
+from tui_app.model.filters.filter_expr import FilterSyntaxError
+from tui_app.model.jobs import runtimes
+from tui_app.model.jobs.job_images import job_images
+from tui_app.model.jobs.job_spec import (
     FieldViolation,
     JobSpecError,
     label_violations,
     parse_job,
 )
-from tui_app.model.roles import ROLE_FIELDS
-from tui_app.model.severity import SEVERITIES
-from tui_app.model.states import CANCELLABLE_STATES, LIVE_STATES, JobState
-from tui_app.model.storage_scope import StorageScope, package_objects, replica_scope
+from tui_app.model.jobs.roles import ROLE_FIELDS
+from tui_app.model.jobs.states import CANCELLABLE_STATES, LIVE_STATES, JobState
+from tui_app.model.logs.severity import SEVERITIES
+from tui_app.model.running.capacity import job_demand
+from tui_app.model.running.cost import consumed_ml_units
+from tui_app.model.running.storage_scope import StorageScope, package_objects, replica_scope
 
 log = logging.getLogger(__name__)
 
@@ -419,7 +419,7 @@ class JobService:
             except Exception:
                 log.exception("object-written callback failed for gs://%s/%s", bucket, name)
 
-    # -- what a replica's storage credential may reach (model/storage_scope.py) -------------
+    # -- what a replica's storage credential may reach (model/running/storage_scope.py) -
 
     MAX_CACHED_SCOPES = 4096
     """Scopes kept in memory; the oldest go first (a job's is made again if it still runs)."""
@@ -586,7 +586,8 @@ class JobService:
 
     def queue(self, project: str, job_id: str) -> dict[str, Any]:
         """The ``:queue`` answer: why a QUEUED job waits, in numbers a client words
-        (``model/queue_wait.py``; docs/wire-formats.md); ``{}`` for a job that does not wait."""
+        (``model/running/queue_wait.py``; docs/wire-formats.md); ``{}`` for a job that does not
+        wait."""
         self.stored(project, job_id)  # 404 for an unknown job
         wait = self.scheduler.wait_info((project, job_id))
         if wait is None:

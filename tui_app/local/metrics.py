@@ -77,8 +77,8 @@ from tui_app.local.execution.executor import Executor
 from tui_app.local.execution.local_executor import SUPERVISOR_MODULE
 from tui_app.local.store import SAMPLES_SCHEMA, JobStore, connect
 from tui_app.local.timefmt import log_time
-from tui_app.model.states import JobState
-from tui_app.model.wire import parse_time
+from tui_app.model.jobs.states import JobState
+from tui_app.model.jobs.wire import parse_time
 
 log = logging.getLogger(__name__)
 

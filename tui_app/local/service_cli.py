@@ -36,8 +36,8 @@ from tui_app.local.environments.containers import (
 from tui_app.local.execution.executor import Executor, ExecutorError
 from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, MAX_WARM_ACTORS
 from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
+from tui_app.local.loopback import is_loopback
 from tui_app.local.paths import StateDir, StateDirError
-from tui_app.model.loopback import is_loopback
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_PROJECT", "ServiceError", "ServiceOptions"]
 

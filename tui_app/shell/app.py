@@ -26,16 +26,16 @@ from textual.worker import get_current_worker
 
 from tui_app.api.errors import ApiCallError
 from tui_app.config.settings import Settings, save_setting
-from tui_app.model.job_id import find_job_id
-from tui_app.model.job_view import JobRow, default_key
-from tui_app.model.states import JobState
-from tui_app.model.terminal_notify import (
+from tui_app.model.jobs.job_id import find_job_id
+from tui_app.model.jobs.states import JobState
+from tui_app.model.notify.terminal_notify import (
     desktop_sequences,
     in_tmux,
     notification_text,
     opted_out,
     terminal_bytes,
 )
+from tui_app.model.views.job_view import JobRow, default_key
 from tui_app.shell.job_actions import JobActions
 from tui_app.shell.job_watch import JobEnded, JobWatch
 from tui_app.shell.jobs_source import JobsSource
@@ -191,7 +191,7 @@ class JobsApp(JobActions):
     def _checked_keymap(self, keymap: dict[str, str]) -> dict[str, str]:
         """The keymap without the remaps that cannot work (an unknown id, a key another binding
         of the same screen answers to); ``keymap_warning`` says which and why."""
-        from tui_app.model.keymap import keymap_problems
+        from tui_app.config.keymap import keymap_problems
         from tui_app.shell.keymap_scopes import keymap_scopes
 
         problems = keymap_problems(keymap_scopes(self.BINDINGS), keymap)
@@ -325,7 +325,7 @@ class JobsApp(JobActions):
         The bell and the desktop notification go to the terminal in one write through the
         driver, as Textual's own ``App.bell`` writes its BEL: between two frames, never inside
         one. Inside tmux the OSCs go through its passthrough and the BEL outside it, so tmux
-        flags the window (``model/terminal_notify``).
+        flags the window (``model/notify/terminal_notify``).
         """
         notify = self.settings.notify
         state = ended.state.value

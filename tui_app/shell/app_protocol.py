@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from tui_app.config.settings import Settings
-    from tui_app.model.states import JobState
+    from tui_app.model.jobs.states import JobState
     from tui_app.shell.jobs_source import JobsSource
 
 

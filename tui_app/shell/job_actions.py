@@ -20,11 +20,11 @@ from textual.app import App, SuspendNotSupported
 
 from tui_app.api.errors import ApiCallError
 from tui_app.config.settings import Settings
-from tui_app.model.cluster import ml_units_per_hour, replica_groups
-from tui_app.model.states import CANCELLABLE_STATES, JobState
-from tui_app.model.tier_summary import ROLE_LABELS
-from tui_app.model.tiers import DEFAULT_SCALE_TIER
-from tui_app.model.wire import as_mapping
+from tui_app.model.builder.tier_summary import ROLE_LABELS
+from tui_app.model.jobs.cluster import ml_units_per_hour, replica_groups
+from tui_app.model.jobs.states import CANCELLABLE_STATES, JobState
+from tui_app.model.jobs.tiers import DEFAULT_SCALE_TIER
+from tui_app.model.jobs.wire import as_mapping
 from tui_app.shell.messages import JobsSubmitted
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.message_screen import MessageScreen
@@ -121,7 +121,7 @@ class JobActions(App[None]):
         One key must not start a job twice by being pressed twice, nor, on a cloud profile,
         a paid cluster unasked: ``confirm_resubmit: false`` in settings skips the question.
         """
-        from tui_app.model.job_config import resubmission  # pydantic: not before first paint
+        from tui_app.model.jobs.job_config import resubmission  # pydantic: not before first paint
 
         try:
             job = self.source.call(methodcaller("get", job_id))
@@ -186,7 +186,7 @@ class JobActions(App[None]):
         except ApiCallError as exc:
             self.call_from_thread(self.notify, f"Cannot read {job_id}: {exc}", severity="error")
             return
-        from tui_app.model.job_config import resubmission
+        from tui_app.model.jobs.job_config import resubmission
 
         def open_copy() -> None:
             from tui_app.shell.screens.builder_screen import BuilderScreen

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from tui_app.model.job_view import JobRow
-from tui_app.model.states import JobState
+from tui_app.model.jobs.states import JobState
+from tui_app.model.views.job_view import JobRow
 
 __all__ = ["JobEnded", "JobWatch", "WatchChange"]
 

@@ -1,5 +1,5 @@
 """Which bindings are active together, screen by screen, for the keymap check
-(``model.keymap``): a screen's own, those of the widgets it holds, and the App's."""
+(``config.keymap``): a screen's own, those of the widgets it holds, and the App's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
 
-from tui_app.model.keymap import Scope
+from tui_app.config.keymap import Scope
 
 
 def bindings_of(bindings: Iterable[BindingType]) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from textual.message import Message
 
-from tui_app.model.job_view import JobRow
+from tui_app.model.views.job_view import JobRow
 
 
 @dataclass

@@ -174,6 +174,7 @@ def _spawn(code: str, new_session: bool) -> subprocess.Popen[bytes]:
 def ignore_sigterm() -> None:
     """Ignore SIGTERM here and in a child that sleeps forever, so only SIGKILL of the whole
     process tree stops this replica: what a service's cancel has to cope with."""
+
     def noted(signum: int, frame: object) -> None:
         with open(SIGNALS_FILE, "a") as f:
             f.write(f"{os.getpid()} SIGTERM\n")

@@ -1,6 +1,6 @@
 """Runtime environments: a runtime's frameworks, installed once and shared by every job.
 
-Each ``Plan`` (``tui_app.model.runtimes``) becomes a virtual environment of its interpreter under
+Each ``Plan`` (``model.jobs.runtimes``) becomes a virtual environment of its interpreter under
 ``<state>/runtimes/<plan key>``: built the first time a job needs it, then reused as is. Jobs
 layer their own packages on top (``packages.install_layer``) without touching it.
 
@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui_app.model.runtimes import Plan, python_of, requirement_names
+from tui_app.model.jobs.runtimes import Plan, python_of, requirement_names
 
 MANIFEST = "manifest.json"
 PIP_TAIL_LINES = 20

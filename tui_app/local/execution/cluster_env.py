@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tui_app.local.execution.executor import Endpoint
-from tui_app.model.cluster import Replica
-from tui_app.model.tiers import Role
+from tui_app.model.jobs.cluster import Replica
+from tui_app.model.jobs.tiers import Role
 
 
 def free_ports(count: int) -> list[int]:

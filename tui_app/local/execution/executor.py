@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from tui_app.model.capacity import Capacity, Demand
-from tui_app.model.cluster import Replica
+from tui_app.model.jobs.cluster import Replica
+from tui_app.model.running.capacity import Capacity, Demand
 
 RunKey = tuple[str, str, str | None]
 """(project, job id, trial id or None): one run of replicas (a job, or one trial of it)."""

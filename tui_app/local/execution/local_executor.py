@@ -21,9 +21,9 @@ import psutil
 from tui_app.local.execution.cluster_env import REPLICA_MARKER, free_ports
 from tui_app.local.execution.executor import Endpoint, Note, ReplicaProcess, RunKey
 from tui_app.local.execution.supervisor import stop_signals_held
-from tui_app.model.capacity import Capacity, Demand, shortfall_notes
-from tui_app.model.cluster import Replica
-from tui_app.model.tiers import Role
+from tui_app.model.jobs.cluster import Replica
+from tui_app.model.jobs.tiers import Role
+from tui_app.model.running.capacity import Capacity, Demand, shortfall_notes
 
 SUPERVISOR_MODULE = "tui_app.local.execution.supervisor"
 ADOPTED_POLL_SECONDS = 0.1

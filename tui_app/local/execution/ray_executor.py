@@ -44,6 +44,12 @@ from tui_app.local.execution.executor import (
     ReplicaProcess,
     RunKey,
 )
+from tui_app.local.execution.ray_bundles import (
+    NodeResources,
+    bundle_for,
+    fits_nowhere,
+    placement_reason,
+)
 from tui_app.local.execution.ray_replica import (
     ReplicaActor,
     folder_probe,
@@ -51,17 +57,11 @@ from tui_app.local.execution.ray_replica import (
     rewrite_paths,
 )
 from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, WarmActors
-from tui_app.model.capacity import Capacity, Demand
-from tui_app.model.cluster import Replica
-from tui_app.model.job_images import job_images
-from tui_app.model.loopback import is_loopback
-from tui_app.model.ray_bundles import (
-    NodeResources,
-    bundle_for,
-    fits_nowhere,
-    placement_reason,
-)
-from tui_app.model.tiers import Role
+from tui_app.local.loopback import is_loopback
+from tui_app.model.jobs.cluster import Replica
+from tui_app.model.jobs.job_images import job_images
+from tui_app.model.jobs.tiers import Role
+from tui_app.model.running.capacity import Capacity, Demand
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ On the service's machine a job with a ``runtimeVersion`` runs in a layer (``pack
 runtime environment (``runtime_envs``), both virtual environments that name their interpreter
 and each other by absolute path: they cannot be shipped as files. A node that does not see the
 service's copy (``ray_replica.ReplicaActor.sees``) builds its own, the same way and cached the
-same way, under its own root (``ray_replica.node_root``):
+same way, under its own root (``ray_node_folders.node_root``):
 
 - the runtime environment from the plan the service's manifest records (runtime, Python,
   variant, requirements), on an interpreter of that Python found on the node
@@ -17,8 +17,8 @@ same way, under its own root (``ray_replica.node_root``):
 Replicas of several jobs (several actor processes) may build on one node at once: a file lock
 per environment lets one build and the others use its result. Every folder this makes directly
 under the node's root (``locks``, ``runtimes``, ``packages``, ``pip-cache``) is the service's
-user's alone (0700, ``ray_replica.node_folder``), like the root itself. Nothing here imports Ray:
-the actor hands this module the bytes and streams its log lines back.
+user's alone (0700, ``ray_node_folders.node_folder``), like the root itself. Nothing here imports
+Ray: the actor hands this module the bytes and streams its log lines back.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.local.environments import interpreters, packages, runtime_envs
-from tui_app.local.execution.ray_replica import FILE_MODE, node_folder
+from tui_app.local.execution.ray_node_folders import FILE_MODE, node_folder
 from tui_app.local.paths import StateDir, UnsafePathError
-from tui_app.model.runtimes import Plan, python_of
+from tui_app.model.jobs.runtimes import Plan, python_of
 
 
 class NodeEnvError(Exception):

@@ -31,7 +31,6 @@ training process running. Imported only where Ray is installed (the ``ray`` extr
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import hashlib
 import io
@@ -42,7 +41,6 @@ import queue
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tarfile
@@ -58,6 +56,12 @@ import psutil
 
 from tui_app.local.environments import packages
 from tui_app.local.execution.local_executor import SUPERVISOR_MODULE
+from tui_app.local.execution.ray_node_folders import (
+    FILE_MODE,
+    PRIVATE_MODE,
+    node_folder,
+    node_root,
+)
 from tui_app.local.execution.supervisor import stop_signals_held
 from tui_app.local.storage.storage_env import REPLICA_OUTPUT_FILES
 from tui_app.local.untrusted_files import UntrustedFileError, read_beneath, size_beneath
@@ -66,73 +70,9 @@ log = logging.getLogger(__name__)
 
 SHIP_EVERY_SECONDS = 0.1
 CHUNK_BYTES = 1 << 20
-NODE_ROOT_ENV = "TUI_APP_RAY_NODE_ROOT"
 NODE_LOCAL_ENV = "TUI_APP_RAY_NODE_LOCAL_ONLY"
 """Set (to 1) on a node: it uses none of the service's folders even where it sees them (a slow
 shared filesystem; the tests' stand-in for a node on another machine)."""
-
-
-def node_root() -> Path:
-    """Where replicas of this node keep their work dirs and package copies: the node's own
-    disk (``$TUI_APP_RAY_NODE_ROOT``, else a folder in the system temp dir per user)."""
-    given = os.environ.get(NODE_ROOT_ENV)
-    if given:
-        return Path(given)
-    return Path("/tmp") / f"tui-app-ray-{os.getuid()}"
-
-
-class NodeRootError(OSError):
-    """A folder under the node's root cannot be made private: another user owns it, or it is
-    a link or a file. The message names it and says what to do."""
-
-
-PRIVATE_MODE = 0o700
-FILE_MODE = 0o600
-
-
-def _private_folder(path: Path) -> None:
-    """``path`` a folder only this user may enter: made 0700, or one of ours found (made by an
-    older version, 0755) and set to 0700. A link or another user's folder in its place is
-    refused: the default root is in the world-writable ``/tmp``, where anyone may have made
-    ``tui-app-ray-<uid>`` first, to read the credentials written into it."""
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path, PRIVATE_MODE)
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode):
-        what = "a link" if stat.S_ISLNK(st.st_mode) else "not a folder"
-        raise NodeRootError(
-            errno.ENOTDIR,
-            f"{path} is {what}; the replicas' folders on this node must be real folders of the "
-            f"service's user. Remove it, or point {NODE_ROOT_ENV} elsewhere.",
-        )
-    if st.st_uid != os.getuid():
-        raise NodeRootError(
-            errno.EPERM,
-            f"{path} belongs to user {st.st_uid}, not to this one ({os.getuid()}): replicas' "
-            f"credentials are never written there. Remove it, or point {NODE_ROOT_ENV} at a "
-            "folder of this user.",
-        )
-    if stat.S_IMODE(st.st_mode) != PRIVATE_MODE:
-        os.chmod(path, PRIVATE_MODE)
-
-
-def node_folder(root: Path, *parts: str) -> Path:
-    """``root/parts...``, every folder from ``root`` down private (``_private_folder``); the
-    folders above ``root`` are made as usual. A folder removed meanwhile by an actor that
-    cleaned up (an empty run folder) is made again."""
-    root.parent.mkdir(parents=True, exist_ok=True)
-    for attempt in range(5):
-        path = root
-        try:
-            _private_folder(path)
-            for part in parts:
-                path = path / part
-                _private_folder(path)
-            return path
-        except FileNotFoundError:  # a folder above was removed between two steps
-            if attempt == 4:
-                raise
-    raise AssertionError("unreachable")
 
 
 def write_private(path: Path, data: bytes) -> None:

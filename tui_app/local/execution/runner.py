@@ -35,17 +35,17 @@ from tui_app.local.logs.log_ingest import LogSource
 from tui_app.local.storage.storage_env import STATUS_MAX_BYTES
 from tui_app.local.timefmt import parse_job_time
 from tui_app.local.untrusted_files import opened_beneath, read_at, read_beneath
-from tui_app.model.capacity import Demand, fit, job_demand
-from tui_app.model.cluster import Replica, replicas
-from tui_app.model.failure_cause import job_failed_line
-from tui_app.model.job_images import container_entry, job_images, replica_image
-from tui_app.model.limits import TimeLimit, running_limit, wait_limit
-from tui_app.model.queue_wait import wait_summary
-from tui_app.model.runtimes import RuntimeRefused, missing_module_hint
-from tui_app.model.severity import SEVERITIES
-from tui_app.model.states import JobState
-from tui_app.model.tiers import MACHINE_TYPES, Role
-from tui_app.model.tracebacks import error_summary
+from tui_app.model.jobs.cluster import Replica, replicas
+from tui_app.model.jobs.job_images import container_entry, job_images, replica_image
+from tui_app.model.jobs.runtimes import RuntimeRefused, missing_module_hint
+from tui_app.model.jobs.states import JobState
+from tui_app.model.jobs.tiers import MACHINE_TYPES, Role
+from tui_app.model.logs.failure_cause import job_failed_line
+from tui_app.model.logs.severity import SEVERITIES
+from tui_app.model.logs.tracebacks import error_summary
+from tui_app.model.running.capacity import Demand, fit, job_demand
+from tui_app.model.running.limits import TimeLimit, running_limit, wait_limit
+from tui_app.model.running.queue_wait import wait_summary
 
 if TYPE_CHECKING:
     from tui_app.local.execution.runner_host import RunnerHost

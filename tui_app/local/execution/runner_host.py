@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from tui_app.local.logs.log_ingest import LogSource
     from tui_app.local.paths import StateDir
     from tui_app.local.storage.storage_env import ReplicaWriter
-    from tui_app.model.states import JobState
+    from tui_app.model.jobs.states import JobState
 
 
 class RunnerHost(Protocol):

@@ -5,7 +5,7 @@ means what it says: a job starts only when every job ahead of it has. No backfil
 never overtakes a big one, which would otherwise wait as long as small jobs keep coming.
 
 Each replica takes one slot and its GPUs; an admitted job is told which GPU devices each replica
-holds. A job bigger than the machine is cut down to it (``tui_app.model.capacity.fit``) and so
+holds. A job bigger than the machine is cut down to it (``model.running.capacity.fit``) and so
 runs once the machine is free rather than waiting forever.
 """
 
@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from tui_app.model.capacity import (
+from tui_app.model.running.capacity import (
     PCI_BUS_ORDER,
     Capacity,
     Demand,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tui_app.local.storage.storage_env import HYPERTUNE_MAX_BYTES, REPLICA_OUTPUT_FILES
 from tui_app.local.untrusted_files import UntrustedFileError, opened_beneath, read_at
-from tui_app.model.hp_search import metric_point
+from tui_app.model.running.hp_search import metric_point
 
 __all__ = ["HYPERTUNE_FILE", "POLL_BYTES", "POLL_LINES", "HypertuneFeed", "MetricFileError"]
 

@@ -7,7 +7,7 @@ lane asks the scheduler for one trial's capacity (in turn with every other job),
 trials never overcommit the machine. Each trial is a ``TrialRun``: a ``JobRunner`` whose replicas
 live under ``trials/<id>/``, get ``--<parameterName>=<value>``, ``TF_CONFIG.task.trial``,
 ``CLOUD_ML_TRIAL_ID`` and their own ``CLOUD_ML_HP_METRIC_FILE``, and whose log entries carry the
-trial id. Which point each trial tries is ``tui_app.model.hp_search``'s business.
+trial id. Which point each trial tries is ``tui_app.model.running.hp_search``'s business.
 
 ``trainingOutput`` is rewritten whenever a trial starts, reports or ends. The job succeeds once
 the trials are done, even when some failed, unless ``maxFailedTrials`` of them failed: then it
@@ -16,10 +16,10 @@ fails, naming the count.
 Every trial gets the same ``--job-dir``, as on the platform (a trainer appends the trial id from
 ``TF_CONFIG`` itself). The runner listens to the objects the trials' replicas write
 (``RunnerHost.on_object_written``): each trial's entry gets an ``output`` field (where it wrote,
-see ``tui_app.model.trials.TRIAL_OUTPUT_FIELD``), and trials writing files into one directory
+see ``tui_app.model.views.trials.TRIAL_OUTPUT_FIELD``), and trials writing files into one directory
 get a warning in the job's log the moment it happens. A trial that reported nothing through
 cloudml-hypertune gets its metric from the TensorFlow summary events it wrote, as the platform
-read them (``tui_app.model.tf_events``); one with neither says "no metric reported".
+read them (``tui_app.model.metrics.tf_events``); one with neither says "no metric reported".
 """
 
 from __future__ import annotations
@@ -36,8 +36,18 @@ from tui_app.local.execution.scheduler import LANE_MARK, Grant
 from tui_app.local.execution.trial_metrics import HypertuneFeed, MetricFileError
 from tui_app.local.timefmt import job_time
 from tui_app.local.untrusted_files import UntrustedFileError, files_beneath, read_beneath
-from tui_app.model.capacity import job_demand
-from tui_app.model.hp_search import (
+from tui_app.model.jobs.states import JobState
+from tui_app.model.jobs.tiers import Role
+from tui_app.model.logs.severity import SEVERITIES
+from tui_app.model.metrics.tf_events import is_event_file, scalar_series
+from tui_app.model.metrics.trial_outputs import (
+    parent,
+    shared_directories,
+    sharing_warning,
+    trial_outputs,
+)
+from tui_app.model.running.capacity import job_demand
+from tui_app.model.running.hp_search import (
     DEFAULT_METRIC_TAG,
     METRIC_HISTORY_LIMIT,
     Search,
@@ -46,16 +56,6 @@ from tui_app.model.hp_search import (
     arguments,
     max_failed,
     metric_history,
-)
-from tui_app.model.severity import SEVERITIES
-from tui_app.model.states import JobState
-from tui_app.model.tf_events import is_event_file, scalar_series
-from tui_app.model.tiers import Role
-from tui_app.model.trial_outputs import (
-    parent,
-    shared_directories,
-    sharing_warning,
-    trial_outputs,
 )
 
 if TYPE_CHECKING:

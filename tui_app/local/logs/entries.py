@@ -19,8 +19,8 @@ from tui_app.local.page_tokens import NOT_OURS, decode_page_token, encode_page_t
 from tui_app.local.paths import project_error
 from tui_app.local.store import LogStore
 from tui_app.local.timefmt import log_time
-from tui_app.model.filter_expr import FilterSyntaxError
-from tui_app.model.severity import severity_name
+from tui_app.model.filters.filter_expr import FilterSyntaxError
+from tui_app.model.logs.severity import severity_name
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui_app.model.log_records import default_severity, record_severity, stream_severities
+from tui_app.model.logs.log_records import default_severity, record_severity, stream_severities
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 READ_CHUNK = 8 * 1024 * 1024
@@ -50,7 +50,7 @@ class LogSource:
     partial: bytearray = field(default_factory=bytearray)
     open_record: int | None = None
     """The severity of the logging record the last lines read left open: the next lines
-    without a prefix of their own continue it (``tui_app.model.log_records``)."""
+    without a prefix of their own continue it (``tui_app.model.logs.log_records``)."""
 
     def severities(self, lines: list[str], more: bool) -> list[int]:
         """The severity of each line of one ``read``, given whether more bytes were waiting.

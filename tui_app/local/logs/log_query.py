@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
-from tui_app.model.filter_expr import (
+from tui_app.model.filters.filter_expr import (
     And,
     Compare,
     Node,
@@ -41,7 +41,7 @@ from tui_app.model.filter_expr import (
     parse_filter,
     parse_timestamp,
 )
-from tui_app.model.severity import SEVERITIES, parse_severity, severity_name
+from tui_app.model.logs.severity import SEVERITIES, parse_severity, severity_name
 
 __all__ = [
     "MAX_SQL_NESTING",

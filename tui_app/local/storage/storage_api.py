@@ -10,12 +10,12 @@ Every route also answers under ``/_replica/<secret>``: a replica's own credentia
 (``storage_env``), which the auth middleware accepts there and on no other route. Writes made
 with it are reported to ``on_write`` with the replica that made them.
 
-A replica's credential reaches only its own job's paths (``model/storage_scope.py`` says which
-and why; ``on_scope`` gives a request's scope): anything else is a 403 that names what was asked
-and what the replica may reach, checked before the store is touched, so a refusal says nothing
-about whether the object exists. Listings of a folder on the way to its paths show only what is
-in scope or leads to it; staged packages (``is_package``) are read-only to every replica, even
-inside its own jobDir. Requests with the service's own token are never scoped.
+A replica's credential reaches only its own job's paths (``model/running/storage_scope.py`` says
+which and why; ``on_scope`` gives a request's scope): anything else is a 403 that names what was
+asked and what the replica may reach, checked before the store is touched, so a refusal says nothing
+about whether the object exists. Listings of a folder on the way to its paths show only what is in
+scope or leads to it; staged packages (``is_package``) are read-only to every replica, even inside
+its own jobDir. Requests with the service's own token are never scoped.
 
 How gcloud uploads its packages
 
@@ -78,7 +78,7 @@ from tui_app.local.storage.upload_bodies import (
     size_field,
     write_chunk,
 )
-from tui_app.model.storage_scope import StorageScope
+from tui_app.model.running.storage_scope import StorageScope
 
 __all__ = [
     "STORE_KEY",
@@ -150,7 +150,7 @@ def _report(request: web.Request, writer: ReplicaWriter | None, bucket: str, nam
         hook(writer, bucket, name)
 
 
-# -- a replica's scope (model/storage_scope.py) -------------------------------------------------
+# -- a replica's scope (model/running/storage_scope.py) ---------------------------------------
 
 
 async def _scope(request: web.Request) -> StorageScope | None:

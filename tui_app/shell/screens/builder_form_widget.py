@@ -1,6 +1,6 @@
 """The builder's form: every field of a training job, its inline errors, the parameter table.
 
-It holds no rules: it reads and writes ``FormValues`` (``tui_app.model.builder_form``), shows the
+It holds no rules: it reads and writes ``FormValues`` (``model.builder.builder_form``), shows the
 errors it is given under the fields they name, and says ``Changed`` whenever a field changes. The
 screen validates (debounced) and decides what the errors are.
 
@@ -23,7 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Checkbox, Collapsible, Input, Label, Select, Static, TextArea
 from textual.widgets.select import InvalidSelectValueError
 
-from tui_app.model.builder_form import (
+from tui_app.model.builder.builder_form import (
     ALGORITHMS,
     FIELD_KEYS,
     GOALS,
@@ -32,9 +32,9 @@ from tui_app.model.builder_form import (
     FormValues,
     RoleFields,
 )
-from tui_app.model.job_spec import DEFAULT_METRIC_TAG, PYTHON_VERSIONS, RUNTIME_PYTHON
-from tui_app.model.tier_summary import short_accelerator
-from tui_app.model.tiers import (
+from tui_app.model.builder.tier_summary import short_accelerator
+from tui_app.model.jobs.job_spec import DEFAULT_METRIC_TAG, PYTHON_VERSIONS, RUNTIME_PYTHON
+from tui_app.model.jobs.tiers import (
     ACCELERATORS,
     COMPUTE_ENGINE_MACHINE_TYPES,
     LEGACY_MACHINE_TYPES,

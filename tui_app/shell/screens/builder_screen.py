@@ -44,8 +44,7 @@ from tui_app.config.presets import (
     sample_trainer_dir,
     save_preset,
 )
-from tui_app.model.backend_notes import Backend
-from tui_app.model.builder_form import (
+from tui_app.model.builder.builder_form import (
     FormValues,
     field_key,
     form_to_job,
@@ -53,21 +52,22 @@ from tui_app.model.builder_form import (
     new_form,
     param_index,
 )
-from tui_app.model.engine_label import engine_found, runs_with
-from tui_app.model.gcloud_command import format_command, gcloud_package_path, submit_command
-from tui_app.model.job_config import (
+from tui_app.model.builder.starter_presets import STARTER_PRESETS, preset_choices
+from tui_app.model.builder.tier_summary import summarize_cluster
+from tui_app.model.jobs.engine_label import engine_found, runs_with
+from tui_app.model.jobs.gcloud_command import format_command, gcloud_package_path, submit_command
+from tui_app.model.jobs.job_config import (
     CONFIG_HEADER,
     ConfigError,
     from_config_yaml,
     package_folder_of,
     to_config_yaml,
 )
-from tui_app.model.job_id import base_name, new_job_id
-from tui_app.model.job_images import replica_image
-from tui_app.model.job_spec import FieldViolation, JobSpecError, parse_job
-from tui_app.model.starter_presets import STARTER_PRESETS, preset_choices
-from tui_app.model.tier_summary import summarize_cluster
-from tui_app.model.tiers import Role
+from tui_app.model.jobs.job_id import base_name, new_job_id
+from tui_app.model.jobs.job_images import replica_image
+from tui_app.model.jobs.job_spec import FieldViolation, JobSpecError, parse_job
+from tui_app.model.jobs.tiers import Role
+from tui_app.model.vertex.backend_notes import Backend
 from tui_app.shell.app_protocol import ShellApp, shell_app
 from tui_app.shell.package_build import PackageBuildError, cached_sdist, package_folder_error
 from tui_app.shell.screens.builder_form_widget import BuilderForm, set_text

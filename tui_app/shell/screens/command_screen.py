@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Input, Label
 
-from tui_app.model.job_id import find_job_id
+from tui_app.model.jobs.job_id import find_job_id
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 

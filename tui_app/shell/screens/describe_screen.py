@@ -38,13 +38,13 @@ from textual.worker import Worker, get_current_worker
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.metrics_client import UsageHistory
-from tui_app.model.describe import job_yaml, summarize
-from tui_app.model.job_images import replica_image
-from tui_app.model.replica_nodes import PlacedReplica
-from tui_app.model.replica_usage import ReplicaSamples
-from tui_app.model.states import JobState
-from tui_app.model.tiers import Role
-from tui_app.model.trials import (
+from tui_app.model.jobs.job_images import replica_image
+from tui_app.model.jobs.states import JobState
+from tui_app.model.jobs.tiers import Role
+from tui_app.model.views.describe import job_yaml, summarize
+from tui_app.model.views.replica_nodes import PlacedReplica
+from tui_app.model.views.replica_usage import ReplicaSamples
+from tui_app.model.views.trials import (
     completed_trials,
     goal_of,
     is_tuning_job,

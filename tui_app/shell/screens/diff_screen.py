@@ -12,7 +12,7 @@
 Each side is read in a thread worker: the job (jobs.get), then what the model compares
 (``tui_app.api.job_compare.gather_facts``: the ``:environment`` answer with the packages'
 hashes, the last scalar values), made into one document per side
-(``tui_app.model.job_diff.comparison_document``, or ``trial_document`` for trials) and compared
+(``model.views.job_diff.comparison_document``, or ``trial_document`` for trials) and compared
 field by field (``diff_sections``). The view shows the changed rows of each section and folds
 the unchanged ones into "⋯ 12 the same", which ``u`` unfolds everywhere. What a job that has not
 started cannot tell yet (its packages' bytes, its runtime: ``DiffRow.pending``) is neither: the
@@ -45,7 +45,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from tui_app.api.errors import ApiCallError
-from tui_app.model.job_diff import (
+from tui_app.model.views.job_diff import (
     DiffSection,
     comparison_document,
     diff_sections,

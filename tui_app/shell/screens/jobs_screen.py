@@ -16,7 +16,15 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from tui_app.model.job_view import (
+from tui_app.model.filters.list_filter import (
+    FilterIndex,
+    ListFilter,
+    filter_rows,
+    parse_list_filter,
+    refine,
+)
+from tui_app.model.jobs.states import JobState
+from tui_app.model.views.job_view import (
     JobRow,
     SortColumn,
     count_by_state,
@@ -25,14 +33,6 @@ from tui_app.model.job_view import (
     sort_description,
     sort_rows,
 )
-from tui_app.model.list_filter import (
-    FilterIndex,
-    ListFilter,
-    filter_rows,
-    parse_list_filter,
-    refine,
-)
-from tui_app.model.states import JobState
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 from tui_app.shell.metrics_request import MetricsRequested
@@ -527,7 +527,7 @@ class JobsScreen(Screen[None]):
         """Compare ``job_id`` with the job it was resubmitted from, else the newest earlier job
         of its name (``D`` on one job, ``:diff ID``); a toast says why when there is neither."""
         from tui_app.api.job_compare import ResubmitHistory
-        from tui_app.model.job_diff import diff_partner
+        from tui_app.model.views.job_diff import diff_partner
 
         by_id = {r.job_id: r for r in self.rows}
         sources = ResubmitHistory().sources(self.shell.project)

@@ -38,13 +38,13 @@ from textual.worker import get_current_worker
 
 from tui_app.api.errors import ApiCallError
 from tui_app.config.locations import saved_logs_dir
-from tui_app.model.log_line import LogLine, task_tag
-from tui_app.model.log_text import CleanLine
-from tui_app.model.replica_nodes import ReplicaNode, nodes_by_task
-from tui_app.model.severity import SEVERITIES, severity_name
-from tui_app.model.task_names import SERVICE_TASK, job_task_names
-from tui_app.model.trials import trial_of
-from tui_app.model.wire import as_mapping
+from tui_app.model.jobs.task_names import SERVICE_TASK, job_task_names
+from tui_app.model.jobs.wire import as_mapping
+from tui_app.model.logs.log_line import LogLine, task_tag
+from tui_app.model.logs.log_text import CleanLine
+from tui_app.model.logs.severity import SEVERITIES, severity_name
+from tui_app.model.views.replica_nodes import ReplicaNode, nodes_by_task
+from tui_app.model.views.trials import trial_of
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.screens.picker_screen import PickerScreen
 from tui_app.shell.screens.prompt_screen import ask_where_to_save

@@ -51,13 +51,13 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
 from tui_app.api.errors import ApiCallError
-from tui_app.model.chart_ticks import X_AXES, format_step, zoom_offer
-from tui_app.model.job_spec import DEFAULT_METRIC_TAG
-from tui_app.model.metric_goals import Goal, best_trial, ranked_trials
-from tui_app.model.metric_series import MetricSet, SeriesKey, XAxis, drawn_keys, run_labels
-from tui_app.model.metric_tags import filter_tags, tag_sort_key
-from tui_app.model.states import STATE_SYMBOL, JobState
-from tui_app.model.trials import (
+from tui_app.model.jobs.job_spec import DEFAULT_METRIC_TAG
+from tui_app.model.jobs.states import STATE_SYMBOL, JobState
+from tui_app.model.metrics.chart_ticks import X_AXES, format_step, zoom_offer
+from tui_app.model.metrics.metric_goals import Goal, best_trial, ranked_trials
+from tui_app.model.metrics.metric_series import MetricSet, SeriesKey, XAxis, drawn_keys, run_labels
+from tui_app.model.metrics.metric_tags import filter_tags, tag_sort_key
+from tui_app.model.views.trials import (
     LIVE_STATES,
     TrialRow,
     final_objectives,

@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static
 
-from tui_app.model.builder_form import PARAMETER_TYPES, SCALE_TYPES
+from tui_app.model.builder.builder_form import PARAMETER_TYPES, SCALE_TYPES
 from tui_app.widgets.params_table import format_number
 
 SCALE_LABELS = {

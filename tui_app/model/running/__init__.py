@@ -1,0 +1,4 @@
+"""How the local service runs a job, as rules without IO: what fits the machine (capacity), what
+it costs, the scheduling limits, why a queued job waits, which gs:// paths a replica may touch,
+and the hyperparameter search that picks each trial's parameters.
+"""

@@ -1,0 +1,449 @@
+"""What the job list shows: one compact row per job, its sort orders and its folded groups.
+
+Pure: no Textual, no IO. The list holds up to ~100k jobs, so a :class:`JobRow` keeps only the
+columns the list shows (never the raw resource dict; ~0.85 KB per row) and precomputes the text
+the ``/`` filter searches (``haystack``), so filtering formats nothing (see ``list_filter``).
+``from_job`` costs ~20 us per job, most of it ``strptime`` in ``split_job_id``: build rows for new
+or changed jobs, not for every poll.
+
+Invariants:
+
+- Rows are keyed by ``job_id``; folded groups by ``group:<base>`` (see :attr:`GroupRow.key`).
+- The master list is sorted once (by :func:`default_key` or :func:`sort_rows`), and filtering
+  keeps its order, so nothing re-sorts per keystroke.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from tui_app.model.jobs.cluster import replica_groups
+from tui_app.model.jobs.job_id import split_job_id
+from tui_app.model.jobs.states import STATE_ORDER, STATE_SYMBOL, JobState
+from tui_app.model.jobs.wire import as_float, as_int, parse_time
+from tui_app.model.logs.failure_cause import failure_cause
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+DEFAULT_TIER = "BASIC"
+GROUP_KEY_PREFIX = "group:"
+TIMES = "\u00d7"
+"""The multiplication sign between a tier and its replica count: ``CUSTOM`` TIMES ``4``."""
+
+# STATE_UNSPECIFIED is 17 characters; the list's STATE column is narrow, so show it as this.
+_STATE_NAME: dict[JobState, str] = {s: s.value for s in JobState} | {
+    JobState.STATE_UNSPECIFIED: "UNKNOWN"
+}
+_STATE_RANK: dict[JobState, int] = {s: i for i, s in enumerate(STATE_ORDER)}
+_UNRANKED = len(STATE_ORDER)
+
+
+def state_name(state: JobState) -> str:
+    """The name the list shows for a state (``STATE_UNSPECIFIED`` reads ``UNKNOWN``)."""
+    return _STATE_NAME[state]
+
+
+def parse_state(value: object) -> JobState:
+    """The JobState of a wire value; anything unknown is ``STATE_UNSPECIFIED``."""
+    try:
+        return JobState(str(value).upper()) if value is not None else JobState.STATE_UNSPECIFIED
+    except ValueError:
+        return JobState.STATE_UNSPECIFIED
+
+
+def _flat(text: str) -> str:
+    """``text`` on one line with no tabs: the haystack's separators stay unambiguous."""
+    if "\t" in text or "\n" in text or "\r" in text:
+        return text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+    return text
+
+
+def _replica_count(training_input: object) -> int:
+    """``len(replicas(training_input))``, without building the replicas; 0 when malformed."""
+    if training_input is None:
+        training_input = {}
+    if not isinstance(training_input, Mapping):
+        return 0
+    try:
+        return sum(group.count for group in replica_groups(training_input))
+    except Exception:  # a malformed trainingInput must never break the list
+        return 0
+
+
+def format_elapsed(delta: timedelta | None) -> str:
+    """A duration as every view shows it: ``7s``, ``4m05s``, ``1h02m``, ``3d04h``; "" for None.
+
+    The one format of the list, the detail, the trials table and ``tui-app jobs``: two units at
+    most, the larger first, so it fits the list's ELAPSED column at any length.
+    """
+    if delta is None:
+        return ""
+    total = max(0, int(delta.total_seconds()))
+    if total < 60:
+        return f"{total}s"
+    if total < 3600:
+        return f"{total // 60}m{total % 60:02d}s"
+    if total < 86400:
+        return f"{total // 3600}h{total % 3600 // 60:02d}m"
+    return f"{total // 86400}d{total % 86400 // 3600:02d}h"
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    """One job as the list shows it; built by :meth:`from_job`, keyed by ``job_id``."""
+
+    job_id: str
+    base: str
+    """The id without its ``_YYYYMMDD_HHMMSS`` suffix: the family the job belongs to."""
+    stamp: datetime | None
+    """The id's timestamp suffix (UTC), or None when the id has none."""
+    state: JobState
+    created: datetime | None
+    started: datetime | None
+    ended: datetime | None
+    scale_tier: str
+    replica_count: int
+    ml_units: float | None
+    error: str
+    """Why it failed, in one line (``failure_cause`` of ``errorMessage``); empty for none."""
+    labels: tuple[tuple[str, str], ...]
+    """Sorted ``(key, value)`` pairs."""
+    position: int | None
+    """``jobPosition`` (QUEUED jobs only): how many jobs are ahead in the queue."""
+    haystack: str
+    """The visible columns' text, lowercase: what a case-insensitive filter searches.
+
+    ``"<id> <state> <tier> ×<n> <error>\\t<k>=<v>\\t…"``: labels are tab-delimited so that the
+    filter's ``label:`` tokens are exact substring tests."""
+    haystack_cased: str
+    """The same text with its case kept: what a filter with an uppercase letter searches."""
+
+    @classmethod
+    def from_job(cls, job: Mapping[str, Any]) -> JobRow:
+        """The row for an ml v1 Job resource; every field may be missing or malformed."""
+        job_id = str(job.get("jobId") or "")
+        base, stamp = split_job_id(job_id)
+        state = parse_state(job.get("state"))
+        training_input = job.get("trainingInput")
+        tier = DEFAULT_TIER
+        if isinstance(training_input, Mapping):
+            tier = str(training_input.get("scaleTier") or DEFAULT_TIER)
+        output = job.get("trainingOutput")
+        ml_units = (
+            as_float(output.get("consumedMLUnits"), keep_nan=True)
+            if isinstance(output, Mapping)
+            else None
+        )
+        message = job.get("errorMessage")
+        error = ""
+        if isinstance(message, str):
+            error = _flat(failure_cause(message))
+        raw_labels = job.get("labels")
+        labels: tuple[tuple[str, str], ...] = ()
+        if isinstance(raw_labels, Mapping):
+            labels = tuple(
+                sorted((sys.intern(str(k)), sys.intern(str(v))) for k, v in raw_labels.items())
+            )
+        count = _replica_count(training_input)
+        position = as_int(job.get("jobPosition"))
+        # Labels follow as "\tkey=value" and the text ends in "\t", so the filter's label tokens
+        # are exact substring tests ("\tteam=nlp\t") with no per-row Python.
+        cased = f"{_flat(job_id)} {state_name(state)} {_flat(tier)} {TIMES}{count} {error}\t"
+        cased += "".join(f"{_flat(k)}={_flat(v)}\t" for k, v in labels)
+        return cls(
+            job_id=job_id,
+            # Interned: many rows share a base name and a tier; this keeps 100k rows small.
+            base=sys.intern(base),
+            stamp=stamp,
+            state=state,
+            created=parse_time(job.get("createTime")),
+            started=parse_time(job.get("startTime")),
+            ended=parse_time(job.get("endTime")),
+            scale_tier=sys.intern(tier),
+            replica_count=count,
+            ml_units=ml_units,
+            error=error,
+            labels=labels,
+            position=position,
+            haystack=cased.lower(),
+            haystack_cased=cased,
+        )
+
+    @property
+    def key(self) -> str:
+        """The row's key in the list: its job id."""
+        return self.job_id
+
+    @property
+    def tier_label(self) -> str:
+        """The TIER cell: tier, multiplication sign, replica count (``CUSTOM`` TIMES ``4``)."""
+        return f"{self.scale_tier} {TIMES}{self.replica_count}"
+
+    @property
+    def sort_time(self) -> datetime:
+        """When the job was submitted: the id's stamp, else createTime, else the epoch."""
+        return self.stamp or self.created or EPOCH
+
+    def elapsed(self, now: datetime) -> timedelta | None:
+        """How long the job has run: ``(end or now) - start``; None before it started.
+
+        A job that ended without ever starting (cancelled while QUEUED, refused while PREPARING)
+        never ran: None, not its time in the queue passed off as a run. The wait is
+        :meth:`waited`, shown apart: counting it here made ``QUEUED 5m23s`` turn into
+        ``RUNNING 2s`` when the job started."""
+        if self.started is None:
+            return None
+        return (self.ended or now) - self.started
+
+    def waited(self, now: datetime) -> timedelta | None:
+        """How long the job waited to start (so far, while it still waits): from creation to
+        its start, or to its end when it never started; None without a createTime."""
+        if self.created is None:
+            return None
+        return (self.started or self.ended or now) - self.created
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRow:
+    """A folded family of jobs (consecutive rows sharing a base name), shown as one line."""
+
+    base: str
+    count: int
+    counts: tuple[tuple[JobState, int], ...]
+    """Non-zero counts per state, in ``STATE_ORDER`` (``STATE_UNSPECIFIED`` last)."""
+    newest: datetime | None
+    """The newest ``createTime`` in the group."""
+    job_ids: tuple[str, ...] = ()
+    """The jobs the line stands for (marks on them show on the group's line)."""
+
+    @property
+    def key(self) -> str:
+        """The row's key in the list: ``group:<base>``."""
+        return GROUP_KEY_PREFIX + self.base
+
+    @classmethod
+    def of(cls, base: str, rows: Sequence[JobRow]) -> GroupRow:
+        """The group of ``rows`` (all sharing ``base``)."""
+        by_state = count_by_state(rows)
+        created = [r.created for r in rows if r.created is not None]
+        return cls(
+            base=base,
+            count=len(rows),
+            counts=tuple((s, n) for s, n in by_state.items() if n),
+            newest=max(created) if created else None,
+            job_ids=tuple(r.job_id for r in rows),
+        )
+
+
+ListRow = JobRow | GroupRow
+
+
+def count_by_state(rows: Iterable[JobRow]) -> dict[JobState, int]:
+    """How many rows are in each state; every state is a key (zeros included), in
+    ``STATE_ORDER`` followed by ``STATE_UNSPECIFIED``."""
+    counts = dict.fromkeys((*STATE_ORDER, JobState.STATE_UNSPECIFIED), 0)
+    for row in rows:
+        counts[row.state] += 1
+    return counts
+
+
+def group_summary(group: GroupRow) -> str:
+    """``5 jobs: ▶1 ✓3 ✗1``."""
+    noun = "job" if group.count == 1 else "jobs"
+    parts = " ".join(f"{STATE_SYMBOL[s]}{n}" for s, n in group.counts)
+    return f"{group.count} {noun}: {parts}" if parts else f"{group.count} {noun}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Sorting
+
+
+def default_key(row: JobRow) -> tuple[str, str, float, str]:
+    """Base name (case-insensitive), then newest first by the id's stamp or createTime, then id."""
+    return (row.base.casefold(), row.base, -row.sort_time.timestamp(), row.job_id)
+
+
+class SortColumn(StrEnum):
+    """The orders the list can show; each has a natural direction (see :attr:`descending`)."""
+
+    DEFAULT = "default"
+    """Base name A→Z, newest first within a name."""
+    ID = "id"
+    """Job id A→Z (case-insensitive)."""
+    STATE = "state"
+    """Lifecycle order: QUEUED … CANCELLED (``STATE_ORDER``)."""
+    CREATED = "created"
+    """Newest first."""
+    ELAPSED = "elapsed"
+    """Longest first; unknown last."""
+    TIER = "tier"
+    """Tier name A→Z, then replica count."""
+    ML_UNITS = "ml_units"
+    """Most expensive first; unknown last."""
+
+    @property
+    def descending(self) -> bool:
+        """True when the natural order (``reverse=False``) puts the largest value first."""
+        return self in (SortColumn.CREATED, SortColumn.ELAPSED, SortColumn.ML_UNITS)
+
+
+SORT_CYCLE: tuple[SortColumn, ...] = tuple(SortColumn)
+"""The orders ``o`` steps through, from the default back to it."""
+
+_SORT_WORDS: dict[SortColumn, tuple[str, str, str]] = {
+    # (what is sorted, its natural direction, the opposite): the toast and the header say these.
+    SortColumn.DEFAULT: ("name", "A→Z, newest first", "Z→A, oldest first"),
+    SortColumn.ID: ("job id", "A→Z", "Z→A"),
+    SortColumn.STATE: ("state", "QUEUED→CANCELLED", "CANCELLED→QUEUED"),
+    SortColumn.CREATED: ("created", "newest first", "oldest first"),
+    SortColumn.ELAPSED: ("elapsed", "longest first", "shortest first"),
+    SortColumn.TIER: ("tier", "A→Z", "Z→A"),
+    SortColumn.ML_UNITS: ("ML units", "most first", "fewest first"),
+}
+
+
+def next_sort(column: SortColumn, shown: Collection[SortColumn] = SORT_CYCLE) -> SortColumn:
+    """The order ``o`` moves to after ``column`` (after the last, the default again).
+
+    Only the columns ``shown`` at the list's width count: an order by a column the width hides
+    would sort the rows by something nobody can see, with no arrow anywhere to say so. The
+    default order is always there (it lives in JOB ID's title).
+    """
+    i = SORT_CYCLE.index(column)
+    for step in range(1, len(SORT_CYCLE) + 1):
+        candidate = SORT_CYCLE[(i + step) % len(SORT_CYCLE)]
+        if candidate is SortColumn.DEFAULT or candidate in shown:
+            return candidate
+    return SortColumn.DEFAULT
+
+
+def sort_arrow(column: SortColumn, reverse: bool) -> str:
+    """▲ when the smallest value comes first, ▼ when the largest does (as the header shows)."""
+    return "▼" if column.descending != reverse else "▲"
+
+
+def sort_description(column: SortColumn, reverse: bool) -> str:
+    """The list's order in words: ``name, A→Z, newest first``, ``created, oldest first``."""
+    what, natural, opposite = _SORT_WORDS[column]
+    return f"{what}, {opposite if reverse else natural}"
+
+
+def sort_header(column: SortColumn, reverse: bool, width: int = 80) -> str:
+    """The JOB ID column's title for the orders it carries.
+
+    The default order (base name, then newest) and a plain id sort both live in this column;
+    each gets its own title, so the header never claims ``JOB ID▲`` for two different orders.
+    ``width`` is the column's: the title is never cut mid-word.
+    """
+    arrow = sort_arrow(column, reverse)
+    if column is SortColumn.DEFAULT:
+        full = f"JOB ID · name{arrow} {'oldest' if reverse else 'newest'} first"
+        # Narrower than that, the title keeps what tells this order from a plain id sort.
+        return full if len(full) <= width else f"JOB ID · name{arrow}"
+    if column is SortColumn.ID:
+        return "JOB ID" + arrow
+    return "JOB ID"
+
+
+def sort_rows(
+    rows: Iterable[JobRow],
+    column: SortColumn = SortColumn.DEFAULT,
+    reverse: bool = False,
+    now: datetime | None = None,
+) -> list[JobRow]:
+    """The rows in ``column``'s natural order, or its opposite when ``reverse``.
+
+    Ties keep the default order (base name, newest first) in both directions, and rows with no
+    value for the column (no createTime, no elapsed, no ML units) always come last.
+
+    Args:
+        rows: The rows to sort (not modified).
+        column: The column to sort by.
+        reverse: Flip the column's natural direction.
+        now: The time elapsed is measured to; only ``SortColumn.ELAPSED`` reads it.
+
+    Returns:
+        A new sorted list.
+    """
+    out = sorted(rows, key=default_key)
+    if column is SortColumn.DEFAULT:
+        if reverse:
+            out.reverse()
+        return out
+    descending = column.descending != reverse
+    if column is SortColumn.ID:
+        out.sort(key=lambda r: (r.job_id.casefold(), r.job_id), reverse=descending)
+        return out
+    if column is SortColumn.STATE:
+        out.sort(key=lambda r: _STATE_RANK.get(r.state, _UNRANKED), reverse=descending)
+        return out
+    if column is SortColumn.TIER:
+        out.sort(key=lambda r: (r.scale_tier, r.replica_count), reverse=descending)
+        return out
+    at = now or datetime.now(UTC)
+    values: list[tuple[float, JobRow]] = []
+    missing: list[JobRow] = []
+    for row in out:
+        value: float | None
+        if column is SortColumn.CREATED:
+            value = row.created.timestamp() if row.created else None
+        elif column is SortColumn.ELAPSED:
+            delta = row.elapsed(at)
+            value = delta.total_seconds() if delta is not None else None
+        else:
+            value = row.ml_units
+        if value is None:
+            missing.append(row)
+        else:
+            values.append((value, row))
+    values.sort(key=lambda pair: pair[0], reverse=descending)
+    return [row for _, row in values] + missing
+
+
+# ---------------------------------------------------------------------------------------------
+# Folding
+
+
+def display_rows(
+    rows_sorted: Sequence[JobRow],
+    folded: AbstractSet[str],
+    column: SortColumn = SortColumn.DEFAULT,
+) -> Sequence[ListRow]:
+    """The lines of the list: runs of rows whose base name is in ``folded`` become one GroupRow.
+
+    Folding only means something in the default order, where a family's rows are adjacent: in
+    any other ``column`` it is ignored and the rows come back unchanged (in a new list). A run
+    of one job is never folded: a group line would only hide that job's state.
+
+    Args:
+        rows_sorted: Rows in display order.
+        folded: Base names to fold.
+        column: The order ``rows_sorted`` is in.
+
+    Returns:
+        JobRows and GroupRows; a GroupRow sits where its run starts.
+    """
+    if not folded or column is not SortColumn.DEFAULT:
+        return rows_sorted  # unchanged, not copied: a filter's result on 100k rows is a view
+    out: list[ListRow] = []
+    i, n = 0, len(rows_sorted)
+    while i < n:
+        row = rows_sorted[i]
+        if row.base not in folded:
+            out.append(row)
+            i += 1
+            continue
+        j = i + 1
+        while j < n and rows_sorted[j].base == row.base:
+            j += 1
+        if j - i == 1:
+            out.append(row)
+        else:
+            out.append(GroupRow.of(row.base, rows_sorted[i:j]))
+        i = j
+    return out
