@@ -132,13 +132,10 @@ def service_health(url: str) -> dict[str, Any] | None:
 
 def service_options(profile: Profile) -> list[str]:
     """The ``tui-app service start`` options a local profile asks for: its container engine
-    and run options, its executor and Ray address (a service already running keeps its own)."""
-    return engine_and_executor_flags(
-        profile.container_engine,
-        profile.container_run_args,
-        profile.executor,
-        profile.ray_address,
-    )
+    and run options, its executor and that executor's options, e.g. the Ray address (the
+    flags ``config/service_flags.py`` writes from ``config/executors.py``; a service already
+    running keeps its own)."""
+    return engine_and_executor_flags(profile)
 
 
 def local_service(

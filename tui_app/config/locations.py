@@ -7,6 +7,7 @@ without importing the service; the service writes them. Both take the names from
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import platformdirs
@@ -20,12 +21,18 @@ TOKEN_FILE = "token"
 RESUBMITS_FILE = "resubmits.jsonl"
 
 
-def default_state_dir() -> Path:
-    """``$TUI_APP_STATE_DIR`` or the XDG data dir (``~/.local/share/tui-app``)."""
-    env = os.environ.get(ENV_STATE_DIR)
+def _dir(env_name: str, xdg_dir: Callable[..., str]) -> Path:
+    """The folder ``$env_name`` names, else tui-app's in the XDG folder ``xdg_dir`` gives: the
+    one rule both the state dir and the config dir follow."""
+    env = os.environ.get(env_name)
     if env:
         return Path(env).expanduser()
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return Path(xdg_dir(APP_NAME, appauthor=False))
+
+
+def default_state_dir() -> Path:
+    """``$TUI_APP_STATE_DIR`` or the XDG data dir (``~/.local/share/tui-app``)."""
+    return _dir(ENV_STATE_DIR, platformdirs.user_data_dir)
 
 
 def resubmit_history_file() -> Path:
@@ -37,10 +44,7 @@ def resubmit_history_file() -> Path:
 
 def config_dir() -> Path:
     """``$TUI_APP_CONFIG_DIR`` or the XDG config dir (``~/.config/tui-app``): settings, presets."""
-    env = os.environ.get(ENV_CONFIG_DIR)
-    if env:
-        return Path(env).expanduser()
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    return _dir(ENV_CONFIG_DIR, platformdirs.user_config_dir)
 
 
 def saved_logs_dir() -> Path:

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from tui_app.config.executors import DEFAULT_EXECUTOR, executor_names, executor_options
 from tui_app.config.locations import config_dir
 
 DEFAULT_PROJECT = "local-project"
@@ -66,12 +67,14 @@ class Profile:
     container_run_args: tuple[str, ...] = ()
     """For ``local`` profiles: extra ``run`` options for every replica container
     (``--security-opt label=disable``), passed as ``--container-run-args``."""
-    executor: str = "local"
+    executor: str = DEFAULT_EXECUTOR
     """For ``local`` profiles: where the service runs replicas, ``local`` (this machine) or
-    ``ray`` (a Ray cluster), passed as ``--executor`` when the app starts the service."""
+    ``ray`` (a Ray cluster), passed as ``--executor`` when the app starts the service. The
+    names, and the options below that belong to one executor, are ``config/executors.py``'s."""
     ray_address: str | None = None
     """For ``local`` profiles with ``executor: ray``: the cluster's ``HOST:PORT`` (default: the
-    one ``ray start`` on this machine joined), passed as ``--ray-address``."""
+    one ``ray start`` on this machine joined), passed as ``--ray-address``; registered as the
+    Ray executor's option, so this field's name is the settings key and the flag's."""
 
     def label(self, local_host: str | None = None) -> str:
         """How the header and the banners name the profile: ``local (127.0.0.1:8470)``,
@@ -170,7 +173,7 @@ def _profile(name: str, data: Any) -> Profile:
     if unknown:
         raise SettingsError(f"profiles.{name}: unknown keys {', '.join(sorted(unknown))}.")
     engine, run_args = _container_settings(name, kind, data)
-    executor, ray_address = _executor_settings(name, kind, data)
+    executor, options = _executor_settings(name, kind, data)
     return Profile(
         name=name,
         kind=kind,
@@ -186,21 +189,24 @@ def _profile(name: str, data: Any) -> Profile:
         container_engine=engine,
         container_run_args=run_args,
         executor=executor,
-        ray_address=ray_address,
+        ray_address=options.get("ray_address"),
     )
 
 
 _CONTAINER_KEYS = ("container_engine", "container_run_args")
-_EXECUTOR_KEYS = ("executor", "ray_address")
-EXECUTORS = ("local", "ray")
+_EXECUTOR_KEYS = ("executor", *(option.key for _, option in executor_options()))
 
 
-def _executor_settings(name: str, kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
-    """A local profile's ``executor`` and ``ray_address``.
+def _executor_settings(
+    name: str, kind: str, data: dict[str, Any]
+) -> tuple[str, dict[str, str | None]]:
+    """A local profile's ``executor`` and its executor options (``ray_address``), by key: both
+    read from the registry in ``config/executors.py``.
 
     Raises:
         SettingsError: naming the key: on a profile that runs no service, an executor that is
-            not one of ``EXECUTORS``, or a Ray address that is not ``HOST:PORT`` text.
+            not registered, an option that is not text (a Ray address not ``HOST:PORT`` text),
+            or one set for another executor than the one it belongs to.
     """
     for key in _EXECUTOR_KEYS:
         if data.get(key) is not None and kind != "local":
@@ -208,19 +214,23 @@ def _executor_settings(name: str, kind: str, data: dict[str, Any]) -> tuple[str,
                 f"profiles.{name}.{key} applies only to a local profile (its service runs the "
                 f"replicas), not a {kind} one."
             )
-    executor = data.get("executor") or "local"
-    if executor not in EXECUTORS:
+    executor = data.get("executor") or DEFAULT_EXECUTOR
+    if executor not in executor_names():
         raise SettingsError(
-            f"profiles.{name}.executor must be one of {', '.join(EXECUTORS)}, not {executor!r}."
+            f"profiles.{name}.executor must be one of {', '.join(executor_names())}, "
+            f"not {executor!r}."
         )
-    address = data.get("ray_address")
-    if address is not None and (not isinstance(address, str) or not address.strip()):
-        raise SettingsError(
-            f"profiles.{name}.ray_address must be the cluster's HOST:PORT as text, not {address!r}."
-        )
-    if address is not None and executor != "ray":
-        raise SettingsError(f"profiles.{name}.ray_address needs executor: ray.")
-    return executor, (address.strip() if address else None)
+    options: dict[str, str | None] = {}
+    for owner, option in executor_options():
+        value = data.get(option.key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise SettingsError(
+                f"profiles.{name}.{option.key} must be {option.what} as text, not {value!r}."
+            )
+        if value is not None and owner.name != executor:
+            raise SettingsError(f"profiles.{name}.{option.key} needs executor: {owner.name}.")
+        options[option.key] = value.strip() if value else None
+    return executor, options
 
 
 def _container_settings(

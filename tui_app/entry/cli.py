@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_app import __version__
+from tui_app.config.executors import DEFAULT_EXECUTOR, runs_here
 from tui_app.local.paths import StateDir, default_state_dir
 from tui_app.model.jobs.engine_label import engine_label
 
@@ -347,7 +348,7 @@ def _service(args: argparse.Namespace) -> int:
             )
             executor = health.get("executor")
             executor = executor if isinstance(executor, dict) else {}
-            on_cluster = executor.get("name", "local") != "local"
+            on_cluster = not runs_here(executor.get("name", DEFAULT_EXECUTOR))
             if on_cluster:
                 print(f"executor: {executor.get('summary')}")
             capacity = health.get("capacity")

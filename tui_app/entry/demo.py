@@ -17,6 +17,7 @@ from typing import Any
 from tui_app.api.connection import local_service, service_health
 from tui_app.api.jobs_client import JobsClient, make_credentials
 from tui_app.api.resubmit import create_with_fresh_id
+from tui_app.config.executors import DEFAULT_EXECUTOR, runs_here
 from tui_app.config.locations import default_state_dir
 from tui_app.config.presets import SAMPLE_TRAINER_DIRS, sample_trainer_dir
 from tui_app.model.jobs.job_id import base_name, new_job_id
@@ -204,7 +205,7 @@ def start_demo(
     capacity = health.get("capacity") or {}
     slots = capacity.get("slots") if isinstance(capacity, dict) else None
     executor = health.get("executor")
-    if isinstance(executor, dict) and executor.get("name", "local") != "local":
+    if isinstance(executor, dict) and not runs_here(executor.get("name", DEFAULT_EXECUTOR)):
         slots = CLUSTER_DEMO_SLOTS  # a cluster decides what fits: the 4-replica job
     bodies = sample_jobs(package, slots if isinstance(slots, int) and slots > 0 else 2)
     # A set submitted within the second of an earlier one (--again at once) wants its ids:

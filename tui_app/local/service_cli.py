@@ -25,6 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_app.config.executors import (
+    DEFAULT_EXECUTOR,
+    executor_entry,
+    executor_help,
+    executor_names,
+    executor_options,
+)
 from tui_app.config.service_flags import engine_and_executor_flags
 from tui_app.config.settings import DEFAULT_PROJECT
 from tui_app.local.environments.containers import (
@@ -33,7 +40,7 @@ from tui_app.local.environments.containers import (
     engine_from_env,
     find_engine,
 )
-from tui_app.local.execution.executor import Executor, ExecutorError
+from tui_app.local.execution.executor import Executor, ExecutorError, factory_for
 from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, MAX_WARM_ACTORS
 from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
 from tui_app.local.loopback import is_loopback
@@ -140,10 +147,12 @@ class ServiceOptions:
     """The engine command for custom containers (``podman --runtime runc``); None: look on PATH."""
     container_run_args: tuple[str, ...] = ()
     """Extra ``run`` options for every replica container."""
-    executor: str = "local"
-    """Where replicas run: ``local`` (processes here) or ``ray`` (``execution/ray_executor``)."""
+    executor: str = DEFAULT_EXECUTOR
+    """Where replicas run: ``local`` (processes here) or ``ray`` (``execution/ray_executor``),
+    as ``config/executors.py`` registers them."""
     ray_address: str | None = None
-    """The Ray cluster to join (``HOST:PORT``); None: the one ``ray start`` here joined."""
+    """The Ray cluster to join (``HOST:PORT``); None: the one ``ray start`` here joined. The Ray
+    executor's option in ``config/executors.py``, so its flag is written from there."""
     ray_warm_actors: int = DEFAULT_WARM_ACTORS
     """Started Ray actors kept waiting on each node for the next replicas (``ray_warm_actors``)."""
 
@@ -176,7 +185,7 @@ class ServiceOptions:
             _replica_nice(getattr(args, "replica_nice", None), env),
             engine,
             run_args,
-            getattr(args, "executor", None) or "local",
+            getattr(args, "executor", None) or DEFAULT_EXECUTOR,
             getattr(args, "ray_address", None),
             _warm_actors(getattr(args, "ray_warm_actors", None)),
         )
@@ -194,9 +203,7 @@ class ServiceOptions:
             args += ["--python", python]
         if self.replica_nice != DEFAULT_REPLICA_NICE:
             args += ["--replica-nice", str(self.replica_nice)]
-        args += engine_and_executor_flags(
-            self.container_engine, self.container_run_args, self.executor, self.ray_address
-        )
+        args += engine_and_executor_flags(self)
         if self.ray_warm_actors != DEFAULT_WARM_ACTORS:
             args += ["--ray-warm-actors", str(self.ray_warm_actors)]
         if self.no_auth:
@@ -248,14 +255,19 @@ def _env_count(env: dict[str, str], name: str, minimum: int) -> int | None:
     return value
 
 
+def _whole_number(text: str) -> int:
+    """``text`` as an int, for the argparse types below; one wording when it is not one."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
 def _count(minimum: int) -> Any:
     """An argparse type: a whole number of at least ``minimum``."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        value = _whole_number(text)
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}: {text!r}")
         return value
@@ -341,19 +353,12 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--executor",
-        choices=("local", "ray"),
-        default="local",
-        help="where replicas run: local (processes on this machine, the default) or ray (a "
-        "Ray cluster's nodes, with the ray extra: .venv/bin/pip install '.[ray]' in the "
-        "checkout; README: Replicas on a Ray cluster)",
+        choices=executor_names(),
+        default=DEFAULT_EXECUTOR,
+        help=executor_help(),
     )
-    p.add_argument(
-        "--ray-address",
-        default=None,
-        metavar="HOST:PORT",
-        help="the Ray cluster to join with --executor ray (default: the one `ray start` on "
-        "this machine joined)",
-    )
+    for _, option in executor_options():
+        p.add_argument(option.flag, default=None, metavar=option.metavar, help=option.help)
     p.add_argument(
         "--ray-warm-actors",
         type=int,
@@ -476,7 +481,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
     )
     os.replace(tmp, state.service_file)
     print(f"Serving the ml v1 Jobs API and Logging entries:list at {url}", flush=True)
-    if opts.executor == "local":
+    if executor_entry(opts.executor).runs_here:
         print(f"Capacity: {service.scheduler.capacity.describe()}", flush=True)
     print(f"Executor: {service.executor.describe()}", flush=True)
     stop = asyncio.Event()
@@ -492,20 +497,10 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
     return 0
 
 
-def _executor(state: StateDir, opts: ServiceOptions) -> Executor | None:
-    """The executor the options name (None: the service's default, the local one)."""
-    if opts.executor != "ray":
-        return None
-    from tui_app.local.environments.containers import service_key
-    from tui_app.local.execution.ray_executor import RayExecutor
-
-    return RayExecutor(
-        opts.ray_address,
-        service_key(state.root),
-        opts.no_auth,
-        opts.host,
-        warm_per_node=opts.ray_warm_actors,
-    )
+def _executor(state: StateDir, opts: ServiceOptions) -> Executor:
+    """The executor the options name, built by the factory ``config/executors.py`` registers
+    for it: its module is imported only now, so Ray's only with ``--executor ray``."""
+    return factory_for(opts.executor)(state.root, opts)
 
 
 async def _start_storage_proxy(state: StateDir, port: int) -> Any:
@@ -691,10 +686,7 @@ def env_lines(state: StateDir, info: ServiceInfo, project: str) -> list[str]:
 
 def _nice_increment(text: str) -> int:
     """argparse type for ``--replica-nice``: a whole number from 0 to 19."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    value = _whole_number(text)
     if not 0 <= value <= MAX_NICE:
         raise argparse.ArgumentTypeError(f"{value} is outside 0-{MAX_NICE}")
     return value

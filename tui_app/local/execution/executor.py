@@ -9,16 +9,19 @@ the one thing they learn beyond that is the node a replica reports, to show it.
 
 Two implement it: ``local_executor.LocalExecutor`` (every replica a supervisor process on this
 machine: the default) and ``ray_executor.RayExecutor`` (replicas on a Ray cluster's nodes, one
-placement group per job).
+placement group per job). ``config/executors.py`` registers each by name with the factory that
+builds it (``ExecutorFactory``), which ``factory_for`` imports only when that executor is asked for.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from tui_app.config.executors import executor_entry
 from tui_app.model.jobs.cluster import Replica
 from tui_app.model.running.capacity import Capacity, Demand
 
@@ -105,7 +108,8 @@ class Executor(Protocol):
     """Where a service's replicas run (see the module doc)."""
 
     name: str
-    """``local`` or ``ray``, for the service's start-up line and ``:environment``."""
+    """Its name in ``config/executors.py`` (``local``, ``ray``), for ``/healthz`` and
+    ``:environment``."""
 
     ships_output: bool
     """Whether its replicas send their output files to the service over HTTP
@@ -157,3 +161,26 @@ class Executor(Protocol):
     async def start(self) -> None: ...
 
     async def close(self) -> None: ...
+
+
+class ExecutorFactory(Protocol):
+    """How the service builds the executor its ``--executor`` names (``service_cli``).
+
+    ``options`` is the service's ``service_cli.ServiceOptions``, which this room may not import
+    (an import-linter contract): each factory reads only the fields it needs, typed by a
+    protocol of its own (``ray_executor.RayServiceOptions``)."""
+
+    def __call__(self, state_root: Path, options: Any) -> Executor: ...
+
+
+def factory_for(name: str) -> ExecutorFactory:
+    """The factory ``config/executors.py`` registers for the executor ``name``, its module
+    imported now: only the Ray executor's modules import Ray (an import-linter contract), and
+    the service imports them only when ``--executor ray`` asks for them.
+
+    Raises:
+        KeyError: no executor is registered as ``name``.
+    """
+    module, _, attribute = executor_entry(name).factory.partition(":")
+    factory: ExecutorFactory = getattr(importlib.import_module(module), attribute)
+    return factory

@@ -244,6 +244,12 @@ class LocalExecutor:
         return None
 
 
+def local_executor(state_root: Path, options: object) -> LocalExecutor:
+    """The ``executor.ExecutorFactory`` ``config/executors.py`` registers for ``local``: it
+    needs none of the service's options."""
+    return LocalExecutor()
+
+
 def _kill_tree(pid: int | None) -> None:
     """Kill a supervisor and its replica's whole tree."""
     procs: list[psutil.Process] = []

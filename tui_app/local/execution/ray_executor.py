@@ -32,9 +32,10 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tui_app.local.environments import packages
+from tui_app.local.environments.containers import service_key
 from tui_app.local.errors import invalid_field
 from tui_app.local.execution import ray_node_env
 from tui_app.local.execution.executor import (
@@ -773,6 +774,33 @@ class RayExecutor:
                 if got is not None:
                     out[i] = (float(got[0]), int(got[1]))
         return out
+
+
+class RayServiceOptions(Protocol):
+    """What ``ray_executor`` reads of the service's options (``service_cli.ServiceOptions``)."""
+
+    @property
+    def ray_address(self) -> str | None: ...
+
+    @property
+    def no_auth(self) -> bool: ...
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def ray_warm_actors(self) -> int: ...
+
+
+def ray_executor(state_root: Path, options: RayServiceOptions) -> RayExecutor:
+    """The ``executor.ExecutorFactory`` ``config/executors.py`` registers for ``ray``."""
+    return RayExecutor(
+        options.ray_address,
+        service_key(state_root),
+        options.no_auth,
+        options.host,
+        warm_per_node=options.ray_warm_actors,
+    )
 
 
 class _Gone:
