@@ -7,7 +7,7 @@ It scrolls, takes focus (so the keyboard reaches it and ``c`` knows what to copy
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Unpack
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -16,6 +16,8 @@ from textual.content import Content
 from textual.highlight import highlight
 from textual.reactive import reactive
 from textual.widgets import Static
+
+from tui_app.widgets.widget_options import WidgetOptions
 
 
 class CodePreview(ScrollableContainer, can_focus=True):
@@ -57,9 +59,9 @@ class CodePreview(ScrollableContainer, can_focus=True):
         *,
         hidden_prefix: str = "",
         what: str = "",
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
+        **options: Unpack[WidgetOptions],
     ) -> None:
-        super().__init__(id=id)
+        super().__init__(**options)
         self.hidden_prefix = hidden_prefix
         """Leading text copied but not shown (a file's fixed header comment)."""
         self.language = language

@@ -24,7 +24,7 @@ with its symbol and in its state's colour, the same variables as the job list's 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Unpack
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -37,6 +37,7 @@ from textual.widget import Widget
 from tui_app.model.jobs.states import STATE_SYMBOL, JobState
 from tui_app.model.views.job_diff import DiffRow, DiffSection
 from tui_app.widgets.state_colours import state_classes, state_css
+from tui_app.widgets.widget_options import WidgetOptions
 
 ABSENT = "(not set)"
 """What a side shows for a field it does not have."""
@@ -153,13 +154,8 @@ class DiffTable(Widget):
     """
     )
 
-    def __init__(
-        self,
-        *,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
-    ) -> None:
-        super().__init__(id=id, classes=classes)
+    def __init__(self, **options: Unpack[WidgetOptions]) -> None:
+        super().__init__(**options)
         self.sections: list[DiffSection] = []
         self.unchanged = False
         """Every row, the unchanged ones dimmed, instead of a "⋯ N the same" line each."""
@@ -252,13 +248,8 @@ class DiffHeading(Widget):
     }
     """
 
-    def __init__(
-        self,
-        *,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
-    ) -> None:
-        super().__init__(id=id, classes=classes)
+    def __init__(self, **options: Unpack[WidgetOptions]) -> None:
+        super().__init__(**options)
         self.names = ("", "")
         self.sections: list[DiffSection] = []
         self.unchanged = False

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from operator import attrgetter
-from typing import ClassVar
+from typing import ClassVar, Unpack
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -60,6 +60,7 @@ from tui_app.widgets.line_cursor import (
     scroll_target,
 )
 from tui_app.widgets.state_colours import state_classes, state_css
+from tui_app.widgets.widget_options import WidgetOptions
 
 MARK_GLYPH = "●"
 """A marked row (``space``), here and before a marked trial in the trials table."""
@@ -271,62 +272,49 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
     sort_reverse: reactive[bool] = reactive(False)
     """True when ``sort_column``'s natural direction is flipped."""
 
+    @dataclass
     class CursorMoved(ControlMessage["JobTable"]):
         """The cursor is on a different row (or the list became empty: ``key`` None)."""
 
-        def __init__(self, table: JobTable, key: str | None) -> None:
-            super().__init__(table)
-            self.table = table
-            self.key = key
+        key: str | None
 
         def can_replace(self, message: Message) -> bool:
             # Holding `j` on 100k rows: only the last position matters.
-            return isinstance(message, JobTable.CursorMoved) and message.table is self.table
+            return isinstance(message, JobTable.CursorMoved) and message.widget is self.widget
 
+    @dataclass
     class Activated(ControlMessage["JobTable"]):
         """The user pressed enter (or double-clicked) on a row."""
 
-        def __init__(self, table: JobTable, key: str) -> None:
-            super().__init__(table)
-            self.table = table
-            self.key = key
+        key: str
 
+    @dataclass
     class MarksChanged(ControlMessage["JobTable"]):
         """The set of marked job ids changed."""
 
-        def __init__(self, table: JobTable, marked: frozenset[str]) -> None:
-            super().__init__(table)
-            self.table = table
-            self.marked = marked
+        marked: frozenset[str]
 
+    @dataclass
     class WatchRequested(ControlMessage["JobTable"]):
         """``w``: watch or unwatch these jobs (the marked ones, else the cursor's row; a folded
         group's jobs). The App keeps the watches: they outlive a screen."""
 
-        def __init__(self, table: JobTable, job_ids: tuple[str, ...]) -> None:
-            super().__init__(table)
-            self.table = table
-            self.job_ids = job_ids
+        job_ids: tuple[str, ...]
 
+    @dataclass
     class GroupMarkRequested(ControlMessage["JobTable"]):
         """``space`` on a folded group: the table holds no ids for it, the screen does."""
 
-        def __init__(self, table: JobTable, base: str) -> None:
-            super().__init__(table)
-            self.table = table
-            self.base = base
+        base: str
 
     def __init__(
         self,
         rows: Sequence[ListRow] = (),
         *,
         now: datetime | None = None,
-        name: str | None = None,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
-        disabled: bool = False,
+        **options: Unpack[WidgetOptions],
     ) -> None:
-        super().__init__(name=name, id=id, classes=classes, disabled=disabled)
+        super().__init__(**options)
         self._rows: Sequence[ListRow] = ()
         self._cursor = 0
         self._now = now or datetime.now().astimezone()

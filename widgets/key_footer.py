@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Unpack
 
 from rich.cells import cell_len
 from textual import events
@@ -31,6 +32,8 @@ from textual.widgets import Footer
 
 # FooterKey is not exported by Textual; the footer builds its own to choose their order.
 from textual.widgets._footer import FooterKey
+
+from tui_app.widgets.widget_options import WidgetOptions
 
 NARROW_WIDTH = 140
 """The job list's full footer needs ~135 columns: narrower, the keys go compact."""
@@ -62,7 +65,7 @@ class KeyFooter(Footer):
         secondary: Iterable[str] = (),
         *,
         compact: bool = False,
-        id: str | None = None,  # noqa: A002
+        **options: Unpack[WidgetOptions],
     ) -> None:
         """Args:
         first: Action names or binding ids, most useful first: shown before the rest, and
@@ -70,7 +73,7 @@ class KeyFooter(Footer):
         secondary: Action names or binding ids shown after all others (the first to go).
         compact: Compact at every width (below ``NARROW_WIDTH`` it always is).
         """
-        super().__init__(id=id, compact=compact)
+        super().__init__(compact=compact, **options)
         self.always_compact = compact
         self.first = tuple(first)
         self.secondary = frozenset(secondary)

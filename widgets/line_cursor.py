@@ -10,6 +10,7 @@ row, and the base of the messages they post about themselves.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from rich.style import Style
@@ -33,21 +34,23 @@ StylesT = TypeVar("StylesT")
 WidgetT = TypeVar("WidgetT", bound=Widget)
 
 
+@dataclass
 class ControlMessage(Message, Generic[WidgetT]):
-    """A message about the widget that posts it.
+    """A message about the widget that posts it, as a dataclass whose first field is that widget.
 
     ``control`` is that widget, so a screen with several lists can take one list's messages
-    with ``@on(Message, "#id")``.
+    with ``@on(Message, "#id")``. It stays a property over the ``widget`` field: ``Message``
+    defines ``control`` as a read-only property, which a dataclass field of that name could not
+    set (Textual's own ``Input.Changed`` aliases its ``input`` field the same way).
     """
 
-    def __init__(self, control: WidgetT) -> None:
-        super().__init__()
-        self._control = control
+    widget: WidgetT
+    """The widget the message is about."""
 
     @property
     def control(self) -> WidgetT:
-        """The widget the message is about."""
-        return self._control
+        """The widget the message is about (``widget``), for ``@on``'s selector."""
+        return self.widget
 
 
 def cursor_bindings(prefix: str, first: str = "first") -> list[BindingType]:

@@ -26,12 +26,12 @@ import re
 import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 from functools import lru_cache
 from itertools import accumulate, pairwise
 from operator import attrgetter, itemgetter
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Unpack
 
 from rich.cells import chop_cells
 from rich.segment import Segment
@@ -55,6 +55,7 @@ from tui_app.widgets.line_cursor import (
     cursor_css,
     scroll_target,
 )
+from tui_app.widgets.widget_options import WidgetOptions
 
 __all__ = ["FilterMode", "LogView", "Marker", "TimestampMode"]
 
@@ -211,10 +212,7 @@ class LogView(LineCursorView[_Styles], can_focus=True):
     class TopReached(ControlMessage["LogView"]):
         """The user arrived at the top of the view: time to fetch older lines (prepend)."""
 
-        def __init__(self, log_view: LogView) -> None:
-            super().__init__(log_view)
-            self.log_view = log_view
-
+    @dataclass
     class MatchReached(ControlMessage["LogView"]):
         """``n``/``N`` (or :meth:`next_match`/:meth:`previous_match`) put the cursor on a match.
 
@@ -223,23 +221,19 @@ class LogView(LineCursorView[_Styles], can_focus=True):
         continuing at TOP"): otherwise the match above looks like the next one down.
         """
 
-        def __init__(self, log_view: LogView, *, wrapped: bool, forward: bool) -> None:
-            super().__init__(log_view)
-            self.log_view = log_view
-            self.wrapped = wrapped
-            self.forward = forward
+        _: KW_ONLY
+        wrapped: bool
+        forward: bool
 
+    @dataclass
     class PendingChanged(ControlMessage["LogView"]):
         """The count of lines that arrived while not following changed (0 after resuming)."""
 
-        def __init__(self, log_view: LogView, pending: int) -> None:
-            super().__init__(log_view)
-            self.log_view = log_view
-            self.pending = pending
+        pending: int
 
         def can_replace(self, message: Message) -> bool:
             # A flood posts one per batch: only the latest count matters.
-            return isinstance(message, LogView.PendingChanged) and message.log_view is self.log_view
+            return isinstance(message, LogView.PendingChanged) and message.widget is self.widget
 
     def __init__(
         self,
@@ -249,12 +243,9 @@ class LogView(LineCursorView[_Styles], can_focus=True):
         show_tags: bool = False,
         timestamps: TimestampMode = "off",
         wrap: bool = False,
-        name: str | None = None,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
-        disabled: bool = False,
+        **options: Unpack[WidgetOptions],
     ) -> None:
-        super().__init__(name=name, id=id, classes=classes, disabled=disabled)
+        super().__init__(**options)
         self.max_chars = max_chars
         """Characters shown of one line; the rest is summarised as "… N more characters"."""
         self.pending = 0

@@ -48,7 +48,7 @@ from datetime import tzinfo
 from functools import lru_cache
 from itertools import groupby
 from operator import itemgetter
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Unpack
 
 import numpy as np
 import plotext._utility as plotext_utility  # type: ignore[import-untyped]
@@ -61,6 +61,7 @@ from textual_plotext import PlotextPlot
 
 from tui_app.model.metrics.chart_ticks import format_step, format_value, x_ticks, y_ticks
 from tui_app.model.metrics.metric_series import Series, SeriesView, XAxis
+from tui_app.widgets.widget_options import WidgetOptions
 
 LineRole = Literal["normal", "best", "faint"]
 """How strongly a curve is drawn: ``best`` is the winning trial of an overlay, ``faint`` the
@@ -186,14 +187,13 @@ class MetricChart(PlotextPlot):
         *,
         data_lock: AbstractContextManager[Any] | None = None,
         tz: tzinfo | None = None,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
+        **options: Unpack[WidgetOptions],
     ) -> None:
         """Args:
         data_lock: Held while the series are viewed (a worker thread may be writing them).
         tz: The time zone of wall-clock ticks (None: the local zone).
         """
-        super().__init__(id=id, classes=classes)
+        super().__init__(**options)
         self.data_lock = data_lock
         self.tz = tz
         self.tag = ""

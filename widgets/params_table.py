@@ -7,13 +7,15 @@ The table only shows the specs and asks for changes (``AddRequested``, ``EditReq
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Unpack
 
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
 from tui_app.widgets.line_cursor import table_bindings
+from tui_app.widgets.widget_options import WidgetOptions
 
 
 def format_number(value: Any) -> str:
@@ -58,22 +60,20 @@ class ParamsTable(DataTable[str]):
     class AddRequested(Message):
         """Request to add a parameter."""
 
+    @dataclass
     class EditRequested(Message):
         """Request to edit the parameter at ``index``."""
 
-        def __init__(self, index: int) -> None:
-            super().__init__()
-            self.index = index
+        index: int
 
+    @dataclass
     class RemoveRequested(Message):
         """Request to remove the parameter at ``index``."""
 
-        def __init__(self, index: int) -> None:
-            super().__init__()
-            self.index = index
+        index: int
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's own name)
-        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+    def __init__(self, **options: Unpack[WidgetOptions]) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **options)
         self.count = 0
 
     def on_mount(self) -> None:

@@ -21,6 +21,7 @@ Feed it with ``show`` (samples from ``tui_app.api.metrics_client``); it never fe
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Unpack
 
 from textual.app import ComposeResult, RenderResult
 from textual.content import Content
@@ -28,6 +29,7 @@ from textual.widget import Widget
 from textual.widgets import Sparkline, Static
 
 from tui_app.model.views.replica_usage import ReplicaSamples
+from tui_app.widgets.widget_options import WidgetOptions
 
 ONE_CORE = 100.0
 """The CPU scale never goes below one busy core: idle replicas stay flat, not noisy."""
@@ -86,13 +88,8 @@ def scaled(values: Sequence[float], ceiling: float) -> list[float]:
 class UsageSparkline(Sparkline):
     """A Sparkline of a time series over a fixed window and a fixed scale (see ``scaled``)."""
 
-    def __init__(
-        self,
-        *,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
-    ) -> None:
-        super().__init__([], summary_function=_value_of_pair, id=id, classes=classes)
+    def __init__(self, **options: Unpack[WidgetOptions]) -> None:
+        super().__init__([], summary_function=_value_of_pair, **options)
         self._points: list[tuple[float, float]] = []
         self._window = (0.0, 0.0)
         self._ceiling = 0.0
@@ -241,13 +238,8 @@ class ReplicaUsage(Widget):
     }
     """
 
-    def __init__(
-        self,
-        *,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
-    ) -> None:
-        super().__init__(id=id, classes=classes)
+    def __init__(self, **options: Unpack[WidgetOptions]) -> None:
+        super().__init__(**options)
         self._rows: dict[str, ReplicaUsageRow] = {}
         self.caption = Static("", classes="replica-usage--caption")
         self.replicas: list[ReplicaSamples] = []

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Unpack
 
 from rich.segment import Segment
 from rich.style import Style
@@ -41,6 +41,7 @@ from tui_app.widgets.line_cursor import (
     cursor_css,
     scroll_target,
 )
+from tui_app.widgets.widget_options import WidgetOptions
 
 MARK = "●"
 
@@ -115,23 +116,17 @@ class TagPicker(LineCursorView[_Styles]):
         ),
     ]
 
+    @dataclass
     class TagsChosen(ControlMessage["TagPicker"]):
         """``enter``: chart these tags, in this order."""
 
-        def __init__(self, picker: TagPicker, tags: list[str]) -> None:
-            super().__init__(picker)
-            self.tags = tags
+        tags: list[str]
 
     class MarksChanged(ControlMessage["TagPicker"]):
         """A tag was marked or unmarked (the screen says how many are)."""
 
-    def __init__(
-        self,
-        *,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
-    ) -> None:
-        super().__init__(id=id, classes=classes)
+    def __init__(self, **options: Unpack[WidgetOptions]) -> None:
+        super().__init__(**options)
         self._rows: list[_Row] = []
         self._cursor = 0
         self.marked: set[str] = set()

@@ -31,7 +31,8 @@ come only from the component classes in DEFAULT_CSS (theme variables).
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, Unpack
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -54,6 +55,7 @@ from tui_app.model.views.trials import (
 )
 from tui_app.widgets.job_table import MARK_GLYPH
 from tui_app.widgets.line_cursor import table_bindings
+from tui_app.widgets.widget_options import WidgetOptions
 
 PLOT_ROWS = 4
 FINAL_GLYPH = "●"
@@ -132,13 +134,8 @@ class TrialsPlot(Widget):
     TrialsPlot > .trials-plot--best { color: $success; text-style: bold; }
     """
 
-    def __init__(
-        self,
-        *,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
-    ) -> None:
-        super().__init__(id=id, classes=classes)
+    def __init__(self, **options: Unpack[WidgetOptions]) -> None:
+        super().__init__(**options)
         self.points: list[PlotPoint] = []
 
     def show(self, points: Sequence[PlotPoint]) -> None:
@@ -230,36 +227,28 @@ class TrialsTable(DataTable[str | Text]):
     TrialsTable > .trials-table--shared { color: $warning; text-style: bold; }
     """
 
+    @dataclass
     class TrialSelected(Message):
         """``enter`` on a trial: open its logs."""
 
-        def __init__(self, trial_id: str) -> None:
-            super().__init__()
-            self.trial_id = trial_id
+        trial_id: str
 
+    @dataclass
     class TrialMetricsRequested(Message):
         """``M`` on a trial: open its metrics (its own tags)."""
 
-        def __init__(self, trial_id: str) -> None:
-            super().__init__()
-            self.trial_id = trial_id
+        trial_id: str
 
+    @dataclass
     class TrialDiffRequested(Message):
         """``D``: compare two trials (``trial_pair`` chose them, and says why)."""
 
-        def __init__(self, left: str, right: str, reason: str) -> None:
-            super().__init__()
-            self.left = left
-            self.right = right
-            self.reason = reason
+        left: str
+        right: str
+        reason: str
 
-    def __init__(
-        self,
-        *,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
-    ) -> None:
-        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
+    def __init__(self, **options: Unpack[WidgetOptions]) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **options)
         self.marked: set[str] = set()
         """The trials marked with ``space``, kept across refreshes."""
         self.shown: list[TrialRow] = []
@@ -428,13 +417,8 @@ class TrialsSection(Widget):
     TrialsSection > TrialsPlot { margin-bottom: 1; }
     """
 
-    def __init__(
-        self,
-        *,
-        id: str | None = None,  # noqa: A002 (Textual's own parameter name)
-        classes: str | None = None,
-    ) -> None:
-        super().__init__(id=id, classes=classes)
+    def __init__(self, **options: Unpack[WidgetOptions]) -> None:
+        super().__init__(**options)
         self.caption = Static("", classes="trials--caption", markup=False)
         self.plot = TrialsPlot()
         self.table = TrialsTable()

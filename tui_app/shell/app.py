@@ -40,7 +40,6 @@ from tui_app.shell.job_actions import JobActions
 from tui_app.shell.job_watch import JobEnded, JobWatch
 from tui_app.shell.jobs_source import JobsSource
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
-from tui_app.shell.metrics_request import MetricsRequested
 from tui_app.shell.screens.command_screen import Command, CommandScreen
 from tui_app.shell.screens.help_screen import HelpScreen, key_label
 from tui_app.shell.screens.jobs_screen import JobsScreen
@@ -454,17 +453,44 @@ class JobsApp(JobActions):
         return job_id
 
     def open_job(self, job_id: str, *, logs: bool) -> None:
-        """Show ``job_id``'s logs or detail over the list (unless they are already showing)."""
+        """``:logs ID``/``:describe ID``: the logs or detail over the list, closing what was
+        open above it (unless they are already showing)."""
         from tui_app.shell.screens.describe_screen import DescribeScreen  # pydantic: see jobs
 
         kind = LogsScreen if logs else DescribeScreen
         if isinstance(self.screen, kind) and self.screen.job_id == job_id:
             return
         self.action_home()
-        self.push_screen(LogsScreen(job_id) if logs else DescribeScreen(job_id))
+        if logs:
+            self.open_logs(job_id)
+        else:
+            self.open_describe(job_id)
 
-    def on_metrics_requested(self, message: MetricsRequested) -> None:
-        self.open_metrics(message.job_id, message.trial)
+    def open_logs(self, job_id: str, *, trial: str | None = None) -> None:
+        """Show ``job_id``'s logs (only trial ``trial``'s lines) over what is open."""
+        self.push_screen(LogsScreen(job_id, trial=trial))
+
+    def open_describe(self, job_id: str, *, yaml: bool = False) -> None:
+        """Show ``job_id``'s detail (its raw YAML with ``yaml``) over what is open.
+
+        Loaded on first use: the detail's summary brings the model's pydantic rules, which
+        would add a sixth of a second before the list's first frame.
+        """
+        from tui_app.shell.screens.describe_screen import DescribeScreen
+
+        self.push_screen(DescribeScreen(job_id, yaml=yaml))
+
+    def open_diff(
+        self, left: str, right: str, reason: str, *, trials_of: str | None = None
+    ) -> None:
+        """Show two jobs side by side over what is open, or (``trials_of``) two trials of that
+        tuning job; ``reason`` says why these two, for the view's header."""
+        from tui_app.shell.screens.diff_screen import DiffScreen  # loaded on first use
+
+        if trials_of is None:
+            self.push_screen(DiffScreen.of_jobs(left, right, reason))
+        else:
+            self.push_screen(DiffScreen.of_trials(trials_of, left, right, reason))
 
     def open_metrics(self, job_id: str, trial: str | None = None) -> None:
         """Show the metric curves of ``job_id`` (or of its trial ``trial``) over what is open.

@@ -3,9 +3,17 @@
 The App imports every screen it opens; a screen importing the App back made a cycle that the App
 could only dodge with imports inside its methods, and let a screen reach into anything the App
 has. Screens see the App through ``ShellApp`` instead: the state they read (the job source, the
-project, the settings, the clock) and the requests they make (cancel, resubmit, open the builder,
-go home). Everything else goes the Textual way: the App hands a screen what it needs when it
+project, the settings, the clock) and the requests they make (cancel, resubmit, go home, open a
+screen). Everything else goes the Textual way: the App hands a screen what it needs when it
 constructs it, and the App's workers reach screens with messages (``tui_app.shell.messages``).
+
+Every full screen (logs, describe, metrics, diff, the builder) is opened one way: an ``open_*``
+method here (``self.shell.open_logs(job_id)``), because the App owns the screen stack and what a
+screen reads (the metrics view's curves, the builder kept between visits), and loads the heavy
+screens on first use. A widget cannot import the shell: it posts a request message
+(``TrialsTable.TrialSelected``) that its screen answers with that method. A modal dialog that
+answers (confirm, prompt, picker, a parameter) is pushed by whoever asks, with
+``self.app.push_screen(dialog, callback)``: the answer goes back to the asker, not the App.
 
 Textual's own App methods (``push_screen``, ``notify``, ``call_from_thread``...) stay on
 ``self.app``; ``self.shell`` is for what this project's App adds.
@@ -81,6 +89,25 @@ class ShellApp(Protocol):
         self, job: dict[str, Any] | None = None, *, new: bool = False, note: str = ""
     ) -> None:
         """Show the builder: on ``job``, on a new form (``new``), or on the form as it was left."""
+        ...
+
+    def open_logs(self, job_id: str, *, trial: str | None = None) -> None:
+        """Show the job's logs (only trial ``trial``'s lines) over what is open."""
+        ...
+
+    def open_describe(self, job_id: str, *, yaml: bool = False) -> None:
+        """Show the job's detail (its raw YAML with ``yaml``) over what is open."""
+        ...
+
+    def open_metrics(self, job_id: str, trial: str | None = None) -> None:
+        """Show the job's (or its trial ``trial``'s) metric curves over what is open."""
+        ...
+
+    def open_diff(
+        self, left: str, right: str, reason: str, *, trials_of: str | None = None
+    ) -> None:
+        """Show jobs ``left`` and ``right`` side by side (or, ``trials_of``, two trials of that
+        job) over what is open; ``reason`` says why these two."""
         ...
 
     def job_submitted(self, job_id: str, note: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from textual import on
@@ -118,12 +119,11 @@ class BuilderForm(VerticalScroll):
     took the focus first when the screen opened and gave it to the job id at once: each change
     restyled its ~250 widgets, half a second of the builder's opening."""
 
+    @dataclass
     class Changed(Message):
         """A field changed (``key`` names it; None after ``load``)."""
 
-        def __init__(self, key: str | None) -> None:
-            super().__init__()
-            self.key = key
+        key: str | None
 
     def __init__(self, form: FormValues, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)

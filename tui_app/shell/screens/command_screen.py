@@ -18,6 +18,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Input, Label
 
 from tui_app.model.jobs.job_id import find_job_id
+from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 
@@ -83,6 +84,8 @@ def _placeholder(command: str) -> str:
 
 class CommandScreen(ModalScreen[Command | None], ScreenToasts):
     """A one-line prompt docked at the bottom; dismisses with the command or None."""
+
+    shell = shell_app()
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Cancel", id="command.cancel"),
@@ -153,6 +156,4 @@ class CommandScreen(ModalScreen[Command | None], ScreenToasts):
         elif len(ids) == 1:
             jobs.diff_with_partner(ids[0])
         else:
-            from tui_app.shell.screens.diff_screen import DiffScreen  # loaded on first use
-
-            self.app.push_screen(DiffScreen.of_jobs(ids[0], ids[1], "as named on the command line"))
+            self.shell.open_diff(ids[0], ids[1], "as named on the command line")

@@ -53,8 +53,6 @@ from tui_app.model.views.trials import (
 )
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import JobsRefreshed
-from tui_app.shell.metrics_request import MetricsRequested
-from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.detail_scroll import DetailScroll
 from tui_app.widgets.key_footer import KeyFooter
@@ -250,22 +248,19 @@ class DescribeScreen(Screen[None], ScreenToasts):
             self.query_one(TrialsSection).scroll_visible()
 
     def on_trials_table_trial_selected(self, message: TrialsTable.TrialSelected) -> None:
-        self.app.push_screen(LogsScreen(self.job_id, trial=message.trial_id))
+        self.shell.open_logs(self.job_id, trial=message.trial_id)
 
     def on_trials_table_trial_metrics_requested(
         self, message: TrialsTable.TrialMetricsRequested
     ) -> None:
         """``M`` on a trial row: that trial's own curves (``M`` elsewhere: the job's)."""
         message.stop()
-        self.post_message(MetricsRequested(self.job_id, message.trial_id))
+        self.shell.open_metrics(self.job_id, message.trial_id)
 
     def on_trials_table_trial_diff_requested(self, message: TrialsTable.TrialDiffRequested) -> None:
         """``D`` on the trials: the two trials' documents side by side."""
         message.stop()
-        from tui_app.shell.screens.diff_screen import DiffScreen  # loaded on first use
-
-        screen = DiffScreen.of_trials(self.job_id, message.left, message.right, message.reason)
-        self.app.push_screen(screen)
+        self.shell.open_diff(message.left, message.right, message.reason, trials_of=self.job_id)
 
     # -- per-replica usage -----------------------------------------------------------------------
 
@@ -390,10 +385,10 @@ class DescribeScreen(Screen[None], ScreenToasts):
         self.app.pop_screen()
 
     def action_logs(self) -> None:
-        self.app.push_screen(LogsScreen(self.job_id))
+        self.shell.open_logs(self.job_id)
 
     def action_metrics(self) -> None:
-        self.post_message(MetricsRequested(self.job_id))
+        self.shell.open_metrics(self.job_id)
 
     def action_toggle_yaml(self) -> None:
         self.show_yaml = not self.show_yaml

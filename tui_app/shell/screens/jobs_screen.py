@@ -35,8 +35,6 @@ from tui_app.model.views.job_view import (
 )
 from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
-from tui_app.shell.metrics_request import MetricsRequested
-from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.widgets.job_table import JobTable, longest_id_of
 from tui_app.widgets.key_footer import KeyFooter
 from tui_app.widgets.status_header import StatusHeader
@@ -430,24 +428,18 @@ class JobsScreen(Screen[None]):
 
     def action_describe(self, yaml: bool = False) -> None:
         job_id = self._one_job("YAML" if yaml else "Describe")
-        if job_id is None:
-            return
-        # Loaded on first use: the detail's summary brings the model's pydantic rules, which
-        # would add a sixth of a second before the list's first frame.
-        from tui_app.shell.screens.describe_screen import DescribeScreen
-
-        self.app.push_screen(DescribeScreen(job_id, yaml=yaml))
+        if job_id is not None:
+            self.shell.open_describe(job_id, yaml=yaml)
 
     def action_logs(self) -> None:
         job_id = self._one_job("Logs")
-        if job_id is None:
-            return
-        self.app.push_screen(LogsScreen(job_id))
+        if job_id is not None:
+            self.shell.open_logs(job_id)
 
     def action_metrics(self) -> None:
         job_id = self._one_job("Metrics")
         if job_id is not None:
-            self.post_message(MetricsRequested(job_id))
+            self.shell.open_metrics(job_id)
 
     def action_yaml(self) -> None:
         self.action_describe(yaml=True)
@@ -506,7 +498,7 @@ class JobsScreen(Screen[None]):
         elif marked:
             by_id = {r.job_id: r for r in self.rows}
             older, newer = sorted(marked, key=lambda i: _age_key(by_id.get(i), i))
-            self._open_diff(older, newer, "two marked jobs, the older on the left")
+            self.shell.open_diff(older, newer, "two marked jobs, the older on the left")
         elif (key := self.table.cursor_key) is None:
             return
         elif key.startswith("group:"):
@@ -515,7 +507,7 @@ class JobsScreen(Screen[None]):
                 (r for r in self._filtered if r.base == base), key=lambda r: _age_key(r, r.job_id)
             )
             if len(family) >= 2:
-                self._open_diff(
+                self.shell.open_diff(
                     family[-2].job_id,
                     family[-1].job_id,
                     f"the newest {base} job against the one before it",
@@ -542,12 +534,7 @@ class JobsScreen(Screen[None]):
             )
             return
         why = _PARTNER_WHY.get(partner.reason, partner.reason)
-        self._open_diff(partner.job_id, job_id, f"against {why}")
-
-    def _open_diff(self, left: str, right: str, reason: str) -> None:
-        from tui_app.shell.screens.diff_screen import DiffScreen  # loaded on first use
-
-        self.app.push_screen(DiffScreen.of_jobs(left, right, reason))
+        self.shell.open_diff(partner.job_id, job_id, f"against {why}")
 
     def set_now(self, now: datetime) -> None:
         self.table.now = now

@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
@@ -71,32 +72,29 @@ HISTORY_BATCH = 5_000
 """Lines per screen update: a 100k-line tail is shown over several frames, not in one 0.8 s."""
 
 
+@dataclass
 class LinesArrived(Message, bubble=False):
     """A batch of new lines from the stream (never one message per line)."""
 
-    def __init__(self, lines: list[LogLine]) -> None:
-        super().__init__()
-        self.lines = lines
+    lines: list[LogLine]
 
 
+@dataclass
 class LinesSkipped(Message, bubble=False):
     """The stream jumped over a backlog to the tail: ``lines`` replace what the views show (the
     lines between stay reachable by scrolling up, which reads history)."""
 
-    def __init__(self, lines: list[LogLine]) -> None:
-        super().__init__()
-        self.lines = lines
+    lines: list[LogLine]
 
 
+@dataclass
 class StreamStatus(Message, bubble=False):
     """The stream failed (``error``, being retried), recovered (None), ended (``ended``), or
     stopped on an error that retrying cannot mend (``stopped``: a 401, a deleted job)."""
 
-    def __init__(self, error: str | None, ended: bool = False, stopped: bool = False) -> None:
-        super().__init__()
-        self.error = error
-        self.ended = ended
-        self.stopped = stopped
+    error: str | None
+    ended: bool = False
+    stopped: bool = False
 
 
 REPLICA_KEYS = Binding.Group("Replica")
@@ -652,7 +650,7 @@ class LogsScreen(Screen[None], ScreenToasts):
 
     def on_log_view_top_reached(self, message: LogView.TopReached) -> None:
         """The user scrolled to the top of a view: fetch the lines before its first one."""
-        view = message.log_view
+        view = message.widget
         first = next((e for e, _ in view.lines if isinstance(e, LogLine)), None)
         task = next((t for t in [ALL, *self.tasks] if _view_id(t) == view.id), None)
         if first is not None and task is not None:

@@ -70,7 +70,6 @@ from tui_app.model.views.trials import (
     trial_rows,
 )
 from tui_app.shell.app_protocol import shell_app
-from tui_app.shell.metrics_request import MetricsRequested
 from tui_app.shell.screens.picker_screen import PickerScreen
 from tui_app.shell.screens.prompt_screen import PromptScreen
 from tui_app.shell.screens.screen_toasts import ScreenToasts
@@ -672,7 +671,7 @@ class MetricsScreen(Screen[None], ScreenToasts):
 
         def chosen(item: str | None) -> None:
             if item is not None:
-                self.post_message(MetricsRequested(self.job_id, ids[items.index(item)]))
+                self.shell.open_metrics(self.job_id, ids[items.index(item)])
 
         # The dialog is 50 columns: the title names no tag (the chart does), only the order.
         title = "A trial's own curves (best first)"

@@ -7,6 +7,7 @@ one says so here instead of asking the builder to delete a file that does not ex
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from textual.app import ComposeResult
@@ -117,12 +118,11 @@ class PresetList(OptionList):
         Binding("d,delete", "delete", "Delete preset", id="presets.delete"),
     ]
 
+    @dataclass
     class DeleteRequested(Message):
         """Request to delete the preset at ``index``."""
 
-        def __init__(self, index: int) -> None:
-            super().__init__()
-            self.index = index
+        index: int
 
     def action_delete(self) -> None:
         if self.highlighted is not None:
