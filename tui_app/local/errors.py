@@ -6,7 +6,7 @@ before it gives up with a "network connectivity" error, and prints a non-JSON bo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tui_app.model.jobs.job_spec import FieldViolation, format_violations
@@ -70,6 +70,20 @@ def invalid(violations: Sequence[FieldViolation]) -> ApiError:
 def invalid_field(field: str, description: str) -> ApiError:
     """400 INVALID_ARGUMENT for one field."""
     return invalid([FieldViolation(field, description)])
+
+
+def checked(field: str, value: str, error: Callable[[str], str | None]) -> str:
+    """``value`` when ``error`` (``paths.project_error``, ``object_store.bucket_error``...)
+    finds nothing wrong with it; else what it found, as ``invalid_field`` of ``field``: every
+    route refuses a name it was given the same way.
+
+    Raises:
+        ApiError: 400 INVALID_ARGUMENT naming ``field``.
+    """
+    why = error(value)
+    if why:
+        raise invalid_field(field, why)
+    return value
 
 
 def not_found_job(name: str) -> ApiError:

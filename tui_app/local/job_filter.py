@@ -21,6 +21,7 @@ Semantics (the API documents the syntax but not every corner; these are our choi
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
@@ -148,7 +149,7 @@ def _compile_compare(node: Compare) -> JobPredicate:
     if node.op == ":":
         return lambda job: any(literal.has(c) for c in _resolve(job, path))
     ordering = _ORDERINGS[node.op]
-    return lambda job: any(literal.orders(c, ordering) for c in _resolve(job, path))
+    return lambda job: any(literal.compares(c, ordering) for c in _resolve(job, path))
 
 
 def _resolve(job: Mapping[str, Any], path: tuple[str, ...]) -> list[Any]:
@@ -226,18 +227,7 @@ class _Literal:
         self.glob = tuple(text.split("*")) if "*" in text else None
 
     def equals(self, candidate: Any) -> bool:
-        text = _scalar_text(candidate)
-        if text is None:
-            return False
-        if self.number is not None:
-            number = _as_number(text)
-            if number is not None:
-                return number == self.number
-        if self.timestamp is not None:
-            instant = _as_timestamp(text)
-            if instant is not None:
-                return instant == self.timestamp
-        return text == self.text
+        return self.compares(candidate, operator.eq)
 
     def has(self, candidate: Any) -> bool:
         if isinstance(candidate, Mapping):
@@ -250,16 +240,20 @@ class _Literal:
     def _matches(self, text: str) -> bool:
         return _glob_match(self.glob, text) if self.glob else text == self.text
 
-    def orders(self, candidate: Any, ordering: Callable[[Any, Any], bool]) -> bool:
+    def compares(self, candidate: Any, relation: Callable[[Any, Any], bool]) -> bool:
+        """Whether ``relation(candidate, literal)`` holds: as instants when both are timestamps,
+        as numbers when both are numbers, else as text (the module doc's rule for ``=`` and the
+        orderings alike). No text is both, so the order of the two tries does not matter: a
+        timestamp's date has a ``-`` right after a digit, where a number cannot."""
         text = _scalar_text(candidate)
         if text is None:
             return False
         if self.timestamp is not None:
             instant = _as_timestamp(text)
             if instant is not None:
-                return ordering(instant, self.timestamp)
+                return relation(instant, self.timestamp)
         if self.number is not None:
             number = _as_number(text)
             if number is not None:
-                return ordering(number, self.number)
-        return ordering(text, self.text)
+                return relation(number, self.number)
+        return relation(text, self.text)

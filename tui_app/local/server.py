@@ -27,7 +27,7 @@ from aiohttp import web
 
 from tui_app import __version__
 from tui_app.local.browser_guard import BrowserGuard, json_content_type_problem
-from tui_app.local.errors import ApiError, invalid_field
+from tui_app.local.errors import ApiError, checked, invalid_field
 from tui_app.local.jobs import JobService
 from tui_app.local.logs.entries import follow_entries, list_entries
 from tui_app.local.paths import project_error
@@ -172,11 +172,7 @@ async def _body(request: web.Request, required: bool = True) -> Any:
 
 
 def _project(request: web.Request) -> str:
-    project = request.match_info["project"]
-    why = project_error(project)
-    if why:
-        raise invalid_field("parent", why)
-    return project
+    return checked("parent", request.match_info["project"], project_error)
 
 
 def _job_and_verb(request: web.Request) -> tuple[str, str | None]:

@@ -134,6 +134,24 @@ def _kind_of(program: str) -> str:
     return "podman" if "podman" in name else "docker"
 
 
+def _run_captured(cmd: Sequence[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """An engine command run to its end, its output captured as text, with no stdin: how
+    ``_probe`` and ``run_sync`` run one, each reading a failure its own way.
+
+    Raises:
+        subprocess.TimeoutExpired: it ran past ``timeout`` seconds.
+        OSError: it could not be started.
+    """
+    return subprocess.run(
+        list(cmd),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
 def _probe(argv: Sequence[str], kind: str) -> tuple[str | None, str]:
     """(version, "") when the engine answers, else (None, why).
 
@@ -149,14 +167,7 @@ def _probe(argv: Sequence[str], kind: str) -> tuple[str | None, str]:
         else [*argv, "version", "--format", "{{.Server.Version}}"]
     )
     try:
-        done = subprocess.run(
-            probe,
-            capture_output=True,
-            text=True,
-            timeout=PROBE_TIMEOUT_SECONDS,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        done = _run_captured(probe, PROBE_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         return None, f"`{shlex.join(probe)}` did not answer in {PROBE_TIMEOUT_SECONDS:g} s"
     except OSError as exc:
@@ -383,14 +394,7 @@ async def _run(cmd: Sequence[str], timeout: float = COMMAND_TIMEOUT_SECONDS) -> 
 def run_sync(cmd: Sequence[str], timeout: float = COMMAND_TIMEOUT_SECONDS) -> tuple[int, str]:
     """``_run`` for threads and the supervisor, which have no event loop."""
     try:
-        done = subprocess.run(
-            list(cmd),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        done = _run_captured(cmd, timeout)
     except subprocess.TimeoutExpired:
         return 124, ""
     except OSError as exc:

@@ -252,7 +252,8 @@ async def ensure_layer(
         if (target / LAYER_MARKER).exists():
             return target
         try:
-            await _build_layer(state_root, runtime, files, target, log, pip_settings)
+            env = runtime_envs.pip_env(state_root, pip_settings)
+            await _build_layer(runtime, files, target, env, log)
         except BaseException:
             shutil.rmtree(target, ignore_errors=True)
             raise
@@ -273,15 +274,16 @@ def input_files(folder: Path) -> list[Path]:
 
 
 async def _build_layer(
-    state_root: Path,
     runtime: Environment,
     files: list[Path],
     target: Path,
+    env: dict[str, str],
     log: Callable[[str], None],
-    pip_settings: Mapping[str, str] | None = None,
 ) -> None:
+    """Build the layer afresh under ``ensure_layer``'s lock. ``env`` is what pip runs in
+    (``runtime_envs.pip_env``): the build needs only that, not the state dir and settings
+    it was made from."""
     shutil.rmtree(target, ignore_errors=True)  # half built by a service that died
-    env = runtime_envs.pip_env(state_root, pip_settings)
     rc, tail = await runtime_envs.run_logged(
         [runtime.interpreter, "-m", "venv", "--without-pip", str(target)], env, log
     )

@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, Final
 
-from tui_app.local.errors import ApiError, invalid_field
+from tui_app.local.errors import ApiError, checked, invalid_field
 from tui_app.local.logs.log_query import compile_log_filter
 from tui_app.local.page_tokens import NOT_OURS, decode_page_token, encode_page_token, fingerprint
 from tui_app.local.paths import project_error
@@ -66,9 +66,7 @@ def _projects(body: dict[str, Any]) -> list[str]:
     if not projects:
         raise invalid_field("resourceNames", 'resourceNames is required, e.g. ["projects/P"].')
     for p in projects:
-        why = project_error(p)
-        if why:
-            raise invalid_field("resourceNames", why)
+        checked("resourceNames", p, project_error)
     return sorted(set(projects))
 
 

@@ -42,7 +42,7 @@ from urllib.parse import quote
 
 import google_crc32c
 
-from tui_app.local.errors import ApiError, invalid_field
+from tui_app.local.errors import ApiError, checked, invalid_field
 from tui_app.local.paths import StateDir, UnsafePathError
 
 __all__ = [
@@ -256,22 +256,15 @@ class ObjectStore:
 
     def object_path(self, bucket: str, name: str) -> Path:
         """The file for ``gs://bucket/name``; 400 for a name that is unsafe or invalid."""
-        why = bucket_error(bucket)
-        if why:
-            raise invalid_field("bucket", why)
-        why = object_name_error(name)
-        if why:
-            raise invalid_field("name", why)
+        checked("bucket", bucket, bucket_error)
+        checked("name", name, object_name_error)
         try:
             return self.state.gcs_path(_gs_uri(bucket, name))
         except UnsafePathError as exc:
             raise invalid_field("name", str(exc)) from None
 
     def bucket_path(self, bucket: str) -> Path:
-        why = bucket_error(bucket)
-        if why:
-            raise invalid_field("bucket", why)
-        return self.state.gcs_root / bucket
+        return self.state.gcs_root / checked("bucket", bucket, bucket_error)
 
     def existing_bucket(self, bucket: str) -> Path:
         """The bucket's folder, or 404 (reads and lists need the bucket to exist)."""

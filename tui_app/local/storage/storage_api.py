@@ -49,7 +49,7 @@ from urllib.parse import quote
 from aiohttp import web
 
 from tui_app.local.browser_guard import json_content_type_problem
-from tui_app.local.errors import ApiError, invalid_field
+from tui_app.local.errors import ApiError, checked, invalid_field
 from tui_app.local.paths import StateDir
 from tui_app.local.storage.object_store import (
     GcsError,
@@ -258,11 +258,7 @@ def _object_name(request: web.Request, meta: dict[str, Any]) -> str:
 
 
 def _bucket(request: web.Request) -> str:
-    bucket = request.match_info["bucket"]
-    why = bucket_error(bucket)
-    if why:
-        raise invalid_field("bucket", why)
-    return bucket
+    return checked("bucket", request.match_info["bucket"], bucket_error)
 
 
 async def _stored(
@@ -521,11 +517,7 @@ def _check_range(request: web.Request, session: UploadSession, rng: ContentRange
 
 def _name(request: web.Request, key: str = "object") -> str:
     """An object name from the path (aiohttp has decoded ``%2F``), checked like an upload's."""
-    name = request.match_info[key]
-    why = object_name_error(name)
-    if why:
-        raise invalid_field("object", why)
-    return name
+    return checked("object", request.match_info[key], object_name_error)
 
 
 def _check_generation(request: web.Request, store: ObjectStore, bucket: str, name: str) -> None:
@@ -672,10 +664,7 @@ async def _copy(request: web.Request) -> tuple[str, str]:
     store = request.app[STORE_KEY]
     src_bucket = _bucket(request)
     src = _name(request)
-    dst_bucket = request.match_info["dbucket"]
-    why = bucket_error(dst_bucket)
-    if why:
-        raise invalid_field("destinationBucket", why)
+    dst_bucket = checked("destinationBucket", request.match_info["dbucket"], bucket_error)
     dst = _name(request, "dobject")
     await _may_read(request, src_bucket, src)
     await _may_write(request, dst_bucket, dst)
@@ -796,9 +785,7 @@ async def insert_bucket(request: web.Request) -> web.Response:
     bucket = body.get("name")
     if not isinstance(bucket, str):
         raise invalid_field("name", "The bucket name is required.")
-    why = bucket_error(bucket)
-    if why:
-        raise invalid_field("name", why)
+    checked("name", bucket, bucket_error)
     await asyncio.to_thread(store.create_bucket, bucket)
     return _json(_bucket_resource(request, bucket))
 

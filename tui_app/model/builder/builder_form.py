@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -447,6 +447,22 @@ def _scalar_text(
     return str(value)
 
 
+def _scalars_to_form(
+    source: dict[str, Any],
+    fields: Iterable[tuple[str, str]],
+    prefix: str,
+    values: dict[str, str],
+    problems: list[FieldViolation],
+) -> None:
+    """Each ``(form key, field name)`` of ``fields`` that ``source`` holds, taken out of it into
+    ``values`` as text: how the trainingInput, scheduling and hyperparameters sections fill
+    their fields (a list or a map there is a problem at ``prefix.name``)."""
+    for key, name in fields:
+        text = _scalar_text(source, name, f"{prefix}.{name}", problems)
+        if text is not None:
+            values[key] = text
+
+
 def _list_text(
     ti: dict[str, Any], name: str, path: str, problems: list[FieldViolation]
 ) -> str | None:
@@ -480,20 +496,15 @@ def _training_input_to_form(
         text = reader(ti, name, f"{p}.{name}", problems)
         if text is not None:
             values[key] = text
-    for key, name in _TEXT_FIELDS:
-        text = _scalar_text(ti, name, f"{p}.{name}", problems)
-        if text is not None:
-            values[key] = text
+    _scalars_to_form(ti, _TEXT_FIELDS, p, values, problems)
     scheduling = ti.get("scheduling")
     if isinstance(scheduling, dict):
-        for key, name in (
+        scheduling_fields = (
             ("max_running_time", "maxRunningTime"),
             ("max_wait_time", "maxWaitTime"),
             ("priority", "priority"),
-        ):
-            text = _scalar_text(scheduling, name, f"{p}.scheduling.{name}", problems)
-            if text is not None:
-                values[key] = text
+        )
+        _scalars_to_form(scheduling, scheduling_fields, f"{p}.scheduling", values, problems)
         if not scheduling:
             del ti["scheduling"]
     hp = ti.get("hyperparameters")
@@ -513,14 +524,12 @@ def _training_input_to_form(
             problems,
         )
         values["hp_algorithm"] = "" if algorithm in (None, "ALGORITHM_UNSPECIFIED") else algorithm
-        for key, name in (
+        hp_fields = (
             ("hp_metric", "hyperparameterMetricTag"),
             ("hp_max_trials", "maxTrials"),
             ("hp_max_parallel", "maxParallelTrials"),
-        ):
-            text = _scalar_text(hp, name, f"{hpp}.{name}", problems)
-            if text is not None:
-                values[key] = text
+        )
+        _scalars_to_form(hp, hp_fields, hpp, values, problems)
         params = hp.pop("params", None)
         if isinstance(params, list) and all(isinstance(x, dict) for x in params):
             form.params = params

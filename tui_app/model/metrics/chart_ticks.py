@@ -51,17 +51,24 @@ def nice_step(low: float, high: float, max_ticks: int) -> float:
     return steps[-1]
 
 
+def _trivial_ticks(low: float, high: float) -> list[float] | None:
+    """The ticks of a range with nothing to divide, the same on a linear and a time axis: none
+    when an end is not finite, one at its value when flat; None for a range to divide."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return []
+    return [low] if high == low else None
+
+
 def nice_ticks(low: float, high: float, max_ticks: int = 5) -> list[float]:
     """Multiples of ``nice_step`` inside ``[low, high]`` (both ends included when on a tick).
 
     A flat range (``low == high``) gets one tick, at its value.
     """
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return []
+    trivial = _trivial_ticks(low, high)
+    if trivial is not None:
+        return trivial
     if high < low:
         low, high = high, low
-    if high == low:
-        return [low]
     step = nice_step(low, high, max_ticks)
     first = math.ceil(low / step - 1e-9)
     last = math.floor(high / step + 1e-9)
@@ -103,12 +110,11 @@ def time_ticks(low: float, high: float, max_ticks: int = 5, offset: float = 0.0)
     ``offset`` is the local time zone's offset from UTC in seconds, for wall time: ticks fall on
     whole local minutes and hours (``14:00:00``), not on UTC ones shifted by the zone.
     """
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return []
+    trivial = _trivial_ticks(low, high)
+    if trivial is not None:
+        return trivial
     if high < low:
         low, high = high, low
-    if high == low:
-        return [low]
     most = max(1, max_ticks)
     step = next((s for s in TIME_STEPS if _count(low + offset, high + offset, s) <= most), None)
     if step is None:  # longer than TIME_STEPS covers: whole weeks

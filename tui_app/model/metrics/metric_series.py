@@ -435,18 +435,10 @@ class Series:
 class MetricSet:
     """The series of one job (or one trial), keyed by :class:`SeriesKey`, each with a version."""
 
-    def __init__(
-        self,
-        *,
-        tail_points: int = TAIL_POINTS,
-        max_buckets: int = MAX_BUCKETS,
-        max_marks: int = MAX_MARKS,
-    ) -> None:
-        self._options = {
-            "tail_points": tail_points,
-            "max_buckets": max_buckets,
-            "max_marks": max_marks,
-        }
+    def __init__(self, **options: int) -> None:
+        """``options``: :class:`Series`' keyword arguments (``tail_points``, ``max_buckets``,
+        ``max_marks``) for every series the set makes; their defaults are ``Series``' own."""
+        self._options = options
         self._series: dict[SeriesKey, Series] = {}
         self._tags: list[str] | None = None
         self._by_tag: dict[str, list[SeriesKey]] = {}

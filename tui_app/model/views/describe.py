@@ -194,13 +194,19 @@ def job_yaml(job: Mapping[str, Any]) -> str:
     Returns:
         The YAML text; it reads back as the same data.
     """
+    return readable_yaml(job, sort_keys=True)
+
+
+def readable_yaml(data: Mapping[str, Any], *, sort_keys: bool) -> str:
+    """``data`` as the describe pane and the diff show YAML: block style, text as it is, and
+    a line as long as it was (the pane wraps; a diff would show a folded value twice)."""
     return yaml.dump(
-        plain_data(job),
+        plain_data(data),
         Dumper=ReadableDumper,
-        sort_keys=True,
+        sort_keys=sort_keys,
         allow_unicode=True,
         default_flow_style=False,
-        width=10_000,  # a line as long as it was: the pane wraps, the YAML must not fold it
+        width=10_000,
     )
 
 

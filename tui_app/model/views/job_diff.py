@@ -40,15 +40,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
-import yaml
-
 from tui_app.model.jobs.job_id import split_job_id
 from tui_app.model.jobs.job_spec import DEFAULT_METRIC_TAG
 from tui_app.model.jobs.tiers import DEFAULT_SCALE_TIER
-from tui_app.model.jobs.wire import as_float, as_int, as_list, as_mapping, parse_time, plain_data
+from tui_app.model.jobs.wire import as_float, as_int, as_list, as_mapping, parse_time
 from tui_app.model.logs.failure_cause import split_failure
 from tui_app.model.metrics.metric_goals import best_trial
-from tui_app.model.views.describe import ReadableDumper, format_time
+from tui_app.model.views.describe import format_time, readable_yaml
 from tui_app.model.views.job_view import JobRow, format_elapsed
 from tui_app.model.views.trials import (
     MINIMIZE,
@@ -718,14 +716,7 @@ def _display(value: object) -> str | None:
 
 def document_yaml(document: Mapping[str, Any]) -> str:
     """The document as YAML, sections in their order (what ``unified_diff`` compares)."""
-    return yaml.dump(
-        plain_data(document),
-        Dumper=ReadableDumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=10_000,  # never fold a long argument over two lines: a diff would show both
-    )
+    return readable_yaml(document, sort_keys=False)
 
 
 def unified_diff(
