@@ -324,12 +324,23 @@ def _stop(svc: LiveService) -> None:
             svc.proc.wait()
 
 
+def serve(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    *extra: str,
+    env: dict[str, str] | None = None,
+) -> Iterator[LiveService]:
+    """A module fixture's own service: started (``_start``) with ``extra`` flags and ``env`` in a
+    new ``name`` folder, yielded, stopped after the module. Use as ``yield from serve(...)``."""
+    svc = _start(tmp_path_factory.mktemp(name) / "state", *extra, env=env)
+    yield svc
+    _stop(svc)
+
+
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory, trainer_sdist: Path) -> Iterator[LiveService]:
     """A real service (its own process, token auth) shared by one test module."""
-    svc = _start(tmp_path_factory.mktemp("svc") / "state")
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc")
 
 
 @pytest.fixture(scope="module")
@@ -337,9 +348,7 @@ def open_service(
     tmp_path_factory: pytest.TempPathFactory, trainer_sdist: Path
 ) -> Iterator[LiveService]:
     """A real service started with --no-auth (what gcloud's disable_credentials needs)."""
-    svc = _start(tmp_path_factory.mktemp("svc-open") / "state", "--no-auth")
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc-open", "--no-auth")
 
 
 @pytest.fixture(scope="module")
@@ -347,9 +356,7 @@ def small_service(
     tmp_path_factory: pytest.TempPathFactory, trainer_sdist: Path
 ) -> Iterator[LiveService]:
     """A real service with only two replica slots, for scheduling tests."""
-    svc = _start(tmp_path_factory.mktemp("svc-small") / "state", "--slots", "2")
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc-small", "--slots", "2")
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import serve, unique_id
 from tests.gcloud.test_gcloud_cli import Gcloud, numbers, parse_stream
 from tests.support.container_images import engine_env
 from tests.support.live_service import PROJECT, LiveService
@@ -30,9 +30,7 @@ STEPS = 120
 def ctr_service(
     tmp_path_factory: pytest.TempPathFactory, container_engine: Engine
 ) -> Iterator[LiveService]:
-    svc = _start(tmp_path_factory.mktemp("svc-gcloud-ctr") / "state", env=engine_env())
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc-gcloud-ctr", env=engine_env())
 
 
 def test_submit_with_master_image_uri_runs_and_streams_its_logs(

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,9 +14,10 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import serve, unique_id
 from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, raised_toasts, wait_for
-from tests.support.live_service import LiveService, basic_job
+from tests.support.live_service import CLUSTER, LiveService, basic_job, grid_search
+from tests.support.task_packages import task_package
 from tui_app.api.log_stream import FAST_PAGE_SIZE
 from tui_app.model.logs.log_line import LogLine
 from tui_app.shell.app import JobsApp
@@ -33,14 +32,6 @@ from tui_app.shell.screens.picker_screen import PickerScreen
 from tui_app.shell.screens.prompt_screen import PromptScreen
 from tui_app.widgets.log_view import LogView
 
-CLUSTER = {
-    "scaleTier": "CUSTOM",
-    "masterType": "standard",
-    "workerType": "standard",
-    "workerCount": "2",
-    "parameterServerType": "standard",
-    "parameterServerCount": "1",
-}
 STEP = re.compile(r"step (\d+) loss=")
 
 
@@ -158,20 +149,7 @@ NOISY = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def noisy_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    src = tmp_path_factory.mktemp("noisy_logs")
-    (src / "noisy2").mkdir()
-    (src / "noisy2" / "__init__.py").write_text("")
-    (src / "noisy2" / "task.py").write_text(NOISY)
-    (src / "setup.py").write_text(
-        "from setuptools import setup\nsetup(name='noisy2', version='1.0', packages=['noisy2'])\n"
-    )
-    subprocess.run(
-        [sys.executable, "setup.py", "-q", "sdist", "-d", str(src / "dist")],
-        cwd=src,
-        check=True,
-        capture_output=True,
-    )
-    return next((src / "dist").glob("*.tar.gz"))
+    return task_package(tmp_path_factory.mktemp("noisy_logs"), "noisy2", NOISY)
 
 
 async def test_hostile_text_is_neutralised_on_screen(
@@ -179,9 +157,9 @@ async def test_hostile_text_is_neutralised_on_screen(
 ) -> None:
     project = "noisy-logs"
     job_id = unique_id("noisy")
-    body = basic_job(job_id, service.stage(noisy_package))
-    body["trainingInput"]["pythonModule"] = "noisy2.task"
-    service.client(project).create(body)
+    service.client(project).create(
+        basic_job(job_id, service.stage(noisy_package), pythonModule="noisy2.task")
+    )
     service.wait_state(job_id, project=project)
     app = pane_app(service, tmp_path, project)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -426,9 +404,7 @@ async def test_a_large_batch_lets_the_event_loop_run_between_chunks(
 @pytest.fixture(scope="module")
 def one_slot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     """A service with one CPU slot: a second job waits QUEUED behind the first."""
-    svc = _start(tmp_path_factory.mktemp("one-slot") / "state", "--slots", "1")
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "one-slot", "--slots", "1")
 
 
 async def test_the_title_follows_the_job_from_queued_to_running(
@@ -613,14 +589,8 @@ async def test_ctrl_s_proposes_the_saved_logs_folder_and_names_the_full_path(
         await wait_for(pilot, lambda: any(str(proposed) in n.message for n in raised_toasts(app)))
 
 
-TRIALS = {
-    "goal": "MINIMIZE",
-    "algorithm": "GRID_SEARCH",
-    "maxTrials": 2,
-    "maxParallelTrials": 1,
-    # Trial 1 trains 40 steps, trial 2 far longer: the job runs on after trial 1 ended.
-    "params": [{"parameterName": "steps", "type": "DISCRETE", "discreteValues": [40, 100000]}],
-}
+TRIALS = grid_search("steps", [40, 100000])
+"""Trial 1 trains 40 steps, trial 2 far longer: the job runs on after trial 1 ended."""
 
 
 async def test_a_trials_logs_show_its_own_state_and_end_with_it(

@@ -22,18 +22,10 @@ from textual.worker import WorkerState
 from tests.conftest import unique_id
 from tests.pilot.conftest import live_app, wait_for
 from tests.support.burner import build_burner, burner_job, sampling_service
-from tests.support.live_service import PROJECT, LiveService
+from tests.support.live_service import CLUSTER, PROJECT, LiveService
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.widgets.replica_usage import ReplicaUsage, ReplicaUsageRow
 
-CLUSTER = {
-    "scaleTier": "CUSTOM",
-    "masterType": "standard",
-    "workerType": "standard",
-    "workerCount": "2",
-    "parameterServerType": "standard",
-    "parameterServerCount": "1",
-}
 TASKS = ["master-replica-0", "worker-replica-0", "worker-replica-1", "ps-replica-0"]
 CPU_FIGURES = re.compile(r"^\d+% \(peak \d+%\)$")
 RSS_FIGURES = re.compile(r"^[\d.]+ (MiB|GiB) \(peak [\d.]+ (MiB|GiB)\)$")

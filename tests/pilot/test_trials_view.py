@@ -15,7 +15,7 @@ from tests.conftest import unique_id
 from tests.pilot.conftest import FROZEN_NOW, live_app, wait_for
 from tests.pilot.test_logs_screen import log_lines
 from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
-from tests.support.live_service import LiveService, basic_job
+from tests.support.live_service import LiveService, basic_job, grid_search
 from tui_app.config.settings import Settings
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.describe_screen import DescribeScreen
@@ -172,19 +172,7 @@ async def test_live_grid_search_fills_the_table_and_opens_a_trials_logs(
     every trial SUCCEEDED, best first by the service's own metrics, and enter on the best
     trial opens a log pane holding only that trial's lines."""
     job_id = unique_id("trials")
-    hp = {
-        "goal": "MINIMIZE",
-        "algorithm": "GRID_SEARCH",
-        "maxTrials": 3,
-        "maxParallelTrials": 1,
-        "params": [
-            {
-                "parameterName": "learning_rate",
-                "type": "DISCRETE",
-                "discreteValues": [0.02, 0.05, 0.1],
-            }
-        ],
-    }
+    hp = grid_search("learning_rate", [0.02, 0.05, 0.1])
     service.client().create(basic_job(job_id, package_uri, *QUICK, hyperparameters=hp))
     app = live_app(service, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -8,7 +8,6 @@ service's slots first, so each corpus job waits QUEUED until it is cancelled.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,24 +18,17 @@ import yaml
 
 from tests.conftest import unique_id
 from tests.support.config_corpus import INVALID, VALID, expected_field
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.live_service import LiveService, basic_job
 from tui_app.entry.demo import DEMO_BUCKET
 from tui_app.model.jobs.engine_label import engine_found
 from tui_app.model.running.capacity import job_demand
 
-JOBS = f"/v1/projects/{PROJECT}/jobs"
 NO_CONTAINER_ENGINE = "Custom containers need a container engine"
 NO_GPU_FOR_CONTAINERS = "This machine has no GPU to give a container"
 """What the local service refuses that the platform (and the model) accept: containers where no
 engine answers (or GPUs for them where there are none), and Python 2.7 jobs (runtimes are built
 as Python 3 virtual environments)."""
 NO_PYTHON_27 = "Python 2.7 jobs cannot run on the local jobs service"
-
-
-def post(service: LiveService, body: object, path: str = JOBS) -> tuple[int, dict[str, Any]]:
-    return service.request(
-        "POST", path, json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
 
 
 def violations(body: dict[str, Any]) -> dict[str, str]:
@@ -76,7 +68,7 @@ def blocked(small_service: LiveService, trainer_sdist: Path) -> Iterator[LiveSer
 def test_valid_configs_are_created(blocked: LiveService, path: Path) -> None:
     data = yaml.safe_load(path.read_text())
     job_id = unique_id(path.stem)
-    status, body = post(blocked, {**data, "jobId": job_id})
+    status, body = blocked.post_job({**data, "jobId": job_id})
     ti = data["trainingInput"]
     if (ti.get("masterConfig") or {}).get("imageUri"):
         # The Job rules accept it; here it needs a container engine, and GPUs if it asks.
@@ -107,7 +99,7 @@ def test_valid_configs_are_created(blocked: LiveService, path: Path) -> None:
 @pytest.mark.parametrize("path", INVALID, ids=lambda p: p.name)
 def test_invalid_configs_get_400_naming_the_field(blocked: LiveService, path: Path) -> None:
     data = yaml.safe_load(path.read_text())
-    status, body = post(blocked, data)
+    status, body = blocked.post_job(data)
     assert status == 400, body
     assert body["error"]["status"] == "INVALID_ARGUMENT"
     found = violations(body)

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import _start, _stop, serve, unique_id
 from tests.service.test_containers import container_job, containers_of, messages, wait_for
 from tests.support.container_images import engine_env
 from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
@@ -55,9 +55,7 @@ WGET = "wget -Y off -q -O - --header 'Content-Type: application/octet-stream'"
 def box_service(
     tmp_path_factory: pytest.TempPathFactory, container_engine: Engine
 ) -> Iterator[LiveService]:
-    svc = _start(tmp_path_factory.mktemp("svc-box") / "state", "--gpus", "0", env=engine_env())
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc-box", "--gpus", "0", env=engine_env())
 
 
 class Watchdog:
@@ -353,9 +351,7 @@ def test_a_service_without_its_token_refuses_container_jobs(
 ) -> None:
     job_id = unique_id("box_open")
     body = container_job(job_id, tiny_image, command=["true"])
-    status, answer = open_service.request(
-        "POST", f"/v1/projects/{PROJECT}/jobs", json.dumps(body).encode()
-    )
+    status, answer = open_service.post_job(body)
     assert status == 400, answer
     message = answer["error"]["message"]
     assert "--no-auth" in message and "token" in message

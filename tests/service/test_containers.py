@@ -29,9 +29,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import _start, _stop, serve, unique_id
 from tests.support.container_images import engine_env
-from tests.support.live_service import PROJECT, LiveService, free_port
+from tests.support.live_service import PROJECT, LiveService, free_port, grid_search
 from tui_app.local.environments.containers import LABEL_JOB, LABEL_SERVICE, Engine, service_key
 
 GRACE = 2.0
@@ -64,9 +64,7 @@ def ctr_service(
     tmp_path_factory: pytest.TempPathFactory, container_engine: Engine
 ) -> Iterator[LiveService]:
     """A service that runs containers, on a host it is told has no GPU."""
-    svc = _start(tmp_path_factory.mktemp("svc-ctr") / "state", "--gpus", "0", env=engine_env())
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc-ctr", "--gpus", "0", env=engine_env())
 
 
 @pytest.fixture(scope="module")
@@ -76,19 +74,14 @@ def limited_service(
     """Every container limited to 64 MiB (a user's --container-run-args, after the service's
     own --memory), sampled every 0.5 s."""
     env = {**engine_env(), "TUI_APP_METRICS_SECONDS": SAMPLE_SECONDS}
-    state = tmp_path_factory.mktemp("svc-ctr-limited") / "state"
-    svc = _start(state, "--container-run-args", f"--memory {MEMORY_LIMIT}", env=env)
-    yield svc
-    _stop(svc)
+    flags = ("--container-run-args", f"--memory {MEMORY_LIMIT}")
+    yield from serve(tmp_path_factory, "svc-ctr-limited", *flags, env=env)
 
 
 @pytest.fixture(scope="module")
 def engineless_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     """A service told to use an engine that does not exist (runs on any machine)."""
-    state = tmp_path_factory.mktemp("svc-no-engine") / "state"
-    svc = _start(state, "--container-engine", "no-such-engine")
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc-no-engine", "--container-engine", "no-such-engine")
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -512,15 +505,7 @@ def test_each_trial_of_a_tuning_job_is_a_container_and_reports_its_metric(
 ) -> None:
     svc = ctr_service
     job_id = unique_id("ctr_hp")
-    hp = {
-        "goal": "MINIMIZE",
-        "algorithm": "GRID_SEARCH",
-        "maxTrials": 2,
-        "maxParallelTrials": 2,
-        "params": [
-            {"parameterName": "learning_rate", "type": "DISCRETE", "discreteValues": [0.02, 0.1]}
-        ],
-    }
+    hp = grid_search("learning_rate", [0.02, 0.1], parallel=2)
     args = ("--steps", "20", "--checkpoint-every", "10")
     svc.client().create(container_job(job_id, trainer_image, args, hyperparameters=hp))
     job = svc.wait_state(job_id, timeout=120)

@@ -122,9 +122,7 @@ def test_the_proxy_refuses_what_is_not_a_tunnel(service: LiveService) -> None:
 
 
 def _probe_job(job_id: str, uri: str, *args: str) -> dict[str, Any]:
-    body = basic_job(job_id, uri, *args)
-    body["trainingInput"]["pythonModule"] = "probe.task"
-    return body
+    return basic_job(job_id, uri, *args, pythonModule="probe.task")
 
 
 def test_a_replica_reaches_storage_as_tensorflow_does(service: LiveService, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import serve, unique_id
 from tests.support.live_service import LiveService, basic_job
 
 QUICK = ("--steps", "20", "--checkpoint-every", "10")
@@ -20,9 +20,7 @@ QUICK = ("--steps", "20", "--checkpoint-every", "10")
 @pytest.fixture(scope="module")
 def hp_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     """Four slots: room for parallel single-replica trials, and a limit to respect."""
-    svc = _start(tmp_path_factory.mktemp("svc-hp") / "state", "--slots", "4")
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc-hp", "--slots", "4")
 
 
 def _tuning_job(job_id: str, uri: str, hp: dict[str, Any], *args: str) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import unique_id
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.live_service import PROJECT, LiveService, basic_job, grid_search
 from tests.support.scalar_polls import Points, drain, live_scalars, poll_until
 from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError
@@ -125,8 +125,7 @@ def test_nothing_yet_says_where_it_looked_and_that_it_looks_again(
     bucket = f"quiet-{time.monotonic_ns()}"  # a bucket nothing has written to yet
     job_dir = f"gs://{bucket}/{job_id}"
     # A module that is not in the package: the job fails at once, having written nothing.
-    body = basic_job(job_id, package_uri, jobDir=job_dir)
-    body["trainingInput"]["pythonModule"] = "trainer.not_there"
+    body = basic_job(job_id, package_uri, jobDir=job_dir, pythonModule="trainer.not_there")
     client = service.client()
     client.create(body)
     service.wait_state(job_id)
@@ -176,8 +175,8 @@ def test_a_missing_bucket_is_said_in_words_where_it_is_a_mistake(
     job_id = unique_id("nobucket")
     bucket = f"never-{time.monotonic_ns()}"
     job_dir = f"gs://{bucket}/{job_id}"
-    body = basic_job(job_id, package_uri, jobDir=job_dir)
-    body["trainingInput"]["pythonModule"] = "trainer.not_there"  # fails at once, writes nothing
+    # A module that is not in the package: fails at once, writes nothing.
+    body = basic_job(job_id, package_uri, jobDir=job_dir, pythonModule="trainer.not_there")
     client = service.client()
     client.create(body)
     service.wait_state(job_id)
@@ -392,19 +391,7 @@ def _tuning_job(job_id: str, package_uri: str) -> dict[str, Any]:
         "--checkpoint-every",
         "20",
         jobDir=f"gs://{BUCKET}/{job_id}",
-        hyperparameters={
-            "goal": "MINIMIZE",
-            "maxTrials": 2,
-            "maxParallelTrials": 2,
-            "algorithm": "GRID_SEARCH",
-            "params": [
-                {
-                    "parameterName": "learning_rate",
-                    "type": "DISCRETE",
-                    "discreteValues": [0.01, 0.1],
-                }
-            ],
-        },
+        hyperparameters=grid_search("learning_rate", [0.01, 0.1], parallel=2),
     )
 
 

@@ -6,7 +6,6 @@ Real HTTP against a real service process; the jobs here need not finish (most ne
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any
 
 import pytest
@@ -16,12 +15,6 @@ from tests.support.live_service import PROJECT, LiveService, basic_job
 from tui_app.api.errors import ApiCallError
 
 JOBS = f"/v1/projects/{PROJECT}/jobs"
-
-
-def _post(service: LiveService, body: object, path: str = JOBS) -> tuple[int, dict[str, Any]]:
-    return service.request(
-        "POST", path, json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
 
 
 def _fields(body: dict[str, Any]) -> list[str]:
@@ -76,7 +69,7 @@ def test_bad_jobs_get_400_naming_the_field(
     body = basic_job(jid, package_uri)
     body["trainingInput"].update(training)
     body["trainingInput"] = {k: v for k, v in body["trainingInput"].items() if v is not None}
-    status, resp = _post(service, body)
+    status, resp = service.post_job(body)
     assert status == 400, resp
     assert resp["error"]["status"] == "INVALID_ARGUMENT"
     assert field in _fields(resp), resp
@@ -88,8 +81,8 @@ def test_bad_jobs_get_400_naming_the_field(
 def test_duplicate_id_is_409_and_keeps_the_first(service: LiveService, package_uri: str) -> None:
     jid = unique_id("dup")
     body = basic_job(jid, package_uri, "--steps", "1", scaleTier="BASIC")
-    assert _post(service, body)[0] == 200
-    status, resp = _post(service, basic_job(jid, package_uri, "--other"))
+    assert service.post_job(body)[0] == 200
+    status, resp = service.post_job(basic_job(jid, package_uri, "--other"))
     assert status == 409
     assert resp["error"]["status"] == "ALREADY_EXISTS"
     assert resp["error"]["message"] == "Field: job.job_id Error: A job with this id already exists."

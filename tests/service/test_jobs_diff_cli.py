@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import unique_id
 from tests.support.jobs_cli_run import QUICK, changed_lines, tui, tui_process
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.live_service import PROJECT, LiveService, basic_job, grid_search
 from tui_app.api.job_compare import ResubmitHistory
 from tui_app.model.views.job_diff import NOT_KNOWN_YET
 
@@ -128,15 +128,7 @@ def test_two_projects(service: LiveService, pair: tuple[str, str], trainer_sdist
 
 def test_two_trials_of_a_tuning_job(service: LiveService, trainer_sdist: Path) -> None:
     job_id = unique_id("diff_hp")
-    hp = {
-        "goal": "MINIMIZE",
-        "algorithm": "GRID_SEARCH",
-        "maxTrials": 2,
-        "maxParallelTrials": 2,
-        "params": [
-            {"parameterName": "learning_rate", "type": "DISCRETE", "discreteValues": [0.02, 0.1]}
-        ],
-    }
+    hp = grid_search("learning_rate", [0.02, 0.1], parallel=2)
     uri = service.stage(trainer_sdist)
     service.client().create(
         basic_job(job_id, uri, "--steps", "20", "--checkpoint-every", "10", hyperparameters=hp)

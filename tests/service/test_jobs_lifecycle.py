@@ -17,7 +17,7 @@ import pytest
 from google.cloud import logging as gcl
 
 from tests.conftest import unique_id
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.live_service import CLUSTER, PROJECT, LiveService, basic_job
 from tui_app.api.jobs_client import make_credentials
 
 
@@ -99,12 +99,7 @@ def test_custom_cluster_trains_through_parameter_server(
         "150",
         "--log-every",
         "1",
-        scaleTier="CUSTOM",
-        masterType="standard",
-        workerType="standard",
-        workerCount="2",
-        parameterServerType="standard",
-        parameterServerCount="1",
+        **CLUSTER,
         jobDir=job_dir,
     )
     client.create(body)
@@ -227,12 +222,7 @@ def test_failing_worker_fails_job_with_traceback(service: LiveService, package_u
             "20",
             "--fail-task",
             "worker:1",
-            scaleTier="CUSTOM",
-            masterType="standard",
-            workerType="standard",
-            workerCount="2",
-            parameterServerType="standard",
-            parameterServerCount="1",
+            **CLUSTER,
         )
     )
     job = service.wait_state(job_id, timeout=60)

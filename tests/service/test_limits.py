@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import serve, unique_id
 from tests.support.live_service import LiveService, basic_job
 from tui_app.api.errors import ApiCallError
 from tui_app.local.timefmt import parse_job_time
@@ -42,10 +42,8 @@ PRICEY = {
 @pytest.fixture(scope="module")
 def limits_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     """Two CPU slots, no GPUs, and maxWaitTime scaled down a thousandfold."""
-    state = tmp_path_factory.mktemp("svc-limits") / "state"
-    svc = _start(state, "--slots", "2", "--gpus", "0", "--max-wait-scale", str(WAIT_SCALE))
-    yield svc
-    _stop(svc)
+    flags = ("--slots", "2", "--gpus", "0", "--max-wait-scale", str(WAIT_SCALE))
+    yield from serve(tmp_path_factory, "svc-limits", *flags)
 
 
 def _states_until_terminal(

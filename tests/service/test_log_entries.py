@@ -6,9 +6,6 @@ escape sequences and every log-level format; nothing may be lost or altered.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -17,6 +14,7 @@ import pytest
 
 from tests.conftest import unique_id
 from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.task_packages import task_package
 from tui_app.local.logs.log_ingest import MAX_LINE_BYTES, LogSource, classify
 from tui_app.model.logs.severity import SEVERITIES
 
@@ -47,29 +45,11 @@ NOISY = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def noisy_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    src = tmp_path_factory.mktemp("noisy")
-    (src / "noisy").mkdir()
-    (src / "noisy" / "__init__.py").write_text("")
-    (src / "noisy" / "task.py").write_text("logging_setup = None\n" + NOISY)
-    (src / "setup.py").write_text(
-        "from setuptools import setup\nsetup(name='noisy', version='1.0', packages=['noisy'])\n"
-    )
-    subprocess.run(
-        [sys.executable, "setup.py", "-q", "sdist", "-d", str(src / "dist")],
-        cwd=src,
-        check=True,
-        capture_output=True,
-    )
-    return next((src / "dist").glob("*.tar.gz"))
+    return task_package(tmp_path_factory.mktemp("noisy"), "noisy", "logging_setup = None\n" + NOISY)
 
 
 def _list(service: LiveService, **body: object) -> dict[str, Any]:
-    status, resp = service.request(
-        "POST",
-        "/v2/entries:list",
-        json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
+    status, resp = service.post("/v2/entries:list", body)
     assert status == 200, resp
     assert isinstance(resp, dict)
     return resp
@@ -84,9 +64,7 @@ def _all(
 def test_nothing_a_replica_writes_is_lost(service: LiveService, noisy_package: Path) -> None:
     uri = service.stage(noisy_package)
     jid = unique_id("noisy")
-    body = basic_job(jid, uri)
-    body["trainingInput"]["pythonModule"] = "noisy.task"
-    service.client().create(body)
+    service.client().create(basic_job(jid, uri, pythonModule="noisy.task"))
     job = service.wait_state(jid, timeout=60)
     assert job["state"] == "SUCCEEDED", job.get("errorMessage")
 
@@ -147,12 +125,7 @@ def test_entries_list_validation(service: LiveService) -> None:
         {"resourceNames": [f"projects/{PROJECT}"], "pageToken": "nope"},
         {"resourceNames": [f"projects/{PROJECT}"], "pageSize": "ten"},
     ):
-        status, resp = service.request(
-            "POST",
-            "/v2/entries:list",
-            json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-        )
+        status, resp = service.post("/v2/entries:list", body)
         assert status == 400, (body, resp)
         assert resp["error"]["status"] == "INVALID_ARGUMENT"
     assert _list(service, resourceNames=["projects/nobody-here"]) == {}

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import _start, _stop, unique_id
-from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
+from tests.support.live_service import CLUSTER, PROJECT, LiveService, basic_job, free_port
 from tui_app.api.connection import Connection
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import make_credentials
@@ -102,12 +102,7 @@ def custom_job(service: LiveService, trainer_sdist: Path) -> tuple[str, Follower
             job_id,
             uri,
             *("--steps", str(STEPS), "--log-every", "1", "--sleep", "0.02"),
-            scaleTier="CUSTOM",
-            masterType="standard",
-            workerType="standard",
-            workerCount="2",
-            parameterServerType="standard",
-            parameterServerCount="1",
+            **CLUSTER,
         )
     )
     follower = Follower(_stream(service, job_id), lambda: client.get(job_id)).start()

@@ -214,8 +214,7 @@ def test_a_terminal_never_gets_a_trainers_escape_sequences_raw(
     hostile.write_text("\x1b[31mred words\x1b[0m and \x1b[2J\x1b[H\x1b]0;evil title\x07 bell\x07\n")
     uri = service.stage(build_sdist(PROBE_SRC, tmp_path / "build"))
     job_id = unique_id("logs_hostile")
-    body = basic_job(job_id, uri, "--stderr-file", str(hostile))
-    body["trainingInput"]["pythonModule"] = "probe.task"
+    body = basic_job(job_id, uri, "--stderr-file", str(hostile), pythonModule="probe.task")
     service.client().create(body)
     service.wait_state(job_id)
 

@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import unique_id
 from tests.support.burner import build_burner, burner_job, sampling_service
-from tests.support.live_service import PROJECT, LiveService
+from tests.support.live_service import CLUSTER, PROJECT, LiveService
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import make_credentials
 from tui_app.api.metrics_client import MetricsClient, UsageHistory
@@ -102,15 +102,7 @@ def test_since_returns_only_newer_samples_for_every_replica(
     metrics_service: LiveService, burner_uri: str
 ) -> None:
     job_id = unique_id("cluster")
-    cluster = {
-        "scaleTier": "CUSTOM",
-        "masterType": "standard",
-        "workerType": "standard",
-        "workerCount": "2",
-        "parameterServerType": "standard",
-        "parameterServerCount": "1",
-    }
-    metrics_service.client().create(burner_job(job_id, burner_uri, "--seconds", "4", **cluster))
+    metrics_service.client().create(burner_job(job_id, burner_uri, "--seconds", "4", **CLUSTER))
     metrics_service.wait_state(job_id, timeout=90)
     status, body = metrics(metrics_service, job_id)
     assert status == 200

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import _start, _stop, unique_id
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.conftest import serve, unique_id
+from tests.support.live_service import CLUSTER, PROJECT, LiveService, basic_job
 from tui_app.api.jobs_client import make_credentials
 from tui_app.api.metrics_client import MetricsClient
 from tui_app.entry.demo import submit_demo_jobs
@@ -40,9 +40,7 @@ def _queue(svc: LiveService, job_id: str) -> dict[str, Any] | None:
 
 @pytest.fixture(scope="module")
 def two_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
-    svc = _start(tmp_path_factory.mktemp("svc-queue") / "state", "--slots", "2")
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc-queue", "--slots", "2")
 
 
 def test_queue_says_who_holds_the_slots_and_who_goes_first(
@@ -56,11 +54,7 @@ def test_queue_says_who_holds_the_slots_and_who_goes_first(
     try:
         client.create(basic_job(a, uri, *long_args))
         client.create(basic_job(b, uri, *long_args))
-        client.create(
-            basic_job(big, uri, scaleTier="CUSTOM", masterType="standard",
-                      workerType="standard", workerCount="2",
-                      parameterServerType="standard", parameterServerCount="1")
-        )  # fmt: skip
+        client.create(basic_job(big, uri, **CLUSTER))
         client.create(basic_job(small, uri))
         _until(lambda: client.get(small).get("jobPosition") == "2", "the small job second")
         for held in (a, b):

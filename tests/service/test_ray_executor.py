@@ -32,9 +32,9 @@ from urllib.parse import parse_qs, urlsplit
 import psutil
 import pytest
 
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import _start, _stop, serve, unique_id
 from tests.service.test_replica_output import call
-from tests.support.live_service import LiveService, basic_job, free_port
+from tests.support.live_service import CLUSTER, LiveService, basic_job, free_port, grid_search
 from tests.unit.test_ray_lost_message import DOC_NODE, DOC_TASK, doc_lost_quotes
 from tui_app.local.execution.local_executor import SUPERVISOR_MODULE
 from tui_app.local.execution.ray_node_folders import NodeRootError, node_folder, node_root
@@ -43,15 +43,6 @@ from tui_app.local.storage.replica_output import MAX_CHUNK_BYTES
 from tui_app.local.storage.storage_env import HYPERTUNE_MAX_BYTES
 
 pytestmark = pytest.mark.timeout(300)
-
-STANDARD_CLUSTER = {
-    "scaleTier": "CUSTOM",
-    "masterType": "standard",
-    "workerType": "standard",
-    "workerCount": "2",
-    "parameterServerType": "standard",
-    "parameterServerCount": "1",
-}
 
 
 def ray_flags(address: str, warm: int = 1) -> tuple[str, ...]:
@@ -65,9 +56,7 @@ def ray_flags(address: str, warm: int = 1) -> tuple[str, ...]:
 def ray_service(
     ray_address: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveService]:
-    svc = _start(tmp_path_factory.mktemp("svc-ray") / "state", *ray_flags(ray_address))
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc-ray", *ray_flags(ray_address))
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +133,7 @@ def test_a_cluster_job_spreads_over_the_nodes_and_every_line_arrives_once(
 ) -> None:
     job_id = unique_id("ray_spread")
     ray_service.client().create(
-        job_of(job_id, ray_package, "--steps", "20", "--log-every", "1", **STANDARD_CLUSTER)
+        job_of(job_id, ray_package, "--steps", "20", "--log-every", "1", **CLUSTER)
     )
     job = ray_service.wait_state(job_id, timeout=180)
     assert job["state"] == "SUCCEEDED", job.get("errorMessage")
@@ -252,9 +241,7 @@ def test_a_replica_bigger_than_every_node_is_refused_naming_the_field(
     body = job_of(
         unique_id("ray_huge"), ray_package, scaleTier="CUSTOM", masterType="n1-highcpu-16"
     )
-    status, answer = ray_service.request(
-        "POST", "/v1/projects/test-project/jobs", json.dumps(body).encode()
-    )
+    status, answer = ray_service.post_job(body)
     assert status == 400, answer
     message = answer["error"]["message"]
     assert "trainingInput.masterType" in message
@@ -266,7 +253,7 @@ def test_a_job_bigger_than_the_cluster_waits_queued_with_the_reason(
 ) -> None:
     job_id = unique_id("ray_wide")
     client = ray_service.client()
-    wide = dict(STANDARD_CLUSTER, workerCount="6")  # 8 replicas of 4 vCPU: 32 > the 24 there are
+    wide = dict(CLUSTER, workerCount="6")  # 8 replicas of 4 vCPU: 32 > the 24 there are
     client.create(job_of(job_id, ray_package, **wide))
 
     def reason() -> str:
@@ -354,11 +341,8 @@ def test_gpu_replicas_get_the_gpu_node_and_only_their_own_devices(
         made = {j["jobId"] for j in client.list_jobs()} & {first, second, third}
         ray_service.end_jobs(sorted(made))
 
-    status, answer = ray_service.request(
-        "POST",
-        "/v1/projects/test-project/jobs",
-        json.dumps(job_of(unique_id("ray_gpu_big"), ray_package, **one_gpu(4))).encode(),
-    )
+    huge = job_of(unique_id("ray_gpu_big"), ray_package, **one_gpu(4))
+    status, answer = ray_service.post_job(huge)
     assert status == 400, answer
     message = answer["error"]["message"]
     assert "trainingInput.masterConfig" in message or "trainingInput.masterType" in message
@@ -579,19 +563,7 @@ def test_a_tuning_jobs_trials_each_get_a_placement_on_the_cluster(
     ray_service: LiveService, ray_package: str
 ) -> None:
     job_id = unique_id("ray_tune")
-    hp = {
-        "goal": "MINIMIZE",
-        "maxTrials": 3,
-        "maxParallelTrials": 2,
-        "algorithm": "GRID_SEARCH",
-        "params": [
-            {
-                "parameterName": "learning_rate",
-                "type": "DISCRETE",
-                "discreteValues": [0.02, 0.05, 0.1],
-            }
-        ],
-    }
+    hp = grid_search("learning_rate", [0.02, 0.05, 0.1], parallel=2)
     cluster = {
         "scaleTier": "CUSTOM",
         "masterType": "standard",
@@ -631,7 +603,7 @@ def test_a_restarted_service_gives_back_what_ended_jobs_still_hold(
     svc = _start(state, *ray_flags(ray_address), port=port)
     package = svc.stage(trainer_sdist)
     job_id = unique_id("ray_orphan")
-    svc.client().create(job_of(job_id, package, **dict(STANDARD_CLUSTER, workerCount="6")))
+    svc.client().create(job_of(job_id, package, **dict(CLUSTER, workerCount="6")))
     ray.init(address=ray_address, namespace="tui-app", logging_level=logging.ERROR)
     try:
 

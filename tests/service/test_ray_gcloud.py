@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import TRAINER_SRC, _start, _stop, unique_id
+from tests.conftest import TRAINER_SRC, serve, unique_id
 from tests.gcloud.test_gcloud_cli import Gcloud, parse_stream
 from tests.support.live_service import LiveService
 
@@ -21,15 +21,9 @@ pytestmark = pytest.mark.timeout(300)
 def ray_gcloud_service(
     ray_address: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveService]:
-    svc = _start(
-        tmp_path_factory.mktemp("svc-ray-gcloud") / "state",
-        "--executor",
-        "ray",
-        "--ray-address",
-        ray_address,
+    yield from serve(
+        tmp_path_factory, "svc-ray-gcloud", "--executor", "ray", "--ray-address", ray_address
     )
-    yield svc
-    _stop(svc)
 
 
 def test_gcloud_submits_lists_streams_and_cancels_on_the_cluster(

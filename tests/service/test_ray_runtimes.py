@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import serve, unique_id
 from tests.service.test_ray_executor import ray_flags, replica_nodes, service_notes
 from tests.service.test_runtimes import _offline_env, _versions, trainer_sdist, wheels  # noqa: F401
 from tests.support.live_service import LiveService, basic_job
@@ -39,19 +39,15 @@ def ray_rt_service(
     tmp_path_factory: pytest.TempPathFactory,
     wheels: Path,  # noqa: F811
 ) -> Iterator[LiveService]:
-    svc = _start(
-        tmp_path_factory.mktemp("svc-ray-rt") / "state",
-        *ray_flags(ray_address),
-        env=_offline_env(wheels),
+    yield from serve(
+        tmp_path_factory, "svc-ray-rt", *ray_flags(ray_address), env=_offline_env(wheels)
     )
-    yield svc
-    _stop(svc)
 
 
 def _job(job_id: str, uri: str, module: str) -> dict[str, Any]:
-    body = basic_job(job_id, uri, "tensorflow", runtimeVersion="2.11", **ONE_PER_NODE)
-    body["trainingInput"]["pythonModule"] = module
-    return body
+    return basic_job(
+        job_id, uri, "tensorflow", pythonModule=module, runtimeVersion="2.11", **ONE_PER_NODE
+    )
 
 
 def _remote_notes(svc: LiveService, job_id: str) -> list[str]:

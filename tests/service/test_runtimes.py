@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import _start, _stop, unique_id
+from tests.conftest import serve, unique_id
 from tests.support.live_service import PROJECT, LiveService, basic_job
 from tests.support.stand_in_wheels import build_runtime_wheels, build_wheel
 from tui_app.local.environments.interpreters import probe
@@ -108,9 +108,7 @@ def _offline_env(wheels: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def with_37(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> Iterator[LiveService]:
-    svc = _start(tmp_path_factory.mktemp("rt37") / "state", env=_offline_env(wheels))
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "rt37", env=_offline_env(wheels))
 
 
 @pytest.fixture(scope="module")
@@ -123,15 +121,11 @@ def without_37(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> Iterat
         UV_PYTHON_INSTALL_DIR=str(empty),
         PATH=f"{Path(sys.executable).parent}:/usr/bin:/bin",
     )
-    svc = _start(tmp_path_factory.mktemp("rtown") / "state", env=env)
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "rtown", env=env)
 
 
 def _job(job_id: str, uri: str, module: str, *args: str, **ti: Any) -> dict[str, Any]:
-    body = basic_job(job_id, uri, *args, **ti)
-    body["trainingInput"]["pythonModule"] = module
-    return body
+    return basic_job(job_id, uri, *args, pythonModule=module, **ti)
 
 
 def _lines(svc: LiveService, job_id: str, task: str) -> list[str]:
@@ -314,12 +308,7 @@ def test_runtime_that_cannot_run_is_refused_at_create(
         runtimeVersion="1.15",
         pythonVersion="3.7",
     )
-    status, answer = without_37.request(
-        "POST",
-        f"/v1/projects/{PROJECT}/jobs",
-        json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
+    status, answer = without_37.post_job(body)
     assert status == 400, answer
     fields = {
         v["field"]: v["description"]

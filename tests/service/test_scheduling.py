@@ -12,8 +12,8 @@ from typing import Any
 import psutil
 import pytest
 
-from tests.conftest import _start, _stop, unique_id
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.conftest import serve, unique_id
+from tests.support.live_service import CLUSTER, PROJECT, LiveService, basic_job
 
 
 def _wait(service: LiveService, job_id: str, state: str, timeout: float = 30) -> dict[str, object]:
@@ -52,12 +52,7 @@ def test_queue_order_positions_and_oversized_jobs(
         uri,
         "--steps",
         "20",
-        scaleTier="CUSTOM",
-        masterType="standard",
-        workerType="standard",
-        workerCount="2",
-        parameterServerType="standard",
-        parameterServerCount="1",
+        **CLUSTER,
     )
     client.create(big)  # 4 replicas > 2 slots: runs alone once the machine is free
     client.create(basic_job(d, uri, "--steps", "5"))
@@ -105,17 +100,13 @@ LONG = ("--steps", "100000", "--sleep", "0.05")
 @pytest.fixture(scope="module")
 def gpu_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     """Four CPU slots and two GPUs, pretend ones where the machine has fewer (``--gpus``)."""
-    svc = _start(tmp_path_factory.mktemp("svc-gpu") / "state", "--slots", "4", "--gpus", "2")
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc-gpu", "--slots", "4", "--gpus", "2")
 
 
 @pytest.fixture(scope="module")
 def gpuless_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     """A machine without GPUs, whatever this one has."""
-    svc = _start(tmp_path_factory.mktemp("svc-nogpu") / "state", "--slots", "4", "--gpus", "0")
-    yield svc
-    _stop(svc)
+    yield from serve(tmp_path_factory, "svc-nogpu", "--slots", "4", "--gpus", "0")
 
 
 def _service_entries(service: LiveService, job_id: str) -> list[dict[str, Any]]:

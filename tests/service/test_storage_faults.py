@@ -7,7 +7,6 @@ tmpfs makes the real thing for a real service.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
@@ -105,12 +104,7 @@ def test_a_full_disk_refuses_a_create_with_429_and_stores_nothing(
         job_id = unique_id("full")
         big = basic_job(job_id, uri, "--steps", "1")
         big["trainingInput"]["args"] += ["x" * 4000] * 20  # needs new pages
-        status, body = svc.request(
-            "POST",
-            "/v1/projects/test-project/jobs",
-            json.dumps(big).encode(),
-            headers={"Content-Type": "application/json"},
-        )
+        status, body = svc.post_job(big)
         assert status == 429, body
         assert body["error"]["status"] == "RESOURCE_EXHAUSTED"
         assert "disk is full" in body["error"]["message"]

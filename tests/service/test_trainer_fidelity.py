@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import unique_id
-from tests.support.live_service import LiveService, basic_job
+from tests.support.live_service import CLUSTER, LiveService, basic_job
 from tui_app.shell.package_build import build_sdist
 
 PROBE_SRC = Path(__file__).resolve().parent.parent / "support" / "probe_trainer"
@@ -26,9 +26,7 @@ def probe_uri(service: LiveService, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 def _probe_job(job_id: str, uri: str, *args: str, **training: Any) -> dict[str, Any]:
-    body = basic_job(job_id, uri, *args, **training)
-    body["trainingInput"]["pythonModule"] = "probe.task"
-    return body
+    return basic_job(job_id, uri, *args, pythonModule="probe.task", **training)
 
 
 def _records(svc: LiveService, job_id: str) -> dict[str, dict[str, Any]]:
@@ -90,12 +88,7 @@ def test_a_parameter_name_no_flag_can_carry_is_refused(service: LiveService) -> 
             "params": [{"parameterName": "lr=1", "type": "DOUBLE", "minValue": 0, "maxValue": 1}],
         },
     )
-    status, resp = service.request(
-        "POST",
-        "/v1/projects/test-project/jobs",
-        json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
+    status, resp = service.post_job(body)
     assert status == 400, resp
     [violation] = resp["error"]["details"][0]["fieldViolations"]
     assert violation["field"] == "trainingInput.hyperparameters.params[0].parameterName"
@@ -111,12 +104,7 @@ def test_every_node_gets_torch_distributed_variables_and_they_meet(
         probe_uri,
         "--await-peers",
         "4",
-        scaleTier="CUSTOM",
-        masterType="standard",
-        workerType="standard",
-        workerCount="2",
-        parameterServerType="standard",
-        parameterServerCount="1",
+        **CLUSTER,
         evaluatorType="standard",
         evaluatorCount="1",
     )

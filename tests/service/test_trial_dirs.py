@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import unique_id
-from tests.support.live_service import LiveService, basic_job
-from tui_app.shell.package_build import build_sdist
+from tests.support.live_service import LiveService, basic_job, grid_search
+from tests.support.task_packages import task_package
 
 EVENTS = next((Path(__file__).parent.parent / "fixtures/tf_events/tf1_simple").glob("events*"))
 """Real TensorFlow output: ``accuracy`` 0.81 at step 100, 0.875 at step 200."""
@@ -66,32 +66,20 @@ elif args.events:  # a local job dir: written as files
 
 @pytest.fixture(scope="module")
 def trainer_uri(service: LiveService, tmp_path_factory: pytest.TempPathFactory) -> str:
-    src = tmp_path_factory.mktemp("trialdir") / "trialdir"
-    (src / "trialdir").mkdir(parents=True)
-    (src / "trialdir" / "__init__.py").write_text("")
     events = base64.b64encode(EVENTS.read_bytes()).decode()
-    (src / "trialdir" / "task.py").write_text(textwrap.dedent(TASK).format(events=events))
-    (src / "setup.py").write_text(
-        "from setuptools import setup\n"
-        "setup(name='trialdir', version='0.1', packages=['trialdir'])\n"
-    )
-    return service.stage(build_sdist(src, tmp_path_factory.mktemp("trialdir-dist")))
+    task = textwrap.dedent(TASK).format(events=events)
+    return service.stage(task_package(tmp_path_factory.mktemp("trialdir"), "trialdir", task))
 
 
 def _tuning_job(job_id: str, uri: str, *args: str, tag: str = "accuracy") -> dict[str, Any]:
     hp = {
-        "goal": "MAXIMIZE",
+        **grid_search("lr", [0.1, 0.2], parallel=2, goal="MAXIMIZE"),
         "hyperparameterMetricTag": tag,
-        "algorithm": "GRID_SEARCH",
-        "maxTrials": 2,
-        "maxParallelTrials": 2,
-        "params": [{"parameterName": "lr", "type": "DISCRETE", "discreteValues": [0.1, 0.2]}],
     }
-    body = basic_job(job_id, uri, *args, hyperparameters=hp)
-    ti = body["trainingInput"]
-    ti["pythonModule"] = "trialdir.task"
-    ti["jobDir"] = f"gs://trial-out/{job_id}"
-    return body
+    out = f"gs://trial-out/{job_id}"
+    return basic_job(
+        job_id, uri, *args, pythonModule="trialdir.task", jobDir=out, hyperparameters=hp
+    )
 
 
 def _service_log(service: LiveService, job_id: str) -> list[str]:

@@ -8,8 +8,7 @@ that waits for a busy sample is never racing the burner's clock on a loaded mach
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support.live_service import LiveService, basic_job
+from tests.support.task_packages import task_package
 
 SAMPLE_SECONDS = "0.3"
 """How often the burner tests' services sample (the default 2 s would make them slow)."""
@@ -57,38 +57,17 @@ BURNER_TASK = textwrap.dedent(
 
 def build_burner(dest: Path) -> Path:
     """The ``burner`` package (module ``burner.task``) as an sdist under ``dest``."""
-    src = dest / "src"
-    (src / "burner").mkdir(parents=True)
-    (src / "burner" / "__init__.py").write_text("")
-    (src / "burner" / "task.py").write_text(BURNER_TASK)
-    (src / "setup.py").write_text(
-        "from setuptools import setup\nsetup(name='burner', version='1.0', packages=['burner'])\n"
-    )
-    subprocess.run(
-        [sys.executable, "setup.py", "-q", "sdist", "-d", str(dest / "dist")],
-        cwd=src,
-        check=True,
-        capture_output=True,
-    )
-    return next((dest / "dist").glob("*.tar.gz"))
+    return task_package(dest, "burner", BURNER_TASK)
 
 
 def burner_job(job_id: str, uri: str, *args: str, **training: Any) -> dict[str, Any]:
     """A jobs.create body running the burner package staged at ``uri``."""
-    body = basic_job(job_id, uri, *args, **training)
-    body["trainingInput"]["pythonModule"] = "burner.task"
-    return body
+    return basic_job(job_id, uri, *args, pythonModule="burner.task", **training)
 
 
 def sampling_service(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[LiveService]:
     """A module's own real service sampling every SAMPLE_SECONDS (use with ``yield from``)."""
-    from tests.conftest import _start, _stop
+    from tests.conftest import serve
 
-    patch = pytest.MonkeyPatch()
-    patch.setenv("TUI_APP_METRICS_SECONDS", SAMPLE_SECONDS)
-    try:
-        svc = _start(tmp_path_factory.mktemp(name) / "state")
-    finally:
-        patch.undo()
-    yield svc
-    _stop(svc)
+    env = {**os.environ, "TUI_APP_METRICS_SECONDS": SAMPLE_SECONDS}
+    yield from serve(tmp_path_factory, name, env=env)

@@ -18,6 +18,17 @@ from tui_app.api.jobs_client import JobsClient, make_credentials
 
 PROJECT = "test-project"
 TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
+CLUSTER: dict[str, str] = {
+    "scaleTier": "CUSTOM",
+    "masterType": "standard",
+    "workerType": "standard",
+    "workerCount": "2",
+    "parameterServerType": "standard",
+    "parameterServerCount": "1",
+}
+"""The trainingInput fields of the usual small cluster: a master, two workers and a parameter
+server (four replicas), each on the ``standard`` machine. Add an evaluator with
+``{**CLUSTER, "evaluatorType": "standard", "evaluatorCount": "1"}``."""
 
 
 def free_port() -> int:
@@ -95,6 +106,15 @@ class LiveService:
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read() or b"null")
 
+    def post(self, path: str, body: Any) -> tuple[int, Any]:
+        """POST ``body`` as JSON to ``path``: (status, parsed JSON body)."""
+        return self.request("POST", path, json.dumps(body).encode())
+
+    def post_job(self, body: dict[str, Any], project: str = PROJECT) -> tuple[int, Any]:
+        """jobs.create of ``body`` as a raw call, for a test that checks a refusal's status and
+        words: (status, parsed JSON body)."""
+        return self.post(f"/v1/projects/{project}/jobs", body)
+
     def entries(
         self,
         flt: str,
@@ -111,12 +131,7 @@ class LiveService:
         }
         out: list[dict[str, Any]] = []
         while True:
-            status, resp = self.request(
-                "POST",
-                "/v2/entries:list",
-                json.dumps(body).encode(),
-                headers={"Content-Type": "application/json"},
-            )
+            status, resp = self.post("/v2/entries:list", body)
             assert status == 200, resp
             out += resp.get("entries", [])
             if not resp.get("nextPageToken"):
@@ -160,7 +175,8 @@ class LiveService:
 
 
 def basic_job(job_id: str, package_uri: str, *args: str, **training: Any) -> dict[str, Any]:
-    """A BASIC job of the sample trainer."""
+    """A BASIC job of the sample trainer; ``training`` adds or replaces trainingInput fields
+    (``pythonModule="<name>.task"`` for a package of a test's own, a cluster's fields...)."""
     ti: dict[str, Any] = {
         "region": "us-central1",
         "pythonModule": "trainer.task",
@@ -169,3 +185,17 @@ def basic_job(job_id: str, package_uri: str, *args: str, **training: Any) -> dic
     }
     ti.update(training)
     return {"jobId": job_id, "trainingInput": ti}
+
+
+def grid_search(
+    param: str, values: list[Any], parallel: int = 1, goal: str = "MINIMIZE"
+) -> dict[str, Any]:
+    """The ``hyperparameters`` of a grid over one DISCRETE parameter: a trial for each of
+    ``values``, ``parallel`` of them at a time, the best by ``goal``."""
+    return {
+        "goal": goal,
+        "algorithm": "GRID_SEARCH",
+        "maxTrials": len(values),
+        "maxParallelTrials": parallel,
+        "params": [{"parameterName": param, "type": "DISCRETE", "discreteValues": values}],
+    }

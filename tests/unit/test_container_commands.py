@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.live_service import CLUSTER
 from tui_app.local.environments.containers import (
     INSTALL_HINT,
     Engine,
@@ -410,20 +411,11 @@ def test_engine_labels() -> None:
 # -- which image each replica runs -------------------------------------------------------------
 
 
-CLUSTER = {
-    "scaleTier": "CUSTOM",
-    "masterType": "standard",
-    "workerType": "standard",
-    "workerCount": "2",
-    "parameterServerType": "standard",
-    "parameterServerCount": "1",
-    "evaluatorType": "standard",
-    "evaluatorCount": "1",
-}
+WITH_EVALUATOR = {**CLUSTER, "evaluatorType": "standard", "evaluatorCount": "1"}
 
 
 def test_every_role_runs_the_masters_image_unless_it_names_its_own() -> None:
-    ti = {**CLUSTER, "masterConfig": {"imageUri": "gcr.io/p/chief:1"}}
+    ti = {**WITH_EVALUATOR, "masterConfig": {"imageUri": "gcr.io/p/chief:1"}}
     assert {replica_image(ti, role) for role in Role} == {"gcr.io/p/chief:1"}
     assert job_images(ti) == ["gcr.io/p/chief:1"]
     ti["parameterServerConfig"] = {"imageUri": "gcr.io/p/ps:1"}
@@ -439,7 +431,11 @@ def test_every_role_runs_the_masters_image_unless_it_names_its_own() -> None:
 
 
 def test_a_package_job_runs_no_image() -> None:
-    ti: dict[str, Any] = {**CLUSTER, "pythonModule": "trainer.task", "packageUris": ["gs://b/t"]}
+    ti: dict[str, Any] = {
+        **WITH_EVALUATOR,
+        "pythonModule": "trainer.task",
+        "packageUris": ["gs://b/t"],
+    }
     assert job_images(ti) == []
     assert all(replica_image(ti, role) is None for role in Role)
     # A role image without a master image makes no container job (validation refuses it).

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from tests.support.live_service import CLUSTER
 from tui_app.local.execution.cluster_env import cluster_addresses, replica_env, uses_chief
 from tui_app.local.execution.executor import Endpoint
 from tui_app.model.jobs.cluster import ml_units_per_hour, replicas
@@ -199,17 +200,7 @@ def test_replicas_per_tier() -> None:
 
 
 def test_tf_config_shapes() -> None:
-    ti = {
-        "scaleTier": "CUSTOM",
-        "masterType": "standard",
-        "workerType": "standard",
-        "workerCount": "2",
-        "parameterServerType": "standard",
-        "parameterServerCount": "1",
-        "evaluatorType": "standard",
-        "evaluatorCount": "1",
-        "runtimeVersion": "2.5",
-    }
+    ti = {**CLUSTER, "evaluatorType": "standard", "evaluatorCount": "1", "runtimeVersion": "2.5"}
     reps = replicas(ti)
     cluster = cluster_addresses(
         reps, [Endpoint("127.0.0.1", p) for p in (1001, 1002, 1003, 1004, 0)]

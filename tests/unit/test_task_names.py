@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
+from tests.support.live_service import CLUSTER
 from tui_app.model.jobs.task_names import job_task_names, unknown_task_error
-
-CLUSTER = {
-    "scaleTier": "CUSTOM",
-    "masterType": "standard",
-    "workerType": "standard",
-    "workerCount": "2",
-    "parameterServerType": "standard",
-    "parameterServerCount": "1",
-}
 
 
 def test_every_replica_master_first_then_the_service() -> None:
