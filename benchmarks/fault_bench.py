@@ -33,6 +33,12 @@ d. load: 500 jobs submitted in a burst from 8 threads, each printing ~2,000 line
    logs.sqlite, read-only after the service stops) equal to lines written (every replica's log
    files), flood lines equal to jobs x 2,000 (the trainers' own count).
 
+e. power cut with 20 running jobs: as a, but every replica process is killed -9 with the
+   service (a reboot), each trainer checkpointing to its job dir every 10 steps. Goals: every
+   lost replica started again within 5 s of the service's start (each job's
+   ``replicaRestarts``), every job SUCCEEDED with its trainer resumed from its checkpoint, 0
+   lines lost or duplicated.
+
 Durations on this project's 2-core machine: ``--quick`` (5 jobs for a and b, 30 examples per
 fuzz family, 50 x 2,000 lines for d) about 35 s; the full run (20 jobs, 500 examples per family,
 500 x 2,000 lines) about 3 minutes, most of it in a, c and d. ``--only SECTION`` runs
@@ -424,6 +430,114 @@ def bench_crash(root: Path, cfg: Config, trainer: Path, res: Results, svcs: list
     svc.stop()
 
 
+# -- e. a power cut with running jobs ----------------------------------------------------------
+
+
+def bench_power_cut(
+    root: Path, cfg: Config, trainer: Path, res: Results, svcs: list[Service]
+) -> None:
+    """The service and every replica process killed -9 at once (a reboot), the service started
+    again: each lost replica is started again (model/running/restarts.py) and its trainer goes
+    on from its checkpoint in the job dir."""
+    n = cfg.crash_jobs
+    section = f"e power cut with {n} running jobs"
+    svc = Service(make_dir(root / "power"))
+    svcs.append(svc)
+    start(svc, slots=64)
+    uri = svc.stage(trainer)
+    client = svc.client()
+    ids = [f"power_{i:02d}" for i in range(n)]
+    job_dirs = {j: make_dir(root / "power-job-dirs" / j) for j in ids}
+    args = ["--steps", str(cfg.crash_steps), "--sleep", str(cfg.crash_sleep), "--log-every", "1"]
+    args += ["--checkpoint-every", "10"]
+    for job_id in ids:
+        body = basic_job(job_id, uri, "trainer.task", *args)
+        body["trainingInput"]["jobDir"] = str(job_dirs[job_id])
+        client.create(body)
+    wait_states(svc, ids, ("RUNNING",), 300)
+    deadline = time.monotonic() + 180
+    while not all(list((job_dirs[j] / "checkpoints").glob("ckpt-*")) for j in ids):
+        if time.monotonic() > deadline:
+            raise TimeoutError("not every trainer wrote a checkpoint within 180 s")
+        time.sleep(0.2)
+    assert svc.proc is not None
+    old_pid = svc.proc.pid
+    replicas = job_processes(svc.state.root, {old_pid})
+    os.kill(old_pid, signal.SIGKILL)
+    kill_all(replicas)
+    svc.proc.wait()
+    left = job_processes(svc.state.root, {old_pid})
+    res.add(
+        Figure(
+            section,
+            "replica processes killed with the service / alive after",
+            n,
+            f"{len(replicas)} / {len(left)}",
+            "0 alive",
+            verdict(not left, ""),
+        )
+    )
+    t_restart = time.monotonic()
+    up = start(svc, slots=64)
+    # Every lost replica RUNNING again: each job names its restart and has a live supervisor.
+    deadline = time.monotonic() + 120
+    while True:
+        jobs = current(svc, ids)
+        restarted = [j for j, job in jobs.items() if job.get("replicaRestarts")]
+        if len(restarted) == n:
+            break
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    again = time.monotonic() - t_restart
+    res.add(
+        Figure(
+            section,
+            "service start → every lost replica started again",
+            n,
+            f"{len(restarted)}/{n} in {again:.1f} s (answering after {up:.1f} s)",
+            "<= 5 s",
+            verdict(len(restarted) == n and again <= 5.0, ""),
+        )
+    )
+    timeout = cfg.crash_steps * cfg.crash_sleep + 300
+    after = wait_states(svc, ids, TERMINAL, timeout)
+    ok = sum(j["state"] == "SUCCEEDED" for j in after.values())
+    resumed = sum(
+        any(x.startswith("Resumed from checkpoint") for x in written_lines(replica_dir(svc, j)))
+        for j in ids
+    )
+    res.add(
+        Figure(
+            section,
+            "jobs SUCCEEDED / trainers resumed from their checkpoint",
+            n,
+            f"{ok} / {resumed}",
+            f"{n}/{n}",
+            verdict(ok == n and resumed == n, ""),
+        )
+    )
+    conn = svc.connect()
+    lost = dups = 0
+    for job_id in ids:
+        wrote = collections.Counter(written_lines(replica_dir(svc, job_id)))
+        have = collections.Counter(stored_messages(svc, conn, job_id))
+        lost += sum((wrote - have).values())
+        dups += sum((have - wrote).values())
+    conn.close()
+    res.add(
+        Figure(
+            section,
+            "lines lost / duplicated",
+            n,
+            f"{lost} / {dups}",
+            "0 / 0",
+            verdict(lost == 0 and dups == 0, ""),
+        )
+    )
+    svc.stop()
+
+
 # -- b. orphans after cancelling hostile jobs --------------------------------------------------
 
 
@@ -798,7 +912,7 @@ def header(cfg: Config) -> str:
     )
 
 
-SECTIONS = ("crash", "orphans", "fuzz", "load")
+SECTIONS = ("crash", "orphans", "fuzz", "load", "power")
 
 
 def run(cfg: Config, keep: bool, only: tuple[str, ...]) -> int:
@@ -817,6 +931,9 @@ def run(cfg: Config, keep: bool, only: tuple[str, ...]) -> int:
             if "fuzz" in only:
                 print(f"[c] fuzz, {cfg.fuzz_examples} examples per family", flush=True)
                 bench_fuzz(root, cfg, res, svcs)
+            if "power" in only:
+                print(f"[e] power cut with {cfg.crash_jobs} running jobs", flush=True)
+                bench_power_cut(root, cfg, trainer, res, svcs)
             if "load" in only:
                 print(f"[d] load: {cfg.load_jobs} jobs x {cfg.load_lines:,} lines", flush=True)
                 bench_load(root, cfg, trainer, res, svcs)

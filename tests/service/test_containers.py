@@ -497,6 +497,55 @@ def test_a_killed_service_adopts_its_containers_and_removes_orphans(
         )
 
 
+def test_a_power_cut_starts_the_lost_containers_again_and_the_trainer_resumes(
+    tmp_path: Path, container_engine: Engine, trainer_image: str
+) -> None:
+    """The service, every supervisor and every container killed at once (a reboot): the next
+    service starts each container again under its name, on its spec, and the trainer goes on
+    from its checkpoint in the job dir."""
+    state, port = tmp_path / "state", free_port()
+    job_dir = tmp_path / "job-dir"
+    job_dir.mkdir()
+    svc = _start(state, port=port, env=engine_env())
+    try:
+        job_id = unique_id("ctr_power")
+        args = ("--steps", "150", "--sleep", "0.03", "--log-every", "1", "--checkpoint-every", "20")
+        svc.client().create(container_job(job_id, trainer_image, args, jobDir=str(job_dir)))
+        svc.wait_state(job_id, ("RUNNING",), timeout=60)
+        wait_for(lambda: list((job_dir / "checkpoints").glob("ckpt-*.json")), "a checkpoint")
+        (box,) = containers_of(container_engine, svc, job_id)
+        sup = json.loads(
+            (
+                svc.state_dir / "jobs" / PROJECT / job_id / "master-replica-0" / "pid.json"
+            ).read_text()
+        )["supervisor"]
+
+        os.kill(svc.proc.pid, signal.SIGKILL)
+        svc.proc.wait(10)
+        os.kill(sup, signal.SIGKILL)
+        subprocess.run(
+            container_engine.command("kill", box),
+            capture_output=True,
+            timeout=60,
+            env=engine_env(),
+            check=False,
+        )
+
+        svc = _start(state, port=port, env=engine_env())
+        job = svc.wait_state(job_id, timeout=120)
+        assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+        (restart,) = job["replicaRestarts"]
+        assert restart["taskName"] == "master-replica-0" and restart["count"] == 1
+        out = messages(svc, job_id, "master-replica-0")
+        assert any(line.startswith("Resumed from checkpoint at step ") for line in out), out[-10:]
+        notes = messages(svc, job_id, "service")
+        line = "master-replica-0 restarted (1 of 5): its machine restarted; resuming"
+        assert line in notes, notes
+        assert containers_of(container_engine, svc) == []
+    finally:
+        _stop(svc)
+
+
 # -- tuning ------------------------------------------------------------------------------------
 
 

@@ -358,6 +358,17 @@ class JobService:
         with contextlib.suppress(ApiError):
             self._save(project, job)
 
+    def set_restarts(self, project: str, job_id: str, restarts: list[dict[str, Any]]) -> None:
+        """``replicaRestarts`` of a live job: ml v1's Job has no field for them, and gcloud,
+        like the clients here, shows a field it does not know as it came (``jobs describe``
+        prints it). A failed write is logged and left to the next change."""
+        job = self.stored(project, job_id)
+        if JobState(job["state"]).is_terminal:
+            return
+        job["replicaRestarts"] = restarts
+        with contextlib.suppress(ApiError):
+            self._save(project, job)
+
     def save_runtime(self, project: str, job_id: str, runtime: dict[str, Any]) -> None:
         job = self.stored(project, job_id)
         try:

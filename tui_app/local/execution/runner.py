@@ -33,7 +33,7 @@ from tui_app.local.execution.executor import ExecutorError, Placement, ReplicaPr
 from tui_app.local.execution.scheduler import Grant
 from tui_app.local.logs.log_ingest import LogSource
 from tui_app.local.storage.storage_env import STATUS_MAX_BYTES
-from tui_app.local.timefmt import parse_job_time
+from tui_app.local.timefmt import job_time, parse_job_time
 from tui_app.local.untrusted_files import opened_beneath, read_at, read_beneath
 from tui_app.model.jobs.cluster import Replica, replicas
 from tui_app.model.jobs.job_images import container_entry, job_images, replica_image
@@ -46,6 +46,15 @@ from tui_app.model.logs.tracebacks import error_summary
 from tui_app.model.running.capacity import Demand, fit, job_demand
 from tui_app.model.running.limits import TimeLimit, running_limit, wait_limit
 from tui_app.model.running.queue_wait import wait_summary
+from tui_app.model.running.restarts import (
+    Attempt,
+    Cause,
+    Ending,
+    RestartHistory,
+    Verdict,
+    decide,
+    restarts_resource,
+)
 
 if TYPE_CHECKING:
     from tui_app.local.execution.runner_host import RunnerHost
@@ -184,6 +193,10 @@ class JobRunner:
         """``new``: from admission on; ``adopt``: watch replicas an earlier run of the service
         started (set by ``recover``); ``restart``: stop a half-started cluster, then as new."""
         self._ended_while_down: list[str] = []
+        self._lost_while_down: list[ReplicaHandle] = []
+        """Adopted replicas that died with the machine: no supervisor, no exit status."""
+        self._runtime: dict[str, Any] = {}
+        """The job's runtime record as last saved (its replicas, their restarts)."""
         self.trial: str | None = None
         """The trial id (``"1"``...) when this runs one trial of a tuning job (trials.py)."""
         self.extra_args: list[str] = []
@@ -240,6 +253,7 @@ class JobRunner:
             self.cancel_requested.set()
         if not recorded:
             return  # QUEUED, or PREPARING before any replica: as a new job
+        self._runtime = runtime
         by_name = {r.task_name: r for r in replicas(ti)}
         for rep in recorded:
             replica = by_name.get(rep.get("task_name", ""))
@@ -250,7 +264,12 @@ class JobRunner:
             handle.container = box if isinstance(box, str) else None
             handle.proc = self.host.executor.adopt(self.run_key, rep)
             if handle.proc.returncode is not None:
-                self._ended_while_down.append(replica.task_name)
+                if handle.proc.lost is None and handle.read_status().get("lost"):
+                    # Its supervisor is gone without writing how the replica ended: both died
+                    # at once, as in a power cut. The platform started such a replica again.
+                    self._lost_while_down.append(handle)
+                else:
+                    self._ended_while_down.append(replica.task_name)
             self._follow_logs(handle)  # from the offsets the store committed
             self.handles.append(handle)
         if not complete and state is JobState.PREPARING:
@@ -272,14 +291,16 @@ class JobRunner:
         """Watch an adopted job to its end, as ``_run`` would have."""
         job = self.host.stored(self.project, self.job_id)
         ti: dict[str, Any] = job["trainingInput"]
-        running = len(self.handles) - len(self._ended_while_down)
+        gone = {*self._ended_while_down, *(h.replica.task_name for h in self._lost_while_down)}
+        running = len(self.handles) - len(gone)
         ended = ""
         if self._ended_while_down:
             ended = f"; ended meanwhile: {', '.join(self._ended_while_down)}"
+        if self._lost_while_down:
+            names = ", ".join(h.replica.task_name for h in self._lost_while_down)
+            ended += f"; lost with the machine: {names}"
         boxes = [
-            h.container
-            for h in self.handles
-            if h.container and h.replica.task_name not in self._ended_while_down
+            h.container for h in self.handles if h.container and h.replica.task_name not in gone
         ]
         adopted = f" (containers {', '.join(boxes)})" if boxes else ""
         self.note(
@@ -295,8 +316,91 @@ class JobRunner:
             return
         started = parse_job_time(job["startTime"]) if job.get("startTime") else time.time()
         self._arm(running_limit(ti), started)
+        if self._lost_while_down:
+            endings = [
+                Ending(h.replica.task_name, Cause.MACHINE_LOST, "its machine restarted")
+                for h in self._lost_while_down
+            ]
+            failed = await self._start_again(ti, endings)
+            if failed is not None:
+                await self._end(*failed)
+                return
         state, message = await self._watch()
         await self._end(state, message)
+
+    # -- restarts (model/running/restarts.py decides; this starts) ----------------------------
+
+    async def _start_again(
+        self, ti: dict[str, Any], endings: list[Ending]
+    ) -> tuple[JobState, str | None] | None:
+        """Start the replicas of ``endings`` again, as the platform did: same task, same
+        ``TF_CONFIG`` (its spec as first written, ports included), same job dir and log files
+        (the supervisor appends; the log follower goes on from its offset). A replica out of
+        restarts retries the whole job; out of retries, the job fails listing every attempt.
+        Returns how the job ends instead, or None when everything runs again."""
+        history = RestartHistory.from_json(self._runtime.get("restarts"))
+        by_name = {h.replica.task_name: h for h in self.handles}
+        again: list[ReplicaHandle] = []
+        delay = 0.0
+        for ending in endings:
+            outcome = decide(history, ending)
+            delay = max(delay, outcome.delay)
+            if outcome.verdict is Verdict.FAIL:
+                return JobState.FAILED, outcome.message
+            if outcome.verdict is Verdict.RETRY_JOB:
+                history.job_retries += 1
+                history.attempts.append(Attempt("job", ending.detail, job_time()))
+                self.note(outcome.message, "WARNING")
+                await self._stop_replicas()
+                await self._sweep()
+                again = list(self.handles)
+                break
+            history.attempts.append(Attempt(ending.task_name, ending.detail, job_time()))
+            self.note(outcome.message, "NOTICE")
+            again.append(by_name[ending.task_name])
+        self._runtime["restarts"] = history.as_json()
+        self.record_runtime(self._runtime)
+        self.host.set_restarts(self.project, self.job_id, restarts_resource(history))
+        if delay:
+            cancelled, _ = await self._until_cancelled(asyncio.sleep(delay))
+            if cancelled:
+                return self.stop_reason
+        if self.cancel_requested.is_set():
+            return self.stop_reason
+        await self._respawn(ti, again)
+        return None
+
+    async def _respawn(self, ti: dict[str, Any], handles: list[ReplicaHandle]) -> None:
+        """Start each replica's supervisor again on the spec it first ran with, and record the
+        new supervisors so that another restart of the service finds them.
+
+        Raises:
+            ExecutorError: a replica could not be started again (the job fails with it).
+        """
+        reps = replicas(ti)
+        index = {r.task_name: i for i, r in enumerate(reps)}
+        placement = self.placement
+        if placement is None:
+            placement = self.placement = await self._place(ti)
+        stored = self._runtime.get("pythonpath")
+        pythonpath = Path(stored) if isinstance(stored, str) else None
+        records = {r.get("task_name"): r for r in self._runtime.get("replicas") or []}
+        engine = self.host.container_engine
+        for handle in handles:
+            spec = json.loads((handle.workdir / "spec.json").read_text())
+            for stale in ("status.json", "pid.json"):
+                (handle.workdir / stale).unlink(missing_ok=True)
+            container = spec.get("container")
+            if isinstance(container, dict) and engine is not None:
+                # What is left of the old container would make ``run`` refuse the name.
+                await asyncio.to_thread(containers.remove, engine, [str(container["name"])])
+            handle.status = None
+            task = handle.replica.task_name
+            handle.proc = await placement.start(index[task], handle.replica, spec, pythonpath)
+            record = records.get(task)
+            if record is not None:
+                record.update(handle.proc.record())
+        self.record_runtime(self._runtime)
 
     async def _restart(self) -> None:
         """A cluster the dead service had only half started: stop it, then start over."""
@@ -542,7 +646,13 @@ class JobRunner:
         argv: list[str] = []  # a container job's replicas each get the engine's command
         if not job_images(ti):
             argv = [python, "-m", ti["pythonModule"], *(ti.get("args") or []), *tail]
-        runtime: dict[str, Any] = {"replicas": [], "slots": grant.demand.slots, "complete": False}
+        runtime: dict[str, Any] = {
+            "replicas": [],
+            "slots": grant.demand.slots,
+            "complete": False,
+            "pythonpath": str(pythonpath) if pythonpath else None,
+        }
+        self._runtime = runtime
         prepared: list[
             tuple[ReplicaHandle, dict[str, Any], tuple[str, ...], dict[str, Any] | None, str | None]
         ] = []

@@ -91,6 +91,9 @@ class RunnerHost(Protocol):
     def set_training_output(self, project: str, job_id: str, output: dict[str, Any]) -> None:
         """Replace a live job's trainingOutput (a tuning job's trials as they run)."""
 
+    def set_restarts(self, project: str, job_id: str, restarts: list[dict[str, Any]]) -> None:
+        """Show a live job's replica restarts on its resource (``replicaRestarts``)."""
+
     def save_runtime(self, project: str, job_id: str, runtime: dict[str, Any]) -> None:
         """Persist what a restarted service needs to find the job's replicas again."""
 

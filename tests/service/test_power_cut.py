@@ -1,0 +1,140 @@
+"""A power cut: the service and every replica process killed -9 at once, then the service
+started again on the same state dir and port, as after a reboot.
+
+The platform started a replica whose machine went away again, with the same task and
+``TF_CONFIG``, and a trainer that checkpoints to ``--job-dir`` went on from its last checkpoint
+(``tui_app/model/running/restarts.py``). The sample trainer checkpoints every N steps and says
+"Resumed from checkpoint at step S" when it finds one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import unique_id
+from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.restartable import (
+    Restartable,
+    alive,
+    assert_every_line_once,
+    file_lines,
+    steps_in,
+    stored_lines,
+    supervisors,
+    task_names,
+    wait_for,
+)
+from tui_app.local.execution.cluster_env import REPLICA_MARKER
+
+CLUSTER_WITH_PS = {
+    "scaleTier": "CUSTOM",
+    "masterType": "standard",
+    "workerType": "standard",
+    "workerCount": "1",
+    "parameterServerType": "standard",
+    "parameterServerCount": "1",
+}
+
+
+@pytest.fixture
+def restartable(tmp_path: Path, trainer_sdist: Path) -> Iterator[tuple[Restartable, str]]:
+    r = Restartable(tmp_path / "state")
+    uri = r.svc.stage(trainer_sdist)
+    try:
+        yield r, uri
+    finally:
+        r.stop()
+
+
+def _job_processes(svc: LiveService, job_id: str) -> list[psutil.Process]:
+    """Every live process of the job's replicas: supervisors (by their pid files) and whatever
+    carries a replica's work dir in its environment (trainers and their children)."""
+    base = svc.state_dir / "jobs" / PROJECT / job_id
+    found = {pid: psutil.Process(pid) for pid in supervisors(svc, job_id).values() if alive(pid)}
+    for proc in psutil.process_iter(["environ"]):
+        marker = (proc.info.get("environ") or {}).get(REPLICA_MARKER, "")
+        if marker.startswith(str(base)) and proc.pid != os.getpid():
+            found[proc.pid] = proc
+    return list(found.values())
+
+
+def power_cut(r: Restartable, job_id: str) -> None:
+    """kill -9 the service and every process of the job's replicas, as a power cut does."""
+    procs = _job_processes(r.svc, job_id)
+    assert procs, "the job runs no process"
+    os.kill(r.svc.proc.pid, signal.SIGKILL)
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(signal.SIGKILL)
+    r.svc.proc.wait(10)
+    wait_for(lambda: not any(alive(p.pid) for p in procs), what="every replica process gone")
+
+
+def _job_dir(r: Restartable, job_id: str) -> str:
+    path = r.state.parent / "job-dir" / job_id
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("case", "training"),
+    [("one_replica", {}), ("master_worker_ps", CLUSTER_WITH_PS)],
+)
+def test_a_power_cut_restarts_the_lost_replicas_and_the_job_resumes(
+    restartable: tuple[Restartable, str], case: str, training: dict[str, str]
+) -> None:
+    r, uri = restartable
+    job_id = unique_id(f"power_{case}")
+    args = ("--steps", "200", "--sleep", "0.03", "--log-every", "1", "--checkpoint-every", "20")
+    body = basic_job(job_id, uri, *args, jobDir=_job_dir(r, job_id), **training)
+    r.svc.client().create(body)
+    r.svc.wait_state(job_id, ("RUNNING",), timeout=60)
+    ckpts = r.state.parent / "job-dir" / job_id / "checkpoints"
+    wait_for(lambda: any(ckpts.glob("ckpt-*.json")), timeout=60, what="a checkpoint")
+    tasks = task_names(r.svc, job_id)
+
+    power_cut(r, job_id)
+    svc = r.restart()
+
+    job = svc.wait_state(job_id, timeout=120)
+    assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+    restarts = {e["taskName"]: e for e in job.get("replicaRestarts") or []}
+    assert set(restarts) == set(tasks), job.get("replicaRestarts")
+    assert all(e["count"] == 1 for e in restarts.values())
+    assert all(e["lastCause"] == "its machine restarted" for e in restarts.values())
+    notes = stored_lines(svc, job_id, "service")
+    for task in tasks:
+        line = f"{task} restarted (1 of 5): its machine restarted; resuming"
+        assert line in notes, notes
+    out, _ = file_lines(svc, job_id, "master-replica-0")
+    assert any(line.startswith("Resumed from checkpoint at step ") for line in out), out[-20:]
+    # The master's steps after the resume go on from the checkpoint, not from 0.
+    at = next(i for i, line in enumerate(out) if line.startswith("Resumed from checkpoint"))
+    resumed = int(out[at].rsplit(" ", 1)[1])
+    assert resumed >= 20
+    assert steps_in(out[at:])[0] == resumed + 1
+    # Every line of every replica, before and after the cut, stored once: none lost, none twice.
+    assert_every_line_once(svc, job_id, tasks, resumed=True)
+
+
+def test_a_cancel_before_the_restart_wins(restartable: tuple[Restartable, str]) -> None:
+    r, uri = restartable
+    job_id = unique_id("power_cancel")
+    args = ("--steps", "100000", "--sleep", "0.05", "--ignore-sigterm")
+    r.svc.client().create(basic_job(job_id, uri, *args))
+    r.svc.wait_state(job_id, ("RUNNING",), timeout=60)
+    wait_for(lambda: len(supervisors(r.svc, job_id)) == 1, what="the supervisor")
+    r.svc.client().cancel(job_id)  # CANCELLING: the trainer ignores SIGTERM for the grace
+    power_cut(r, job_id)
+    svc = r.restart()
+    job = svc.wait_state(job_id, timeout=30)
+    assert job["state"] == "CANCELLED", job.get("errorMessage")
+    assert not job.get("replicaRestarts")
+    assert not _job_processes(svc, job_id)
