@@ -20,7 +20,10 @@ others faint. Every curve is told apart by its marker as well as by its colour, 
 reads under ``NO_COLOR``: raw points are ``·``, the first other curve braille dots, the next
 ``•``, ``+``, ``o``, ``*``, and the best trial's quadrant blocks. Non-finite values (a loss that
 blew up) are ``×`` marks on the x axis where they happened, in their curve's colour, counted in
-the legend with the step they start at.
+the legend with the step they start at. Where a trainer resumed from a checkpoint (its steps went
+back: the orphaned points are gone and the curve is one line) a faint vertical line in the
+curve's colour runs up the plot, topped by ``↻``, and the legend says ``↻ resumed at step N``;
+a series that never resumed draws exactly as before.
 
 The chart asks each series for a view with as many columns as the plot has (the model keeps at
 most two points per column), and sets round ticks itself (``model.chart_ticks``): plotext's own
@@ -70,6 +73,8 @@ other trials."""
 RAW_MARKER = "·"
 """The raw curve behind a smoothed one: one small dot per cell, never mistaken for a line."""
 NONFINITE_MARKER = "×"
+RESUME_MARKER = "↻"
+"""Tops a resume's vertical line: under ``NO_COLOR`` it is what tells that line from the axis."""
 SERIES_MARKERS: tuple[str, ...] = ("braille", "dot", "+", "o", "*")
 """Markers of the smoothed curves of a chart's runs, in order: the marker tells the runs apart
 where colour cannot (``NO_COLOR``, colour blindness)."""
@@ -440,6 +445,14 @@ class MetricChart(PlotextPlot):
             marks = [x for x in d.view.nonfinite_xs.tolist() if axes.x_low <= x <= axes.x_high]
             if marks:
                 plt.scatter(marks, [y_low] * len(marks), marker=NONFINITE_MARKER, color=d.color)
+        for d in drawn:
+            # A restart: plotext draws its vertical line under the curves (faint, so they stay
+            # readable across it) and the ↻ on top, in the run's colour like its × marks.
+            resumes = [x for x in d.view.resume_xs.tolist() if axes.x_low <= x <= axes.x_high]
+            for x in resumes:
+                plt.vline(x, color=d.raw_color)
+            if resumes:
+                plt.scatter(resumes, [y_high] * len(resumes), marker=RESUME_MARKER, color=d.color)
         return self._matrix_strips(width)
 
     def _matrix_strips(self, width: int) -> list[Strip]:
@@ -536,12 +549,26 @@ def _figures(view: SeriesView, line: ChartLine | None = None) -> str:
         steps, _, _ = line.series.nonfinite_marks()
         if len(steps):
             parts.append(f"× from step {format_step(int(steps[0]))}")
+    if line is not None and line.series.resumes:
+        parts.append(resume_figure(line.series))
     if stats.minimum is not None and stats.maximum is not None:
         parts.append(f"min {format_value(stats.minimum)}")
         parts.append(f"max {format_value(stats.maximum)}")
     if view.hidden_nonpositive:
         parts.append(f"{view.hidden_nonpositive} ≤0 hidden")
     return "  ".join(parts) or "no values"
+
+
+def resume_figure(series: Series) -> str:
+    """``↻ resumed at step 500``, or ``↻ resumed 3×, last at step 500`` (``32+×`` when older
+    ones were let go): the legend's word for the vertical lines, of the whole series like its
+    other figures. The newest is the one named: it is where the curve now goes on from."""
+    resumes = series.resumes
+    at = f"step {format_step(resumes[-1].step)}"
+    if len(resumes) == 1 and not series.resumes_dropped:
+        return f"{RESUME_MARKER} resumed at {at}"
+    more = "+" if series.resumes_dropped else ""
+    return f"{RESUME_MARKER} resumed {len(resumes)}{more}×, last at {at}"
 
 
 COLLAPSE_SHARE = 0.08

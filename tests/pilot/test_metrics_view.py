@@ -18,7 +18,7 @@ from textual.widgets import Input, Static
 
 from tests.pilot.conftest import FROZEN_NOW, raised_toasts, wait_for
 from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
-from tests.support.fixed_scalars import MNIST_ID, TUNING_ID, FedScalars, FixedScalars
+from tests.support.fixed_scalars import MNIST_ID, START, TUNING_ID, FedScalars, FixedScalars
 from tui_app.config.settings import Settings
 from tui_app.model.metrics.metric_goals import ranked_trials
 from tui_app.model.metrics.metric_series import SeriesKey
@@ -684,3 +684,38 @@ async def test_charts_side_by_side_line_up_row_for_row(tmp_path: Path) -> None:
         ]
         assert axis_row[0] == axis_row[1]
         assert left.region.y == right.region.y
+
+
+async def test_a_resumed_trainers_curve_is_one_line_with_the_restart_marked(
+    tmp_path: Path,
+) -> None:
+    """Issue 42 item 5: a trainer lost at step 900 resumes from its checkpoint at step 500 and
+    writes 500 on again, later. The chart draws one curve (the orphaned 500-900 are gone), a
+    vertical line at step 500 topped by ↻, and the legend says where it resumed."""
+    fed = FedScalars(next(j for j in JOBS if j["jobId"] == MNIST_ID))
+    key = SeriesKey("events", "train", "loss")
+    first = list(range(0, 910, 10))
+    fed.add(key, first, [2.0 - s / 1000 for s in first])
+    again = list(range(500, 1010, 10))
+    lost_for = 3600.0  # the resumed run writes an hour after the lost one stopped
+    fed.add(key, again, [1.4 - s / 1000 for s in again], [START + lost_for + s for s in again])
+    app = make_app(tmp_path, fed)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_metrics(MNIST_ID)
+        await opened(pilot, MNIST_ID)
+        (chart,) = charts(app)
+        await wait_for(pilot, lambda: chart.lines[0].series.last_step == 1000)
+        series = chart.lines[0].series
+        assert [(r.step, r.from_step) for r in series.resumes] == [(500, 900)]
+        text = drawn(chart)
+        rows = text.split("\n")
+        plot, legend = rows[1:-2], rows[-1]
+        assert "↻ resumed at step 500" in legend
+        # One ↻ on the plot, with a vertical line below it in its column.
+        (top,) = [row for row in plot if "↻" in row]
+        column = top.index("↻")
+        below = [row[column] for row in plot[plot.index(top) + 1 : -1]]
+        assert below.count("│") >= len(below) // 2, below
+        # The x axis ticks under it put it at step 500: halfway along 0..1k.
+        axis_labels = rows[-2]
+        assert axis_labels.index("500") <= column <= axis_labels.index("500") + 3, axis_labels

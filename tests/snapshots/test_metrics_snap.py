@@ -15,9 +15,10 @@ from textual.pilot import Pilot
 
 from tests.snapshots.test_screens_snap import NOW
 from tests.support.fixed_jobs import JOBS, TUNING_JOBS, FixedSource
-from tests.support.fixed_scalars import MNIST_ID, TUNING_ID, FixedScalars
+from tests.support.fixed_scalars import MNIST_ID, START, TUNING_ID, FedScalars, FixedScalars
 from tests.support.settle import settled, wait_until
 from tui_app.config.settings import Settings
+from tui_app.model.metrics.metric_series import SeriesKey
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.metrics_screen import MetricsScreen
 from tui_app.widgets.metric_chart import MetricChart
@@ -25,11 +26,11 @@ from tui_app.widgets.metric_chart import MetricChart
 SIZES = [(80, 24), (120, 35)]
 
 
-def make_app(tmp_path: Path) -> JobsApp:
+def make_app(tmp_path: Path, scalars: Any = None) -> JobsApp:
     return JobsApp(
         Settings(), lambda: None, "demo-project", "local",  # type: ignore[arg-type,return-value]
         settings_file=tmp_path / "settings.yaml", clock=lambda: NOW,
-        source=FixedSource([*JOBS, *TUNING_JOBS]), scalars=FixedScalars(),
+        source=FixedSource([*JOBS, *TUNING_JOBS]), scalars=scalars or FixedScalars(),
     )  # fmt: skip
 
 
@@ -96,4 +97,22 @@ def test_metrics_options_at_80(snap_compare: Any, tmp_path: Path) -> None:
         make_app(tmp_path),
         run_before=open_metrics(MNIST_ID, "right_square_bracket", "L", "x", "x"),
         terminal_size=(80, 24),
+    )
+
+
+def test_a_resumed_trainers_curve_at_80(snap_compare: Any, tmp_path: Path) -> None:
+    """Issue 42 item 5. The reviewer should see one loss curve falling from 2.0, a jump down at
+    step 500 where the trainer, lost at step 900, resumed from its checkpoint an hour later
+    (the orphaned 500-900 are not drawn); a faint vertical line at 500 (the x axis' ``┴``
+    under it) topped by ``↻``; the legend "⣿ train  last 0.4  ↻ resumed at step 500  min 0.4
+    max 2"."""
+    fed = FedScalars(next(j for j in JOBS if j["jobId"] == MNIST_ID))
+    key = SeriesKey("events", "train", "loss")
+    first = list(range(0, 910, 10))
+    fed.add(key, first, [2.0 - s / 1000 for s in first])
+    again = list(range(500, 1010, 10))
+    fed.add(key, again, [1.4 - s / 1000 for s in again], [START + 3600.0 + s for s in again])
+    fed.end()
+    assert snap_compare(
+        make_app(tmp_path, fed), run_before=open_metrics(MNIST_ID), terminal_size=(80, 24)
     )

@@ -160,9 +160,18 @@ class FedScalars:
     def __call__(self, job_id: str, trial: str | None) -> FedScalars:
         return self
 
-    def add(self, key: SeriesKey, steps: list[int], values: list[float]) -> None:
+    def add(
+        self,
+        key: SeriesKey,
+        steps: list[int],
+        values: list[float],
+        wall_times: list[float] | None = None,
+    ) -> None:
+        """Points for the next poll; wall times ``START + step`` unless given (a trainer that
+        resumed writes its steps again later: a test of that gives them)."""
+        walls = wall_times if wall_times is not None else [START + s for s in steps]
         with self._lock:
-            self._pending.append(ScalarBatch(key, steps, [START + s for s in steps], values))
+            self._pending.append(ScalarBatch(key, steps, walls, values))
 
     def end(self) -> None:
         with self._lock:

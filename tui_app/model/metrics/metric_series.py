@@ -12,7 +12,9 @@ runs. A :class:`Series` keeps:
 - every older point in at most ``max_buckets`` (2048) **buckets** (``metric_buckets``): enough
   for 2 points per column on a 1000-column plot, and 2048 records of 152 bytes are 300 KB;
 - running stats for the legend, and the steps of the newest ``max_marks`` (1024) non-finite
-  values, for marks on the x axis.
+  values, for marks on the x axis;
+- the newest ``max_resumes`` (32) resumes (:class:`Resume`), for marks where a restarted trainer
+  went back to its checkpoint.
 
 A series therefore holds at most about 0.7 MB however long it runs (twenty tags of a million
 points each: about 15 MB, against 480 MB for the raw points), and a view looks at no more than
@@ -22,6 +24,8 @@ Steps within a series only increase. A step that goes back (a trainer restarted 
 checkpoint writes step 500 again after step 900) forgets what was recorded from that step on,
 as TensorBoard discards orphaned points; a point for the newest step again (log metrics re-print
 an epoch's final values) replaces it. Both are the same truncation, see :meth:`Series.extend`.
+The first is also remembered as a :class:`Resume` when time went on (the restarted trainer wrote
+it later than the newest point): the curve is drawn as one, and the chart marks the restart.
 """
 
 from __future__ import annotations
@@ -38,13 +42,15 @@ import numpy.typing as npt
 from tui_app.model.metrics.metric_buckets import BucketHistory, Records
 from tui_app.model.metrics.metric_smoothing import EmaCache
 from tui_app.model.metrics.metric_tags import tag_sort_key
-from tui_app.model.metrics.metric_view import SeriesStats, SeriesView, XAxis, build_view
+from tui_app.model.metrics.metric_view import Resume, SeriesStats, SeriesView, XAxis, build_view
 
 __all__ = [
     "MAX_BUCKETS",
     "MAX_MARKS",
+    "MAX_RESUMES",
     "TAIL_POINTS",
     "MetricSet",
+    "Resume",
     "Series",
     "SeriesKey",
     "SeriesStats",
@@ -58,6 +64,9 @@ Source = Literal["events", "hypertune", "logs"]
 TAIL_POINTS = 4096
 MAX_BUCKETS = 2048
 MAX_MARKS = 1024
+MAX_RESUMES = 32
+"""Resumes a series remembers, the newest: a job restarted more often than that is marked
+where it restarted last, which is where a user looks."""
 MAX_SMOOTHING_CACHES = 2
 """Weights whose smoothing state a series keeps: the one shown and the one before it, so that
 toggling smoothing off and on (or between two weights) costs nothing."""
@@ -98,12 +107,16 @@ class Series:
         tail_points: int = TAIL_POINTS,
         max_buckets: int = MAX_BUCKETS,
         max_marks: int = MAX_MARKS,
+        max_resumes: int = MAX_RESUMES,
     ) -> None:
-        if tail_points < 1 or max_marks < 0:
-            raise ValueError("tail_points must be positive and max_marks not negative")
+        if tail_points < 1 or max_marks < 0 or max_resumes < 0:
+            raise ValueError(
+                "tail_points must be positive, and max_marks and max_resumes not negative"
+            )
         self.tail_points = tail_points
         self._tail_cap = tail_points + max(1, tail_points // 4)
         self.max_marks = max_marks
+        self.max_resumes = max_resumes
         self.version = 0
         """Bumped by every change: a chart redraws a series whose version moved."""
         self._history = BucketHistory(max_buckets)
@@ -115,6 +128,8 @@ class Series:
         self._mark_steps: Ints = np.empty(0, np.int64)
         self._mark_walls: Floats = np.empty(0, np.float64)
         self._mark_values: Floats = np.empty(0, np.float64)
+        self._resumes: tuple[Resume, ...] = ()
+        self._resumes_dropped = False
         self._smoothing: dict[float, EmaCache] = {}
         self._last_view: tuple[_ViewKey, SeriesView] | None = None
         self._count = 0
@@ -206,6 +221,18 @@ class Series:
         """Step, wall time and value of the newest non-finite values, oldest first."""
         return self._mark_steps, self._mark_walls, self._mark_values
 
+    @property
+    def resumes(self) -> tuple[Resume, ...]:
+        """Where the trainer resumed from a checkpoint, oldest first: the newest
+        ``max_resumes`` of those whose points are still kept, steps increasing."""
+        return self._resumes
+
+    @property
+    def resumes_dropped(self) -> bool:
+        """Whether older resumes than ``resumes`` happened and were let go (the bound): a
+        legend then says "at least"."""
+        return self._resumes_dropped
+
     # -- adding points ------------------------------------------------------------------------
 
     def append(self, step: int, wall_time: float, value: float) -> None:
@@ -240,6 +267,11 @@ class Series:
         on first, then is added: a step that goes back is a restarted trainer (TensorBoard's
         orphaned points), and the newest step again replaces the newest value. Within the
         batch, consecutive points for one step keep only the last.
+
+        A step that goes back with a wall time after the newest point's is recorded as a
+        :class:`Resume`. One that goes back in time too is the same points read again (a log
+        feed opened anew, an event file replaced and re-read from its start), not a restart,
+        and is not marked; neither is the newest step again.
         """
         s = np.asarray(steps, dtype=np.int64).reshape(-1)
         w = np.asarray(wall_times, dtype=np.float64).reshape(-1)
@@ -259,7 +291,11 @@ class Series:
         for start, end in itertools.pairwise(starts):
             first = int(s[start])
             if self._last_step is not None and first <= self._last_step:
+                resumed = first < self._last_step and float(w[start]) > self._last_wall()
+                resume = Resume(first, float(w[start]), self._last_step) if resumed else None
                 self._truncate(first)
+                if resume is not None:
+                    self._add_resume(resume)
             self._add_increasing(s[start:end], w[start:end], v[start:end])
         self.version += 1
 
@@ -330,8 +366,33 @@ class Series:
         self._mark_walls = np.concatenate([self._mark_walls, w])[-keep:] if keep else w[:0]
         self._mark_values = np.concatenate([self._mark_values, v])[-keep:] if keep else v[:0]
 
+    def _last_wall(self) -> float:
+        """The newest point's wall time (NaN for a source without them)."""
+        if self._n:
+            return float(self._walls[self._n - 1])
+        records = self._history.records
+        return float(records["last_wall"][-1]) if len(records) else math.nan
+
+    def _add_resume(self, resume: Resume) -> None:
+        """Remember ``resume`` (after :meth:`_truncate` to its step), the newest
+        ``max_resumes`` kept. A resume at the step of the newest one kept is the trainer
+        restarting from the same checkpoint again: that one's points are gone, this one
+        takes its place."""
+        kept = self._resumes
+        if kept and kept[-1].step == resume.step:
+            kept = kept[:-1]
+        kept = (*kept, resume)
+        if len(kept) > self.max_resumes:
+            self._resumes_dropped = True
+            kept = kept[len(kept) - self.max_resumes :]
+        self._resumes = kept
+
     def _truncate(self, step: int) -> None:
-        """Forget every point at ``step`` or later, and recount the stats from what is left."""
+        """Forget every point at ``step`` or later, and recount the stats from what is left.
+
+        A resume after ``step`` goes with its points: the run it marks is orphaned too. One at
+        ``step`` stays (the newest step printed again is not a restart; a restart to the same
+        step replaces it in :meth:`_add_resume`)."""
         kept_tail = int(np.searchsorted(self._steps[: self._n], step, side="left"))
         history = self._history
         if kept_tail == 0:
@@ -343,6 +404,10 @@ class Series:
         self._mark_steps = self._mark_steps[marks]
         self._mark_walls = self._mark_walls[marks]
         self._mark_values = self._mark_values[marks]
+        if self._resumes and self._resumes[-1].step > step:
+            self._resumes = tuple(r for r in self._resumes if r.step <= step)
+        if not self._n and not len(history):
+            self._resumes_dropped = False  # nothing is left that an older resume could mark
         self._recount()
 
     def _recount(self) -> None:
@@ -437,7 +502,8 @@ class MetricSet:
 
     def __init__(self, **options: int) -> None:
         """``options``: :class:`Series`' keyword arguments (``tail_points``, ``max_buckets``,
-        ``max_marks``) for every series the set makes; their defaults are ``Series``' own."""
+        ``max_marks``, ``max_resumes``) for every series the set makes; their defaults are
+        ``Series``' own."""
         self._options = options
         self._series: dict[SeriesKey, Series] = {}
         self._tags: list[str] | None = None

@@ -10,10 +10,15 @@ order is known exactly; this also keeps a view of a million-point series to abou
 
 The smoothed curve is evaluated at the same points, over the whole history (an EMA depends on
 everything before), from the series' cached smoothing state (``metric_smoothing``).
+
+Where a trainer resumed from a checkpoint (:class:`Resume`) comes along at its x on the axis in
+use, so that a chart can mark it: the orphaned points are gone (the curve is one clean line), and
+the mark says that the line was written by two runs of the trainer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -23,7 +28,15 @@ import numpy.typing as npt
 from tui_app.model.metrics.metric_buckets import Records
 from tui_app.model.metrics.metric_smoothing import EmaCache
 
-__all__ = ["SeriesStats", "SeriesView", "ViewedSeries", "XAxis", "build_view", "column_extremes"]
+__all__ = [
+    "Resume",
+    "SeriesStats",
+    "SeriesView",
+    "ViewedSeries",
+    "XAxis",
+    "build_view",
+    "column_extremes",
+]
 
 XAxis = Literal["step", "wall", "relative"]
 
@@ -55,6 +68,24 @@ class SeriesStats:
         return self.nan_count + self.inf_count
 
 
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """A trainer resumed from a checkpoint: its steps went back, and time went on.
+
+    The points from ``step`` on that were there before are gone (TensorBoard's orphaned
+    points); the points from ``step`` on now are the resumed run's. Kept so that a chart can
+    say where the restart happened: without a mark, one clean curve hides that a machine was
+    lost and the steps in between were trained twice.
+    """
+
+    step: int
+    """The first step written again: the checkpoint's step, give or take a flush."""
+    wall_time: float
+    """When the resumed run wrote it (NaN for a source without wall times)."""
+    from_step: int
+    """The newest step before the restart: how far the lost run had got."""
+
+
 class ViewedSeries(Protocol):
     """What a view reads of a series (``metric_series.Series`` is one): said here so that this
     module needs nothing of the series module, which builds and caches its views with it."""
@@ -70,6 +101,9 @@ class ViewedSeries(Protocol):
     def smoothing_state(self, weight: float) -> EmaCache: ...
 
     def nonfinite_marks(self) -> tuple[Ints, Floats, Floats]: ...
+
+    @property
+    def resumes(self) -> tuple[Resume, ...]: ...
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -89,6 +123,11 @@ class SeriesView:
     """Where a NaN or inf was recorded within the range (the series' newest ``max_marks``)."""
     nonfinite_values: Floats
     """The value at each of those: NaN, +inf or -inf (a chart may mark them differently)."""
+    resumes: tuple[Resume, ...]
+    """The series' resumes whose x lies within ``x_range`` (and after the zoom's start),
+    oldest first."""
+    resume_xs: Floats
+    """Where each of ``resumes`` is on the x axis in use (its step, or its wall time)."""
     hidden_nonpositive: int
     """With ``log_y``: finite values <= 0 in the range, left out. A bucket straddling the
     range's start counts all of its values."""
@@ -164,6 +203,7 @@ def build_view(
         )
     mark_xs = x_of(mark_steps, mark_walls)
     mark_values = mark_values.copy()
+    resumes = tuple(r for r in series.resumes if after is None or r.step > after)
 
     xs_all = x_of(steps[keep], walls[keep])
     ys_all = values[keep]
@@ -179,6 +219,7 @@ def build_view(
         ]
     )
     x_range = (float(extent.min()), float(extent.max())) if len(extent) else None
+    resumes, resume_xs = _resumes_in(resumes, x_of, x_range)
     picked = column_extremes(xs_all, ys_all, columns, x_range)
     xs, ys = xs_all[picked], ys_all[picked]
     if smoothed is None:
@@ -187,7 +228,7 @@ def build_view(
         smooth = smoothed[keep][picked]
         if log_y:
             smooth = np.where(smooth > 0, smooth, np.nan)
-    for array in (xs, ys, smooth, mark_xs, mark_values):
+    for array in (xs, ys, smooth, mark_xs, mark_values, resume_xs):
         array.flags.writeable = False
     return SeriesView(
         x_axis=x_axis,
@@ -196,10 +237,33 @@ def build_view(
         smoothed=smooth,
         nonfinite_xs=mark_xs,
         nonfinite_values=mark_values,
+        resumes=resumes,
+        resume_xs=resume_xs,
         hidden_nonpositive=hidden,
         x_range=x_range,
         stats=stats,
     )
+
+
+def _resumes_in(
+    resumes: tuple[Resume, ...],
+    x_of: Callable[[Ints, Floats], Floats],
+    x_range: tuple[float, float] | None,
+) -> tuple[tuple[Resume, ...], Floats]:
+    """``resumes`` whose x lies within ``x_range``, and their xs.
+
+    A resume is at a point kept, so it is inside the data's extent on the step axis; on a time
+    axis a source without wall times (hypertune: NaN) has no place, and a clock that stepped
+    back may put one outside: those are left out rather than drawn at an edge."""
+    steps = np.array([r.step for r in resumes], np.int64)
+    walls = np.array([r.wall_time for r in resumes], np.float64)
+    xs = x_of(steps, walls)
+    if x_range is None:
+        inside = np.zeros(len(xs), np.bool_)
+    else:
+        inside = (xs >= x_range[0]) & (xs <= x_range[1])  # NaN: False
+    kept: Floats = xs[inside]
+    return tuple(r for r, ok in zip(resumes, inside.tolist(), strict=True) if ok), kept
 
 
 def _bucket_extremes(records: Records) -> tuple[Ints, Floats, Floats, Ints, Bools]:
