@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from tests.conftest import unique_id
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
 from tests.support.restartable import (
     Restartable,
     alive,
@@ -138,3 +138,27 @@ def test_a_cancel_before_the_restart_wins(restartable: tuple[Restartable, str]) 
     assert job["state"] == "CANCELLED", job.get("errorMessage")
     assert not job.get("replicaRestarts")
     assert not _job_processes(svc, job_id)
+
+
+def test_a_service_back_on_another_port_gives_the_restarted_replica_its_address(
+    restartable: tuple[Restartable, str],
+) -> None:
+    """The embedded service takes a free port each start: a replica started again must write
+    its gs:// job dir through the new one (its spec's address and credential are renewed)."""
+    r, uri = restartable
+    job_id = unique_id("power_port")
+    args = ("--steps", "150", "--sleep", "0.03", "--log-every", "1", "--checkpoint-every", "20")
+    r.svc.client().create(basic_job(job_id, uri, *args, jobDir=f"gs://test-bucket/{job_id}"))
+    r.svc.wait_state(job_id, ("RUNNING",), timeout=60)
+    ckpts = r.state / "gcs" / "test-bucket" / job_id / "checkpoints"
+    wait_for(lambda: any(ckpts.glob("ckpt-*.json")), timeout=60, what="a checkpoint")
+    power_cut(r, job_id)
+    old = r.port
+    r.port = free_port()
+    assert r.port != old
+    svc = r.restart()
+    job = svc.wait_state(job_id, timeout=120)
+    assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+    out, _ = file_lines(svc, job_id, "master-replica-0")
+    assert any(line.startswith("Resumed from checkpoint at step ") for line in out), out[-10:]
+    assert (r.state / "gcs" / "test-bucket" / job_id / "checkpoints" / "ckpt-150.json").exists()

@@ -216,7 +216,9 @@ def test_a_recycled_pid_is_not_taken_for_a_supervisor(
         (restart,) = client.get(job_id)["replicaRestarts"]
         assert restart["taskName"] == "master-replica-0" and restart["count"] == 1
         wait_for(
-            lambda: supervisors(svc, job_id)["master-replica-0"] not in (sup, stranger.pid),
+            lambda: (
+                supervisors(svc, job_id).get("master-replica-0") not in (None, sup, stranger.pid)
+            ),
             what="a new supervisor",
         )
         assert stranger.is_running() and stranger.status() != "zombie"

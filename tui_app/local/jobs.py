@@ -180,6 +180,9 @@ class JobService:
         """Where replicas reach the service (``http://127.0.0.1:PORT``), set once it listens."""
         self.storage_proxy: StorageProxyInfo | None = None
         """The storage proxy for libcurl clients (``gcs_proxy``), set once it listens."""
+        self.listening = asyncio.Event()
+        """Set once ``url`` and ``storage_proxy`` are known: a replica started again after a
+        restart waits for it, as its storage environment names this service's address."""
         self._write_log = WriteLog()
         self._write_callbacks: list[Callable[[ReplicaWriter, str, str], None]] = []
         self._scopes: dict[tuple[str, str], StorageScope] = {}

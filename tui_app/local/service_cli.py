@@ -466,6 +466,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
     service.url = f"http://127.0.0.1:{bound}" if host in ("0.0.0.0", "") else url
     proxy = await _start_storage_proxy(state, bound)
     service.storage_proxy = proxy.info if proxy is not None else None
+    service.listening.set()
     tmp = state.service_file.with_suffix(".tmp")
     tmp.write_text(
         json.dumps(

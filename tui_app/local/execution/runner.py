@@ -365,7 +365,8 @@ class JobRunner:
             cancelled, _ = await self._until_cancelled(asyncio.sleep(delay))
             if cancelled:
                 return self.stop_reason
-        if self.cancel_requested.is_set():
+        cancelled, _ = await self._until_cancelled(self.host.listening.wait())
+        if cancelled or self.cancel_requested.is_set():
             return self.stop_reason
         await self._respawn(ti, again)
         return None
@@ -388,6 +389,13 @@ class JobRunner:
         engine = self.host.container_engine
         for handle in handles:
             spec = json.loads((handle.workdir / "spec.json").read_text())
+            # This service may listen elsewhere than the one that wrote the spec (the embedded
+            # one takes a free port): gs:// must reach this one, with a credential it issued.
+            task = handle.replica.task_name
+            spec["env"].update(
+                self.host.replica_storage_env(self.project, self.job_id, self.trial, task)
+            )
+            (handle.workdir / "spec.json").write_text(json.dumps(spec))
             for stale in ("status.json", "pid.json"):
                 (handle.workdir / stale).unlink(missing_ok=True)
             container = spec.get("container")
@@ -395,7 +403,6 @@ class JobRunner:
                 # What is left of the old container would make ``run`` refuse the name.
                 await asyncio.to_thread(containers.remove, engine, [str(container["name"])])
             handle.status = None
-            task = handle.replica.task_name
             handle.proc = await placement.start(index[task], handle.replica, spec, pythonpath)
             record = records.get(task)
             if record is not None:

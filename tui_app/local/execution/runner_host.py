@@ -9,6 +9,7 @@ the runner modules from importing the service module at all.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -41,6 +42,10 @@ class RunnerHost(Protocol):
     @property
     def executor(self) -> Executor:
         """Where replicas run: places a run's replicas, starts, adopts and releases them."""
+
+    @property
+    def listening(self) -> asyncio.Event:
+        """Set once the service's address is known (replicas started again wait for it)."""
 
     @property
     def grace_seconds(self) -> float:
