@@ -150,11 +150,14 @@ class Series:
 
     @property
     def minimum(self) -> float | None:
-        return self._min if self._count else None
+        """The least finite value; a zero is always ``0.0`` (``+ 0.0`` drops the sign, which
+        ``min`` and numpy's ``min`` keep differently for ``0.0`` and ``-0.0``)."""
+        return self._min + 0.0 if self._count else None
 
     @property
     def maximum(self) -> float | None:
-        return self._max if self._count else None
+        """The greatest finite value; a zero is always ``0.0``, as for ``minimum``."""
+        return self._max + 0.0 if self._count else None
 
     @property
     def last(self) -> float | None:
