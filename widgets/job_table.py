@@ -15,6 +15,9 @@ Invariants:
 - The two gutter cells say what the user did to a row: the first ● marked, the second ⚑ watched
   (``w``: the App tells when it ends). The header's right end counts the watched jobs, which
   is also the ⚑'s legend.
+- A job whose replicas restarted ends its STATE cell in ``↻N`` (k9s's RESTARTS), right-aligned
+  so the counts line up; the state's name gives way to it, never the count. A job that never
+  restarted is drawn as it always was.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from tui_app.model.views.job_view import (
     ListRow,
     SortColumn,
     format_elapsed,
+    restart_marker,
     sort_arrow,
     sort_header,
     state_name,
@@ -172,6 +176,7 @@ class _Styles:
     watched: Style
     group: Style
     dim: Style
+    restarts: Style
     states: dict[JobState, Style]
 
 
@@ -191,6 +196,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         *state_classes("job-table").values(),
         "job-table--watched",
         "job-table--flash",
+        "job-table--restarts",
     }
     """
     | Class | Description |
@@ -203,6 +209,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
     | `job-table--state-*` | The STATE cell, one per state (colours: widgets/state_colours.py). |
     | `job-table--watched` | The ⚑ of a watched job, and the header's count of them. |
     | `job-table--flash` | A row whose watched job just ended, while it flashes. |
+    | `job-table--restarts` | The ``↻N`` of a job whose replicas restarted (in its STATE cell). |
     """
 
     DEFAULT_CSS = (
@@ -226,6 +233,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         }
         & > .job-table--dim { color: $text-muted; }
         & > .job-table--watched { color: $accent; text-style: bold; }
+        & > .job-table--restarts { color: $warning; text-style: bold; }
         & > .job-table--flash {
             background: $warning 50%;
             color: $foreground;
@@ -689,6 +697,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
             watched=fg("job-table--watched"),
             group=fg("job-table--group"),
             dim=fg("job-table--dim"),
+            restarts=fg("job-table--restarts"),
             states={state: fg(name) for state, name in _STATE_CLASS.items()},
         )
 
@@ -821,10 +830,8 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         cells: list[tuple[str, Style]] = (
             [(mark, plain), (WATCH_GLYPH, styles.watched)] if is_watched else [(mark + " ", plain)]
         )
-        cells += [
-            (fit_job_id(row.job_id, row.base, layout.id_w) + " ", plain),
-            (_fit(state_text, STATE_W) + " ", styles.states[row.state]),
-        ]
+        cells.append((fit_job_id(row.job_id, row.base, layout.id_w) + " ", plain))
+        cells += _state_cells(state_text, restart_marker(row.restart_count), styles, row.state)
         if layout.created:
             cells.append(
                 (_fit(_format_created(row.created, now.tzinfo), CREATED_W) + " ", styles.dim)
@@ -931,6 +938,21 @@ def _longest_id(bases: list[str]) -> int:
     so the distinct base names bound it without touching 100k id strings.
     """
     return max(map(len, set(bases))) + 16 if bases else 0
+
+
+def _state_cells(
+    state_text: str, marker: str, styles: _Styles, state: JobState
+) -> list[tuple[str, Style]]:
+    """The STATE cell and the gap after it: the state, then a restarted job's ``↻N`` at the
+    cell's right end (the state's name is cut for it, not the count: "▶ RUNNING ↻1" fits)."""
+    if not marker:
+        return [(_fit(state_text, STATE_W) + " ", styles.states[state])]
+    marker = _fit(marker, min(cell_len(marker), STATE_W // 2))  # a count past belief stays in
+    room = STATE_W - cell_len(marker) - 1
+    return [
+        (_fit(state_text, room) + " ", styles.states[state]),
+        (marker + " ", styles.restarts),
+    ]
 
 
 def _format_created(created: datetime | None, tz: tzinfo | None) -> str:

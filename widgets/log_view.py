@@ -18,6 +18,10 @@ Invariants:
   the last row and is not drawn.
 - Colours come only from COMPONENT_CLASSES in DEFAULT_CSS (theme variables); SGR colours from the
   log itself are drawn over the severity colour.
+- The service's line that a replica restarted (``model.running.restarts.restart_line``) is drawn
+  as a rule across the view with its text, like the user's markers: the replica's output on
+  either side comes from two runs. Wrapped, a restart line too long for one screen line is
+  drawn as any line is, so a row's height never depends on what kind of line it is.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from itertools import accumulate, pairwise
 from operator import attrgetter, itemgetter
 from typing import ClassVar, Literal, Unpack
 
-from rich.cells import chop_cells
+from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -48,6 +52,7 @@ from tui_app.model.logs.log_buffer import Entry, FilterMode, LogBuffer, Marker
 from tui_app.model.logs.log_line import LogLine, task_tag
 from tui_app.model.logs.log_text import MAX_CHARS, CleanLine, clean
 from tui_app.model.logs.severity import SEVERITIES
+from tui_app.model.running.restarts import restart_line_task
 from tui_app.widgets.line_cursor import (
     ControlMessage,
     LineCursorView,
@@ -66,6 +71,8 @@ TAG_COLOURS = 6
 TAG_WIDTH = 4
 """The replica tag column, tag plus padding (wider only for tags like ``W100``)."""
 SEPARATOR = "--"
+DIVIDER_LEAD = "── "
+"""What a restart rule draws before its text."""
 ELLIPSIS = "…"
 
 # The timestamp column per mode, including the space after it.
@@ -96,6 +103,7 @@ class _Styles:
     cursor: Style
     dim: Style
     marker: Style
+    restart: Style
     separator: Style
     match: Style
     match_current: Style
@@ -117,6 +125,7 @@ class LogView(LineCursorView[_Styles], can_focus=True):
         "log-view--cursor",
         "log-view--dim",
         "log-view--marker",
+        "log-view--restart",
         "log-view--separator",
         "log-view--match",
         "log-view--match-current",
@@ -134,6 +143,7 @@ class LogView(LineCursorView[_Styles], can_focus=True):
     | `log-view--cursor` | The cursor row (brighter with focus); not drawn while following. |
     | `log-view--dim` | Timestamps and "… N more characters". |
     | `log-view--marker` | The "── HH:MM:SS ──" rules the user inserts. |
+    | `log-view--restart` | The "── worker-replica-0 restarted (1 of 5): … ──" rule of a restart. |
     | `log-view--separator` | The `--` between non-adjacent groups of a filter with context. |
     | `log-view--match` | Search matches. |
     | `log-view--match-current` | Search matches on the cursor row. |
@@ -149,6 +159,7 @@ class LogView(LineCursorView[_Styles], can_focus=True):
         scrollbar-size-vertical: 1;
         & > .log-view--dim { color: $text-muted; }
         & > .log-view--marker { color: $accent; text-style: bold; }
+        & > .log-view--restart { color: $warning; text-style: bold; }
         & > .log-view--separator { color: $text-muted; }
         & > .log-view--match { background: $accent 35%; text-style: bold; }
         & > .log-view--match-current { background: $accent; color: $background; text-style: bold; }
@@ -941,6 +952,7 @@ class LogView(LineCursorView[_Styles], can_focus=True):
             cursor=base + get("log-view--cursor"),
             dim=base + fg("log-view--dim"),
             marker=base + fg("log-view--marker"),
+            restart=base + fg("log-view--restart"),
             separator=base + fg("log-view--separator"),
             match=Style(bgcolor=match.bgcolor) + get("log-view--match", partial=True),
             match_current=get("log-view--match-current"),
@@ -990,6 +1002,9 @@ class LogView(LineCursorView[_Styles], can_focus=True):
             return [self._marker_strip(line, width, pad if is_cursor else styles.marker)], pad
         assert isinstance(line, LogLine)
         prefix = self._prefix_segments(line, styles, pad if is_cursor else None)
+        if self._is_divider(line, text, width):
+            rule = pad if is_cursor else styles.restart
+            return [_divider_strip(prefix, text.text, width, rule)], pad
         runs = self._runs(text, line.severity, styles, is_cursor)
         note_style = pad if is_cursor else styles.dim
         note = f"{ELLIPSIS} {text.truncated:,} more characters" if text.truncated else ""
@@ -1013,6 +1028,16 @@ class LogView(LineCursorView[_Styles], can_focus=True):
         side = max(2, (width - len(label)) // 2)
         rule = "─" * side + label + "─" * max(2, width - side - len(label))
         return Strip([Segment(rule, style)])
+
+    def _is_divider(self, line: LogLine, text: CleanLine, width: int) -> bool:
+        """Whether ``line`` is drawn as a restart rule: a service restart line, whole, whose
+        rule fits on one screen line when wrapped (one line high, as ``_heights`` counts any
+        line that short)."""
+        if text.truncated or restart_line_task(line.task_name, line.text) is None:
+            return False
+        if self._tops is None:
+            return True
+        return cell_len(text.text) + len(DIVIDER_LEAD) + 1 <= width - self._prefix_width()
 
     def _prefixer(self) -> Callable[[LogLine], tuple[str, str]]:
         """A function giving a line's (tag, timestamp) columns as now shown ("" when off).
@@ -1077,6 +1102,15 @@ class LogView(LineCursorView[_Styles], can_focus=True):
                 style = style + match_style
             runs.append((start, end, style))
         return runs
+
+
+def _divider_strip(prefix: list[Segment], label: str, width: int, style: Style) -> Strip:
+    """``[tag, time] ── <label> ─────``: the line's own prefix (when it happened, which view it
+    came from), then a rule to the view's right edge (at least ``──`` after the label)."""
+    used = sum(segment.cell_length for segment in prefix)
+    head = DIVIDER_LEAD + label + " "
+    tail = "─" * max(2, width - used - cell_len(head))
+    return Strip([*prefix, Segment(head + tail, style)])
 
 
 def _slice(text: str, runs: list[tuple[int, int, Style]], start: int, end: int) -> list[Segment]:

@@ -114,6 +114,31 @@ JOBS: list[dict[str, Any]] = [
     ),
 ]
 
+RESTARTS: list[dict[str, Any]] = [
+    {
+        "taskName": "master-replica-0",
+        "count": 1,
+        "lastCause": "its machine restarted",
+        "lastTime": "2026-11-22T09:12:00Z",
+    },
+    {
+        "taskName": "worker-replica-1",
+        "count": 2,
+        "lastCause": "it exited with status 3",
+        "lastTime": "2026-11-22T09:20:00Z",
+    },
+]
+"""``replicaRestarts`` as the local service writes it (issue 42): three restarts in all."""
+RESTARTED_JOB = _job(
+    "restarted_20261122_090500",
+    "RUNNING",
+    "2026-11-22T09:05:00Z",
+    startTime="2026-11-22T09:05:30Z",
+    trainingInput=CUSTOM,
+    replicaRestarts=RESTARTS,
+)
+"""A live job whose replicas were restarted; kept out of JOBS, whose snapshots have none."""
+
 
 class FixedClient:
     """Answers like JobsClient from a fixed list."""

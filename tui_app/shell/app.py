@@ -37,7 +37,7 @@ from tui_app.model.notify.terminal_notify import (
 )
 from tui_app.model.views.job_view import JobRow, default_key
 from tui_app.shell.job_actions import JobActions
-from tui_app.shell.job_watch import JobEnded, JobWatch
+from tui_app.shell.job_watch import JobEnded, JobRestarted, JobWatch
 from tui_app.shell.jobs_source import JobsSource
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 from tui_app.shell.screens.command_screen import Command, CommandScreen
@@ -273,8 +273,11 @@ class JobsApp(JobActions):
                 JobsRefreshed(message.rows, message.fetched_at, message.seconds, message.changed)
             )
         if message.changed and len(self.job_watch):
-            for ended in self.job_watch.observe(message.rows):
-                self._tell_ended(ended)
+            for event in self.job_watch.observe(message.rows):
+                if isinstance(event, JobRestarted):
+                    self._tell_restarted(event)
+                else:
+                    self._tell_ended(event)
         self._show_watches()
 
     def on_jobs_submitted(self, message: JobsSubmitted) -> None:
@@ -317,6 +320,22 @@ class JobsApp(JobActions):
         watched = self.job_watch.watched
         for table in self._job_tables():
             table.set_watched(watched, note)
+
+    def _tell_restarted(self, restarted: JobRestarted) -> None:
+        """A watched job's replicas were restarted: a toast, where ``notify:`` allows toasts.
+
+        Not the bell, the desktop notification or the flash: the job goes on (and the list's
+        ``↻`` says so), so nothing here calls the person back to the terminal as an end does.
+        """
+        if "toast" not in self.settings.notify.channels:
+            return
+        self.notify(
+            restarted.message(),
+            title=restarted.title(),
+            severity="warning",
+            timeout=10,
+            markup=False,
+        )
 
     def _tell_ended(self, ended: JobEnded) -> None:
         """A watched job ended: tell the person through each channel ``notify:`` allows.

@@ -5,6 +5,11 @@ when a poll first sees it in an end state after one that was not; a job that had
 when it was watched tells nothing (there is no end left to wait for); a job submitted from the
 TUI is known to be live at submission, so it tells even when it ends before the poll first
 lists it (a command-line error fails a job within a second).
+
+While a watched job runs, a replica the service restarted (its machine was lost, it exited with
+an error that may pass) is told too, as a toast of its own (``JobRestarted``): the job goes on,
+so it is news, not an end, and it neither rings nor ends the watch. Restarts made before the
+job was watched are its baseline, not news.
 """
 
 from __future__ import annotations
@@ -13,9 +18,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tui_app.model.jobs.states import JobState
+from tui_app.model.running.restarts import WHOLE_JOB, ReplicaRestarts, restart_note
 from tui_app.model.views.job_view import JobRow
 
-__all__ = ["JobEnded", "JobWatch", "WatchChange"]
+__all__ = ["JobEnded", "JobRestarted", "JobWatch", "WatchChange", "WatchEvent"]
+
+RESTARTS_TOLD = 3
+"""Replicas named in one restart toast; more (a lost machine restarts them all) are counted."""
 
 
 @dataclass(frozen=True)
@@ -26,6 +35,46 @@ class JobEnded:
     state: JobState
     cause: str | None
     """Why it failed, in one line (the list's ERROR column); None when it gave none."""
+
+
+@dataclass(frozen=True)
+class JobRestarted:
+    """Replicas of a watched, live job were restarted since the last list (the job goes on)."""
+
+    job_id: str
+    restarts: tuple[ReplicaRestarts, ...]
+    """The replicas whose count grew, each with its count and last cause now."""
+    retried: bool = False
+    """The whole job was retried at some point: a replica's count is then no longer "of 5"."""
+
+    def title(self) -> str:
+        """The toast's title: what happened, in a word or two."""
+        if all(r.task_name == WHOLE_JOB for r in self.restarts):
+            return "Job retried"
+        return "Replica restarted" if len(self.restarts) == 1 else "Replicas restarted"
+
+    def message(self) -> str:
+        """``mnist_…: master-replica-0 restarted (1 of 5): its machine restarted``, a line per
+        replica, at most ``RESTARTS_TOLD`` of them."""
+        notes = [f"{self.job_id}: {restart_note(r, retried=self.retried)}" for r in self.restarts]
+        if len(notes) > RESTARTS_TOLD:
+            more = len(notes) - RESTARTS_TOLD
+            notes[RESTARTS_TOLD:] = [f"… and {more} more replica{'s' if more != 1 else ''}"]
+        return "\n".join(notes)
+
+
+WatchEvent = JobEnded | JobRestarted
+"""What ``JobWatch.observe`` tells of the watched jobs."""
+
+
+def _counts(row: JobRow | None) -> dict[str, int] | None:
+    """Restarts per replica of a listed job; None for one not listed yet (no baseline)."""
+    return None if row is None else {r.task_name: r.count for r in row.restarts}
+
+
+def _grown(before: dict[str, int], row: JobRow) -> tuple[ReplicaRestarts, ...]:
+    """The replicas of ``row`` restarted more often than ``before`` counted."""
+    return tuple(r for r in row.restarts if r.count > before.get(r.task_name, 0))
 
 
 @dataclass(frozen=True)
@@ -61,6 +110,8 @@ class JobWatch:
     """The watched jobs and the state each was last seen in (None: not listed yet)."""
 
     _last: dict[str, JobState | None] = field(default_factory=dict)
+    _restarts: dict[str, dict[str, int] | None] = field(default_factory=dict)
+    """Restarts per replica, by job, as last seen (None: not listed yet, no baseline)."""
 
     @property
     def watched(self) -> frozenset[str]:
@@ -81,6 +132,7 @@ class JobWatch:
         if ids and all(job_id in self._last for job_id in ids):
             for job_id in ids:
                 del self._last[job_id]
+                self._restarts.pop(job_id, None)
             return WatchChange(unwatched=tuple(ids))
         watched: list[str] = []
         ended: list[tuple[str, JobState]] = []
@@ -93,6 +145,7 @@ class JobWatch:
                 ended.append((job_id, state))
                 continue
             self._last[job_id] = state
+            self._restarts[job_id] = _counts(row)
             watched.append(job_id)
         return WatchChange(watched=tuple(watched), already_ended=tuple(ended))
 
@@ -100,27 +153,39 @@ class JobWatch:
         """Watch jobs this TUI just created: live at birth, whatever the next list says."""
         for job_id in job_ids:
             self._last.setdefault(job_id, JobState.QUEUED)
+            self._restarts.setdefault(job_id, {})  # born without restarts: each one is news
 
-    def observe(self, rows: Iterable[JobRow]) -> list[JobEnded]:
-        """The watched jobs that ``rows`` (a fresh list) shows ended; they are watched no more.
+    def observe(self, rows: Iterable[JobRow]) -> list[WatchEvent]:
+        """What ``rows`` (a fresh list) shows of the watched jobs: those that ended (they are
+        watched no more) and those whose replicas were restarted since the last list.
 
         A job seen for the first time already ended (watched by id before any list had it)
-        counts only when it was known to be live: a submitted job's baseline is QUEUED.
+        counts only when it was known to be live: a submitted job's baseline is QUEUED. Its
+        restarts likewise: a job watched before it was listed takes its first list's restarts
+        as the baseline; a submitted one started from none.
         """
         if not self._last:
             return []
-        last = self._last
-        ended: list[JobEnded] = []
+        last, restarts = self._last, self._restarts
+        events: list[WatchEvent] = []
         # One pass over the list, on the event loop: ~7 ms for 100k jobs, and only for a list
         # in which something changed while a job is watched.
         for row in rows:
             if row.job_id not in last:
                 continue
             before = last[row.job_id]
+            counts = restarts.get(row.job_id)
+            if row.restarts and counts is not None:
+                grown = _grown(counts, row)
+                if grown:
+                    retried = any(r.task_name == WHOLE_JOB for r in row.restarts)
+                    events.append(JobRestarted(row.job_id, grown, retried))
+            restarts[row.job_id] = _counts(row)
             if row.state.is_terminal:
                 if before is not None and not before.is_terminal:
-                    ended.append(JobEnded(row.job_id, row.state, row.error or None))
+                    events.append(JobEnded(row.job_id, row.state, row.error or None))
                 del last[row.job_id]
+                del restarts[row.job_id]
             else:
                 last[row.job_id] = row.state
-        return ended
+        return events

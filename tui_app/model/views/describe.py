@@ -35,6 +35,7 @@ from tui_app.model.jobs.wire import as_int, as_list, as_mapping, parse_time, pla
 from tui_app.model.logs.failure_cause import split_failure
 from tui_app.model.logs.log_records import TRACEBACK_START
 from tui_app.model.running.queue_wait import wait_rows
+from tui_app.model.running.restarts import WHOLE_JOB, ReplicaRestarts, restarts_from_job
 from tui_app.model.views.job_view import format_elapsed
 from tui_app.model.views.replica_nodes import PlacedReplica, placement_rows
 from tui_app.model.views.trials import SHARED_GLYPH, TRIAL_OUTPUT_FIELD, trial_order
@@ -103,6 +104,9 @@ def summarize(
         # Right under the overview, cause first: the traceback's last line is what triage
         # reads, and a long traceback under the inputs put it pages down.
         Section("Error", _error(job.get("errorMessage"))),
+        # Why a live job's run is longer than its steps explain, or a failed one's cause came
+        # late: which replicas were started again, how often, and the last reason.
+        Section("Restarts", restart_rows(restarts_from_job(job), tz)),
         Section("Training Input", _training_input(as_mapping(job.get("trainingInput")), engine)),
         # Next to the cluster it places: which node each of its replicas landed on.
         Section("Replicas", placement_rows(placement)),
@@ -111,6 +115,27 @@ def summarize(
     sections.append(Section("Runtime environment", environment_rows(environment or {})))
     sections.append(Section("Vertex AI", _vertex(as_mapping(job.get(VERTEX_FIELD)))))
     return [s for s in sections if s.rows]
+
+
+def restart_rows(restarts: Sequence[ReplicaRestarts], tz: tzinfo = UTC) -> list[tuple[str, str]]:
+    """One row per replica that was restarted (``replicaRestarts``), the whole job's retries
+    last: ``master-replica-0: 2 restarts, last 2026-12-07 12:00:00 UTC: its machine restarted``.
+    None for a job that never restarted (the section is left out)."""
+    rows: list[tuple[str, str]] = []
+    ordered = sorted(restarts, key=lambda r: r.task_name == WHOLE_JOB)  # stable: resource order
+    for r in ordered:
+        plural = "s" if r.count != 1 else ""
+        if r.task_name == WHOLE_JOB:
+            key, value = "Whole job", f"retried {r.count} time{plural}"
+        else:
+            key, value = r.task_name, f"{r.count} restart{plural}"
+        when = format_time(r.last_time, tz) or r.last_time
+        if when:
+            value += f", last {when}"
+        if r.last_cause:
+            value += f": {r.last_cause}"
+        rows.append((key, value))
+    return rows
 
 
 FRAMEWORK_ROWS: tuple[str, ...] = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-keras")

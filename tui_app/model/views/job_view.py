@@ -28,12 +28,16 @@ from tui_app.model.jobs.job_id import split_job_id
 from tui_app.model.jobs.states import STATE_ORDER, STATE_SYMBOL, JobState
 from tui_app.model.jobs.wire import as_float, as_int, parse_time
 from tui_app.model.logs.failure_cause import failure_cause
+from tui_app.model.running.restarts import ReplicaRestarts, restarts_from_job, total_restarts
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DEFAULT_TIER = "BASIC"
 GROUP_KEY_PREFIX = "group:"
 TIMES = "\u00d7"
 """The multiplication sign between a tier and its replica count: ``CUSTOM`` TIMES ``4``."""
+RESTART_GLYPH = "\u21bb"
+"""``↻``: before a job's restart count, as k9s's RESTARTS column counts a pod's; one cell wide
+(Unicode gives it a neutral East Asian width), so the STATE column keeps its width."""
 
 # STATE_UNSPECIFIED is 17 characters; the list's STATE column is narrow, so show it as this.
 _STATE_NAME: dict[JobState, str] = {s: s.value for s in JobState} | {
@@ -73,6 +77,11 @@ def _replica_count(training_input: object) -> int:
         return sum(group.count for group in replica_groups(training_input))
     except Exception:  # a malformed trainingInput must never break the list
         return 0
+
+
+def restart_marker(count: int) -> str:
+    """``↻2`` for a job restarted twice; "" for one never restarted, which looks as before."""
+    return f"{RESTART_GLYPH}{count}" if count > 0 else ""
 
 
 def format_elapsed(delta: timedelta | None) -> str:
@@ -122,6 +131,9 @@ class JobRow:
     filter's ``label:`` tokens are exact substring tests."""
     haystack_cased: str
     """The same text with its case kept: what a filter with an uppercase letter searches."""
+    restarts: tuple[ReplicaRestarts, ...] = ()
+    """``replicaRestarts``, per replica (the local service's; empty, the shared ``()``, for
+    the many jobs that never restarted): the list's marker and the watch's toast read it."""
 
     @classmethod
     def from_job(cls, job: Mapping[str, Any]) -> JobRow:
@@ -172,12 +184,18 @@ class JobRow:
             position=position,
             haystack=cased.lower(),
             haystack_cased=cased,
+            restarts=tuple(restarts_from_job(job)) if job.get("replicaRestarts") else (),
         )
 
     @property
     def key(self) -> str:
         """The row's key in the list: its job id."""
         return self.job_id
+
+    @property
+    def restart_count(self) -> int:
+        """Every restart of the job's replicas, and its whole-job retries: the list's figure."""
+        return total_restarts(self.restarts) if self.restarts else 0
 
     @property
     def tier_label(self) -> str:

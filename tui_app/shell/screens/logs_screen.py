@@ -44,6 +44,7 @@ from tui_app.model.jobs.wire import as_mapping
 from tui_app.model.logs.log_line import LogLine, task_tag
 from tui_app.model.logs.log_text import CleanLine
 from tui_app.model.logs.severity import SEVERITIES, severity_name
+from tui_app.model.running.restarts import restart_line_task
 from tui_app.model.views.replica_nodes import ReplicaNode, nodes_by_task
 from tui_app.model.views.trials import trial_of
 from tui_app.shell.app_protocol import shell_app
@@ -909,10 +910,20 @@ def _fit(parts: list[str], room: int | None) -> str:
 def _by_task(
     lines: list[LogLine], cleaned: list[CleanLine]
 ) -> dict[str, tuple[list[LogLine], list[CleanLine]]]:
-    """The lines and their cleaned texts, split by replica (each view takes its own)."""
+    """The lines and their cleaned texts, split by replica (each view takes its own).
+
+    The service's line that a replica restarted also goes to that replica's view, where it is
+    drawn as a divider between the output of its two runs (read alone, the replica's log would
+    otherwise start over from its first line without a word)."""
     out: dict[str, tuple[list[LogLine], list[CleanLine]]] = {}
     for line, text in zip(lines, cleaned, strict=True):
         own = out.setdefault(line.task_name, ([], []))
         own[0].append(line)
         own[1].append(text)
+        if line.task_name == SERVICE_TASK:
+            restarted = restart_line_task(line.task_name, line.text)
+            if restarted is not None:
+                theirs = out.setdefault(restarted, ([], []))
+                theirs[0].append(line)
+                theirs[1].append(text)
     return out
