@@ -299,6 +299,9 @@ def _start(
             "2",
             # Tests must not depend on the machine's cores; scheduling tests pass their own.
             *(() if "--slots" in extra else ("--slots", "64")),
+            # A crash loop's 1 s doubling to 30 s between restarts, a hundredth here: the tests
+            # of the restart limits see every attempt in well under a second.
+            *(() if "--restart-backoff-scale" in extra else ("--restart-backoff-scale", "0.01")),
             *extra,
         ],
         stdout=log,

@@ -153,7 +153,7 @@ async def test_W_watches_a_job_submitted_from_here_and_tells_its_cause(
     project = "watch-new-project"
     client = service.client(project)
     old = "fails_20260101_000000"
-    client.create(basic_job(old, package_uri, "--fail-at-step", "1", "--exit-code", "3"))
+    client.create(basic_job(old, package_uri, "--fail-at-step", "1"))
     service.wait_state(old, project=project)
     app = watch_app(service, tmp_path, project)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -81,7 +81,7 @@ def test_a_replica_that_ends_while_the_service_is_down_counts_by_its_status(
     args = ("--steps", "60", "--sleep", "0.1", "--log-every", "1")
     client = r.svc.client()
     client.create(basic_job(ok, uri, *args))
-    client.create(basic_job(bad, uri, *args, "--fail-at-step", "40", "--exit-code", "3"))
+    client.create(basic_job(bad, uri, *args, "--fail-at-step", "40"))
     for job_id in (ok, bad):
         r.svc.wait_state(job_id, ("RUNNING",), timeout=60)
         wait_for(lambda j=job_id: len(supervisors(r.svc, j)) == 1, what="the supervisor")
@@ -99,7 +99,8 @@ def test_a_replica_that_ends_while_the_service_is_down_counts_by_its_status(
     assert done["state"] == "SUCCEEDED", done.get("errorMessage")
     failed = svc.wait_state(bad, timeout=30)
     assert failed["state"] == "FAILED"
-    assert "exited with a non-zero status of 3" in failed["errorMessage"]
+    assert "exited with a non-zero status of 1" in failed["errorMessage"]
+    assert "RuntimeError: Injected failure at step 40" in failed["errorMessage"]
     for job_id in (ok, bad):
         assert_every_line_once(svc, job_id, ["master-replica-0"])
         notes = stored_lines(svc, job_id, "service")

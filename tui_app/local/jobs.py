@@ -134,6 +134,7 @@ class JobService:
         slots: int | None = None,
         gpus: int | None = None,
         max_wait_scale: float = 1.0,
+        restart_backoff_scale: float = 1.0,
         pythons: tuple[str, ...] = (),
         replica_nice: int = DEFAULT_REPLICA_NICE,
         engine: containers.EngineStatus | None = None,
@@ -180,6 +181,8 @@ class JobService:
         """Where replicas reach the service (``http://127.0.0.1:PORT``), set once it listens."""
         self.storage_proxy: StorageProxyInfo | None = None
         """The storage proxy for libcurl clients (``gcs_proxy``), set once it listens."""
+        self.restart_backoff_scale = restart_backoff_scale
+        """Multiplies the waits between a replica's restarts (``--restart-backoff-scale``)."""
         self.listening = asyncio.Event()
         """Set once ``url`` and ``storage_proxy`` are known: a replica started again after a
         restart waits for it, as its storage environment names this service's address."""

@@ -155,6 +155,9 @@ class ServiceOptions:
     executor's option in ``config/executors.py``, so its flag is written from there."""
     ray_warm_actors: int = DEFAULT_WARM_ACTORS
     """Started Ray actors kept waiting on each node for the next replicas (``ray_warm_actors``)."""
+    restart_backoff_scale: float = 1.0
+    """Multiplies the waits between a crashing replica's restarts (1 s doubling to 30 s), too
+    long for a test of the restart limits."""
 
     @classmethod
     def from_args(
@@ -188,6 +191,7 @@ class ServiceOptions:
             getattr(args, "executor", None) or DEFAULT_EXECUTOR,
             getattr(args, "ray_address", None),
             _warm_actors(getattr(args, "ray_warm_actors", None)),
+            restart_backoff_scale=getattr(args, "restart_backoff_scale", None) or 1.0,
         )
 
     def argv(self) -> list[str]:
@@ -199,6 +203,8 @@ class ServiceOptions:
             args += ["--gpus", str(self.gpus)]
         if self.max_wait_scale != 1.0:
             args += ["--max-wait-scale", repr(self.max_wait_scale)]
+        if self.restart_backoff_scale != 1.0:
+            args += ["--restart-backoff-scale", repr(self.restart_backoff_scale)]
         for python in self.pythons:
             args += ["--python", python]
         if self.replica_nice != DEFAULT_REPLICA_NICE:
@@ -337,6 +343,14 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         "demos use e.g. 0.001; default 1)",
     )
     p.add_argument(
+        "--restart-backoff-scale",
+        type=_positive_float,
+        default=1.0,
+        metavar="F",
+        help="multiply the waits between a crashing replica's restarts by F (1 s doubling to "
+        "30 s; tests use e.g. 0.01; default 1)",
+    )
+    p.add_argument(
         "--container-engine",
         default=None,
         metavar="CMD",
@@ -433,6 +447,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
             slots=opts.slots,
             gpus=opts.gpus,
             max_wait_scale=opts.max_wait_scale,
+            restart_backoff_scale=opts.restart_backoff_scale,
             pythons=opts.pythons,
             replica_nice=opts.replica_nice,
             engine=engine,

@@ -53,6 +53,7 @@ from tui_app.model.running.restarts import (
     RestartHistory,
     Verdict,
     decide,
+    exit_is_permanent,
     restarts_resource,
 )
 
@@ -321,9 +322,9 @@ class JobRunner:
                 Ending(h.replica.task_name, Cause.MACHINE_LOST, "its machine restarted")
                 for h in self._lost_while_down
             ]
-            failed = await self._start_again(ti, endings)
-            if failed is not None:
-                await self._end(*failed)
+            again = await self._start_again(ti, endings)
+            if isinstance(again, tuple):
+                await self._end(*again)
                 return
         state, message = await self._watch()
         await self._end(state, message)
@@ -332,12 +333,12 @@ class JobRunner:
 
     async def _start_again(
         self, ti: dict[str, Any], endings: list[Ending]
-    ) -> tuple[JobState, str | None] | None:
+    ) -> tuple[JobState, str | None] | list[ReplicaHandle]:
         """Start the replicas of ``endings`` again, as the platform did: same task, same
         ``TF_CONFIG`` (its spec as first written, ports included), same job dir and log files
         (the supervisor appends; the log follower goes on from its offset). A replica out of
         restarts retries the whole job; out of retries, the job fails listing every attempt.
-        Returns how the job ends instead, or None when everything runs again."""
+        Returns how the job ends instead, or the replicas started again."""
         history = RestartHistory.from_json(self._runtime.get("restarts"))
         by_name = {h.replica.task_name: h for h in self.handles}
         again: list[ReplicaHandle] = []
@@ -362,6 +363,7 @@ class JobRunner:
         self.record_runtime(self._runtime)
         self.host.set_restarts(self.project, self.job_id, restarts_resource(history))
         if delay:
+            delay *= self.host.restart_backoff_scale
             cancelled, _ = await self._until_cancelled(asyncio.sleep(delay))
             if cancelled:
                 return self.stop_reason
@@ -369,7 +371,7 @@ class JobRunner:
         if cancelled or self.cancel_requested.is_set():
             return self.stop_reason
         await self._respawn(ti, again)
-        return None
+        return again
 
     async def _respawn(self, ti: dict[str, Any], handles: list[ReplicaHandle]) -> None:
         """Start each replica's supervisor again on the spec it first ran with, and record the
@@ -847,7 +849,8 @@ class JobRunner:
         self.host.save_runtime(self.project, self.job_id, runtime)
 
     async def _watch(self) -> tuple[JobState, str | None]:
-        """Wait until the replicas decide the job, or a cancel."""
+        """Wait until the replicas decide the job, or a cancel. A replica that exits non-zero
+        without a permanent error is started again where it ran (``_exit_restarts``)."""
         waits: dict[asyncio.Future[Any], ReplicaHandle] = {
             asyncio.ensure_future(h.proc.wait()): h for h in self.handles if h.proc
         }
@@ -867,12 +870,28 @@ class JobRunner:
                     handle.status = handle.read_status()
                     code = handle.status.get("exit_code")
                     role = handle.replica.role
-                    if role is Role.MASTER:
-                        if code == 0:
-                            return JobState.SUCCEEDED, None
-                        return JobState.FAILED, _describe_exit(handle, self._runtime_version())
+                    if role is Role.MASTER and code == 0:
+                        return JobState.SUCCEEDED, None
                     if code != 0:
-                        return JobState.FAILED, _describe_exit(handle, self._runtime_version())
+                        ending = self._transient_exit(handle)
+                        if ending is None:
+                            return JobState.FAILED, _describe_exit(handle, self._runtime_version())
+                        ti = self.host.stored(self.project, self.job_id)["trainingInput"]
+                        again = await self._start_again(ti, [ending])
+                        if isinstance(again, tuple):
+                            state, message = again
+                            if state is JobState.FAILED:  # the attempts, then how it last ended
+                                last = _describe_exit(handle, self._runtime_version())
+                                message = f"{message}\n{last}"
+                            return state, message
+                        for fut, watched in list(waits.items()):
+                            if watched in again:
+                                fut.cancel()
+                                del waits[fut]
+                        for restarted in again:
+                            if restarted.proc is not None:
+                                waits[asyncio.ensure_future(restarted.proc.wait())] = restarted
+                        continue
                     self.note(f"{handle.replica.task_name} finished.")
                 if not waits:  # cannot happen: a job always has a master
                     return JobState.FAILED, "The job has no master replica."
@@ -880,6 +899,41 @@ class JobRunner:
             stop.cancel()
             for fut in waits:
                 fut.cancel()
+
+    def _transient_exit(self, handle: ReplicaHandle) -> Ending | None:
+        """How a replica's non-zero exit reads to the restart rules, or None when it fails the
+        job at once: a permanent error (its own traceback, out of memory, a command or image
+        that cannot start: ``exit_is_permanent``), or a trial of a tuning job (its trials are
+        not restarted yet)."""
+        if self.trial is not None:
+            return None
+        st = handle.status or {}
+        if st.get("lost"):  # no status at all: told apart only after a restart of the service
+            return None
+        code = st.get("container_exit_code") or st.get("exit_code")
+        limit = st.get("memory_limit") or 0
+        container = "container" in st
+        permanent = exit_is_permanent(
+            code if isinstance(code, int) else None,
+            traceback="Traceback (most recent call last)" in _traceback_tail(handle.stderr_path),
+            out_of_memory=bool(
+                st.get("oom_killed")
+                or (container and code == 137 and limit and not st.get("stopped"))
+            ),
+            engine_error=container
+            and not st.get("container_exit_code")
+            and code in ENGINE_ERROR_CODES,
+        )
+        if permanent:
+            return None
+        signum = st.get("signal")
+        if signum:
+            detail = f"it was killed by {signal.Signals(signum).name}"
+        elif isinstance(code, int) and code > 128 and code - 128 in signal.valid_signals():
+            detail = f"it was killed by {signal.Signals(code - 128).name}"
+        else:
+            detail = f"it exited with status {code}"
+        return Ending(handle.replica.task_name, Cause.EXITED, detail)
 
     async def _stop_replicas(self) -> None:
         """SIGTERM every live supervisor; they escalate to SIGKILL after the grace period."""

@@ -48,6 +48,10 @@ class RunnerHost(Protocol):
         """Set once the service's address is known (replicas started again wait for it)."""
 
     @property
+    def restart_backoff_scale(self) -> float:
+        """Multiplies the waits between a replica's restarts (``--restart-backoff-scale``)."""
+
+    @property
     def grace_seconds(self) -> float:
         """How long a replica gets between SIGTERM and SIGKILL."""
 
