@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -49,6 +50,16 @@ def _wait_for_processes(job_id: str, count: int, timeout: float = 20) -> list[ps
             return procs
         time.sleep(0.1)
     raise AssertionError(f"{job_id} has {len(_job_processes(job_id))} processes, not {count}")
+
+
+def _catches_sigterm(pid: int) -> bool:
+    """Whether the process has a handler for SIGTERM (the ``SigCgt`` mask of its status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next((ln.split()[1] for ln in status.splitlines() if ln.startswith("SigCgt:")), "0")
+    return bool(int(caught, 16) >> (signal.SIGTERM - 1) & 1)
 
 
 def _assert_none_left(job_id: str) -> None:
@@ -90,6 +101,11 @@ def test_cancel_stops_a_hostile_tree(service: LiveService, package_uri: str) -> 
     # trainer, its SIGTERM-ignoring child, its new-session child, the escaped daemon
     tree = {p.pid for p in _wait_for_processes(job_id, 4)}
     assert len(tree) == 4, tree
+    # A process is listed before it has set its handler: a SIGTERM then would kill it unnoted.
+    deadline = time.monotonic() + 20
+    while not all(_catches_sigterm(pid) for pid in tree):
+        assert time.monotonic() < deadline, "not every process catches SIGTERM"
+        time.sleep(0.05)
 
     t0 = time.monotonic()
     client.cancel(job_id)
