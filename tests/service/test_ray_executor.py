@@ -433,9 +433,12 @@ def test_a_service_killed_mid_job_takes_its_replicas_over_again(
         _stop(svc)
 
 
-def test_a_node_that_dies_fails_the_job_naming_the_replica_and_node(
+def test_a_node_that_dies_with_no_room_left_fails_the_job_naming_the_replica_and_node(
     tmp_path: Path, trainer_sdist: Path
 ) -> None:
+    """Each replica fills a node (8 vCPUs): once one node dies the job is restarted whole
+    (``model/running/restarts.py``), waits for room that never comes, and fails naming the
+    replica and the node it lost."""
     pytest.importorskip("ray")
     from tests.support.ray_cluster import start as start_cluster
 
@@ -447,8 +450,8 @@ def test_a_node_that_dies_fails_the_job_naming_the_replica_and_node(
         job_id = unique_id("ray_node_death")
         two = {
             "scaleTier": "CUSTOM",
-            "masterType": "standard",
-            "workerType": "standard",
+            "masterType": "complex_model_s",
+            "workerType": "complex_model_s",
             "workerCount": "1",
         }
         svc.client().create(job_of(job_id, package, "--steps", "1000000", "--sleep", "0.05", **two))
@@ -460,8 +463,10 @@ def test_a_node_that_dies_fails_the_job_naming_the_replica_and_node(
         job = svc.wait_state(job_id, timeout=120)
         assert job["state"] == "FAILED"
         message = job["errorMessage"]
-        assert f"The replica {victim_task} was lost" in message
-        assert "127.0.0.7" in message and victim["id"][:12] in message
+        lost, _, waited = message.partition(". No node had room")
+        assert waited.startswith(" for the job's replicas within "), message
+        assert f"The replica {victim_task} was lost" in lost
+        assert "127.0.0.7" in lost and victim["id"][:12] in lost
         # docs/ray.md quotes what a user sees here: one of its quotes, with this run's names.
         quoted = [
             q.replace(DOC_TASK, victim_task)
@@ -469,7 +474,64 @@ def test_a_node_that_dies_fails_the_job_naming_the_replica_and_node(
             .replace(DOC_NODE["id"][:12], victim["id"][:12])
             for q in doc_lost_quotes()
         ]
-        assert message in quoted, (message, quoted)
+        assert lost + "." in quoted, (message, quoted)
+        notes = service_notes(svc, job_id)
+        assert any(n.startswith("Restarting the whole job (1 of 3)") for n in notes), notes
+        (restart,) = job["replicaRestarts"]
+        assert restart["taskName"] == "job" and victim_task in restart["lastCause"]
+        wait_until("no replica process left", lambda: not job_processes(job_id), timeout=30)
+    finally:
+        _stop(svc)
+        cluster.shutdown()
+
+
+def test_a_node_that_dies_under_a_job_restarts_it_on_the_nodes_left(
+    tmp_path: Path, trainer_sdist: Path
+) -> None:
+    """Three nodes; the worker's node dies: the job starts again on the nodes with room, under
+    new addresses, the master resumes from its checkpoint in the gs:// job dir, and it
+    SUCCEEDS; no line of the new runs is lost or doubled."""
+    pytest.importorskip("ray")
+    from tests.support.ray_cluster import start as start_cluster
+
+    cluster = start_cluster(3, first=10)  # 127.0.0.10-12: this test's alone
+    svc = _start(tmp_path / "state", *ray_flags(cluster.address, warm=0))
+    try:
+        package = svc.stage(trainer_sdist)
+        job_id = unique_id("ray_node_moved")
+        two = {
+            "scaleTier": "CUSTOM",
+            "masterType": "standard",
+            "workerType": "standard",
+            "workerCount": "1",
+            "jobDir": f"gs://test-bucket/{job_id}",
+        }
+        args = ("--steps", "300", "--sleep", "0.05", "--log-every", "1", "--checkpoint-every", "20")
+        svc.client().create(job_of(job_id, package, *args, **two))
+        svc.wait_state(job_id, ("RUNNING",), timeout=120)
+        ckpts = svc.state_dir / "gcs" / "test-bucket" / job_id / "checkpoints"
+        wait_until("a checkpoint", lambda: any(ckpts.glob("ckpt-*.json")), timeout=120)
+        nodes = replica_nodes(svc, job_id)
+        # Not the head node: the cluster does not outlive it.
+        victim_task = next(
+            t
+            for t in ("worker-replica-0", "master-replica-0")
+            if nodes[t]["address"] != "127.0.0.10"
+        )
+        victim = nodes[victim_task]["address"]
+        doomed = next(n for n in cluster.list_all_nodes() if n.node_ip_address == victim)
+        cluster.remove_node(doomed, allow_graceful=False)
+        job = svc.wait_state(job_id, timeout=240)
+        assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+        (restart,) = job["replicaRestarts"]
+        assert restart["taskName"] == "job" and victim_task in restart["lastCause"]
+        notes = service_notes(svc, job_id)
+        assert any(n.startswith("Restarting the whole job (1 of 3)") for n in notes), notes
+        assert victim not in {n["address"] for n in replica_nodes(svc, job_id).values()}
+        master = logged_lines(svc, job_id, "master-replica-0")
+        assert any(line.startswith("Resumed from checkpoint at step ") for line in master)
+        for task in ("master-replica-0", "worker-replica-0"):
+            same_lines(svc, job_id, task)
         wait_until("no replica process left", lambda: not job_processes(job_id), timeout=30)
     finally:
         _stop(svc)

@@ -347,8 +347,9 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         type=_positive_float,
         default=1.0,
         metavar="F",
-        help="multiply the waits between a crashing replica's restarts by F (1 s doubling to "
-        "30 s; tests use e.g. 0.01; default 1)",
+        help="multiply the restart rules' waits by F: between a crashing replica's restarts "
+        "(1 s doubling to 30 s) and for a node with room after one died (600 s); tests use "
+        "e.g. 0.01; default 1",
     )
     p.add_argument(
         "--container-engine",

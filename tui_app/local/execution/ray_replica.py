@@ -48,7 +48,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -192,11 +192,17 @@ class OutputShipper:
     (``untrusted_files``). A stream whose file is not one, or that the service refuses (403:
     its file there is not a regular file; 413: it reached its cap, ``REPLICA_OUTPUT_CAPS``),
     stops for good, the reason in ``last_error`` and ``stopped``; the other streams go on. A
-    401 or 404 means the credential is revoked (the job ended): nothing more is shipped."""
+    401 or 404 means the credential is revoked (the job ended): nothing more is shipped.
 
-    def __init__(self, workdir: Path, endpoint: str) -> None:
+    ``base``: what the service already held of each stream when this replica started, from an
+    earlier run of it (a replica started again on another node after its node died). This run's
+    files start empty: their byte 0 is the service's byte ``base``, so the earlier run's lines
+    are neither overwritten nor taken for this run's."""
+
+    def __init__(self, workdir: Path, endpoint: str, base: Mapping[str, int] | None = None) -> None:
         self.workdir = workdir
         self.endpoint = endpoint.rstrip("/")
+        self.base = {s: int((base or {}).get(s) or 0) for s in REPLICA_OUTPUT_FILES}
         self.sent: dict[str, int | None] = dict.fromkeys(REPLICA_OUTPUT_FILES)
         self.refused = False
         """The service no longer takes this replica's output (its credential was revoked)."""
@@ -241,17 +247,19 @@ class OutputShipper:
             if stream in self.stopped or (stream == "status" and not final):
                 continue
             try:
+                base = self.base[stream]
                 size = size_beneath(self.workdir, name)
                 while size:
-                    have = self.sent[stream]
+                    have = self.sent[stream]  # the service's offset
                     if have is None:
                         have = self.sent[stream] = self._ask(stream)
-                    if have >= size:
+                    local = max(0, have - base)
+                    if local >= size:
                         break
-                    data = read_beneath(self.workdir, name, have, min(CHUNK_BYTES, size - have))
+                    data = read_beneath(self.workdir, name, local, min(CHUNK_BYTES, size - local))
                     if not data:
                         break
-                    self.sent[stream] = self._send(stream, have, data)
+                    self.sent[stream] = self._send(stream, base + local, data)
             except _Refused:
                 self.refused = True
                 return True
@@ -521,7 +529,7 @@ class ReplicaActor:
                     stderr=sup_log,
                     start_new_session=True,
                 )
-            self.shipper = OutputShipper(self.workdir, endpoint)
+            self.shipper = OutputShipper(self.workdir, endpoint, spec.get("output_base"))
             self.shipper.start()
             return self.proc.pid, gpus
 

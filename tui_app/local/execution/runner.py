@@ -32,7 +32,7 @@ from tui_app.local.execution.cluster_env import (
 from tui_app.local.execution.executor import ExecutorError, Placement, ReplicaProcess, RunKey
 from tui_app.local.execution.scheduler import Grant
 from tui_app.local.logs.log_ingest import LogSource
-from tui_app.local.storage.storage_env import STATUS_MAX_BYTES
+from tui_app.local.storage.storage_env import REPLICA_OUTPUT_FILES, STATUS_MAX_BYTES
 from tui_app.local.timefmt import job_time, parse_job_time
 from tui_app.local.untrusted_files import opened_beneath, read_at, read_beneath
 from tui_app.model.jobs.cluster import Replica, replicas
@@ -47,11 +47,14 @@ from tui_app.model.running.capacity import Demand, fit, job_demand
 from tui_app.model.running.limits import TimeLimit, running_limit, wait_limit
 from tui_app.model.running.queue_wait import wait_summary
 from tui_app.model.running.restarts import (
+    JOB_RETRY_LIMIT,
+    NODE_WAIT_SECONDS,
     Attempt,
     Cause,
     Ending,
     RestartHistory,
     Verdict,
+    attempt_lines,
     decide,
     exit_is_permanent,
     restarts_resource,
@@ -152,6 +155,14 @@ def _describe_container_exit(r: Replica, st: dict[str, Any], tail: str) -> str:
     return head + ("\n" + tail if tail else "") + ("\n" + hint if hint else "")
 
 
+def _size(path: Path) -> int:
+    """A file's size, 0 when there is none (yet)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _mib(size: int) -> str:
     mib = size / (1024 * 1024)
     return f"{mib / 1024:.1f} GiB" if mib >= 1024 else f"{mib:.0f} MiB"
@@ -204,6 +215,9 @@ class JobRunner:
         """Arguments after the job's own: a trial's ``--<parameterName>=<value>``."""
         self.placement: Placement | None = None
         """Where the executor put this run's replicas (``place``), before they start."""
+        self._started_with: tuple[Path | None, Path | None, Grant] | None = None
+        """What the replicas were first started with (packages, job dir, grant): a run placed
+        again after a node died starts them the same way."""
         self.gpu_variant = False
         """The job was granted GPUs: its runtime environment has the GPU builds."""
 
@@ -397,6 +411,10 @@ class JobRunner:
             spec["env"].update(
                 self.host.replica_storage_env(self.project, self.job_id, self.trial, task)
             )
+            spec["output_base"] = {
+                stream: _size(handle.workdir / name)
+                for stream, name in REPLICA_OUTPUT_FILES.items()
+            }
             (handle.workdir / "spec.json").write_text(json.dumps(spec))
             for stale in ("status.json", "pid.json"):
                 (handle.workdir / stale).unlink(missing_ok=True)
@@ -528,6 +546,7 @@ class JobRunner:
         self, ti: dict[str, Any], pythonpath: Path | None, job_dir: Path | None, grant: Grant
     ) -> None:
         """Run the admitted, prepared job to its end (a tuning job runs trials instead)."""
+        self._started_with = (pythonpath, job_dir, grant)
         self.note("Waiting for training program to start.")
         await self._start_replicas(ti, pythonpath, job_dir, grant)
         if self.cancel_requested.is_set():
@@ -660,11 +679,14 @@ class JobRunner:
             "slots": grant.demand.slots,
             "complete": False,
             "pythonpath": str(pythonpath) if pythonpath else None,
+            **({"restarts": self._runtime["restarts"]} if "restarts" in self._runtime else {}),
         }
         self._runtime = runtime
         prepared: list[
             tuple[ReplicaHandle, dict[str, Any], tuple[str, ...], dict[str, Any] | None, str | None]
         ] = []
+        following = {h.replica.task_name: h.sources for h in self.handles}
+        self.handles = []
         for rep, gpus in zip(reps, grant.gpus, strict=True):
             workdir = base / rep.task_name
             workdir.mkdir(parents=True, exist_ok=True)
@@ -706,8 +728,16 @@ class JobRunner:
             if container is not None:
                 spec["container"] = container
                 handle.container = container["name"]
+            # What an earlier run of this replica left in its files: a replica on another node
+            # ships its own output from there on (``ray_replica.OutputShipper``).
+            spec["output_base"] = {
+                stream: _size(workdir / name) for stream, name in REPLICA_OUTPUT_FILES.items()
+            }
             (workdir / "spec.json").write_text(json.dumps(spec))
-            self._follow_logs(handle)
+            if rep.task_name in following:  # started again: its files are followed already
+                handle.sources = following[rep.task_name]
+            else:
+                self._follow_logs(handle)
             prepared.append((handle, spec, gpus, container, image))
         # All at once: on a Ray cluster each start is a call to an actor on its node, which
         # forks the supervisor there (0.1-0.5 s on a busy node); one after another they took
@@ -864,9 +894,14 @@ class JobRunner:
                     handle = waits.pop(fut)
                     lost = handle.proc.lost if handle.proc is not None else None
                     if lost is not None:
-                        return JobState.FAILED, (
-                            f"The replica {handle.replica.task_name} was lost: {lost}."
-                        )
+                        gone = f"The replica {handle.replica.task_name} was lost: {lost}."
+                        moved = await self._place_again(handle, lost, gone)
+                        if isinstance(moved, tuple):
+                            return moved
+                        for fut in waits:
+                            fut.cancel()
+                        waits = {asyncio.ensure_future(h.proc.wait()): h for h in moved if h.proc}
+                        continue
                     handle.status = handle.read_status()
                     code = handle.status.get("exit_code")
                     role = handle.replica.role
@@ -876,6 +911,19 @@ class JobRunner:
                         ending = self._transient_exit(handle)
                         if ending is None:
                             return JobState.FAILED, _describe_exit(handle, self._runtime_version())
+                        if self.host.executor.ships_output:
+                            # On a cluster the replica's actor is spent: the run is placed
+                            # again, as after a node's death.
+                            last = _describe_exit(handle, self._runtime_version())
+                            moved = await self._place_again(handle, ending.detail, last)
+                            if isinstance(moved, tuple):
+                                return moved
+                            for fut in waits:
+                                fut.cancel()
+                            waits = {
+                                asyncio.ensure_future(h.proc.wait()): h for h in moved if h.proc
+                            }
+                            continue
                         ti = self.host.stored(self.project, self.job_id)["trainingInput"]
                         again = await self._start_again(ti, [ending])
                         if isinstance(again, tuple):
@@ -899,6 +947,86 @@ class JobRunner:
             stop.cancel()
             for fut in waits:
                 fut.cancel()
+
+    async def _place_again(
+        self, handle: ReplicaHandle, lost: str, gone: str
+    ) -> tuple[JobState, str | None] | list[ReplicaHandle]:
+        """A replica's node died: place the run again and start every replica anew, as Vertex
+        AI's ``restartJobOnWorkerRestart`` does. Moving only the lost replica would change its
+        address under the others' ``TF_CONFIG``, so a run of more than one replica counts as a
+        whole-job retry; a run of one, as that replica's restart. Waits for room for at most
+        ``NODE_WAIT_SECONDS`` (scaled as the restart waits are), saying so, then fails naming
+        the node. ``lost`` is the cause in a few words, ``gone`` how the replica ended in the
+        platform's words (the errorMessage if the job fails). Returns how the job ends
+        instead, or the replicas started again."""
+        task = handle.replica.task_name
+        history = RestartHistory.from_json(self._runtime.get("restarts"))
+        ending = Ending(task, Cause.MACHINE_LOST, lost)
+        if len(self.handles) == 1:
+            outcome = decide(history, ending)
+            if outcome.verdict is Verdict.FAIL:
+                return JobState.FAILED, f"{outcome.message}\n{gone}"
+            history.attempts.append(Attempt(task, lost, job_time()))
+            self.note(outcome.message, "NOTICE")
+        else:
+            if history.job_retries >= JOB_RETRY_LIMIT:
+                tried = "\n".join(attempt_lines(history))
+                return JobState.FAILED, (
+                    f"{gone}\nThe whole job was already restarted {JOB_RETRY_LIMIT} times:\n{tried}"
+                )
+            history.job_retries += 1
+            history.attempts.append(Attempt("job", f"{task}: {lost}", job_time()))
+            self.note(
+                f"Restarting the whole job ({history.job_retries} of {JOB_RETRY_LIMIT}): "
+                f"{task} was lost ({lost}); its {len(self.handles)} replicas start again on "
+                "nodes with room, under new addresses.",
+                "WARNING",
+            )
+        self._runtime["restarts"] = history.as_json()
+        self.record_runtime(self._runtime)
+        self.host.set_restarts(self.project, self.job_id, restarts_resource(history))
+        await self._stop_replicas()
+        await self._sweep()
+        await self.host.executor.release(self.run_key)
+        self.placement = None
+        ti: dict[str, Any] = self.host.stored(self.project, self.job_id)["trainingInput"]
+        limit = NODE_WAIT_SECONDS * self.host.restart_backoff_scale
+        try:
+            cancelled, placement = await asyncio.wait_for(
+                self._until_cancelled(self._place(ti)), limit
+            )
+        except TimeoutError:
+            return JobState.FAILED, (
+                f"{gone} No node had room for the job's replicas within {limit:.0f} s."
+            )
+        if cancelled:
+            return self.stop_reason
+        self.placement = placement
+        pythonpath, job_dir, grant = self._started_with or self._adopted_start(ti)
+        await self._start_replicas(ti, pythonpath, job_dir, grant)
+        return list(self.handles)
+
+    def _adopted_start(self, ti: dict[str, Any]) -> tuple[Path | None, Path | None, Grant]:
+        """What an adopted job's replicas were started with, from its runtime record (a
+        restarted service did not start them itself)."""
+        stored = self._runtime.get("pythonpath")
+        pythonpath = Path(stored) if isinstance(stored, str) else None
+        given = ti.get("jobDir") or ""
+        job_dir = (
+            Path(given.removeprefix("file://")) if given and not given.startswith("gs://") else None
+        )
+        recorded = self._runtime.get("replicas") or []
+        reps = replicas(ti)
+        gpus = tuple(tuple(str(d) for d in rep.get("gpus") or ()) for rep in recorded)
+        if len(gpus) != len(reps):  # a record of a half-started run: no device was held
+            gpus = tuple(() for _ in reps)
+        slots = self._runtime.get("slots")
+        demand = Demand(
+            tuple(r.task_name for r in reps),
+            tuple(len(g) for g in gpus),
+            slots if isinstance(slots, int) else 1,
+        )
+        return pythonpath, job_dir, Grant(demand, gpus)
 
     def _transient_exit(self, handle: ReplicaHandle) -> Ending | None:
         """How a replica's non-zero exit reads to the restart rules, or None when it fails the

@@ -26,6 +26,7 @@ from tui_app.model.jobs.wire import as_int, as_list, as_mapping
 __all__ = [
     "BACKOFF_CAP_SECONDS",
     "JOB_RETRY_LIMIT",
+    "NODE_WAIT_SECONDS",
     "PERMANENT_STATUSES",
     "REPLICA_RESTART_LIMIT",
     "RESTART_LINE_MARK",
@@ -37,6 +38,7 @@ __all__ = [
     "ReplicaRestarts",
     "RestartHistory",
     "Verdict",
+    "attempt_lines",
     "backoff_seconds",
     "decide",
     "exit_is_permanent",
@@ -57,6 +59,11 @@ BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 30.0
 """A replica that keeps failing waits 1, 2, 4... seconds before each new attempt, at most this:
 a crash loop does not spin a core, and a lost machine still costs seconds, not minutes."""
+
+NODE_WAIT_SECONDS = 600.0
+"""How long a run whose node died waits for room on the others before it fails naming the
+node: long enough for a node to be replaced or rejoin, short of burning the job's
+``maxRunningTime`` on nothing."""
 
 RESTART_LINE_MARK = " restarted ("
 """What every restart line holds after the task name: the logs view draws such a service
@@ -230,11 +237,16 @@ def failure_message(history: RestartHistory, ending: Ending, replica_limit: int)
             else "."
         )
     ]
-    lines += [
+    return "\n".join([*lines, *attempt_lines(history)])
+
+
+def attempt_lines(history: RestartHistory) -> list[str]:
+    """Each restart and retry, oldest first: ``  <time>  <replica or "whole job retried">:
+    <cause>``, for a failure's errorMessage."""
+    return [
         f"  {a.at}  {'whole job retried' if a.task_name == 'job' else a.task_name}: {a.detail}"
         for a in history.attempts
     ]
-    return "\n".join(lines)
 
 
 PERMANENT_STATUSES: Mapping[int, str] = {
