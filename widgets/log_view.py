@@ -52,7 +52,7 @@ from tui_app.model.logs.log_buffer import Entry, FilterMode, LogBuffer, Marker
 from tui_app.model.logs.log_line import LogLine, task_tag
 from tui_app.model.logs.log_text import MAX_CHARS, CleanLine, clean
 from tui_app.model.logs.severity import SEVERITIES
-from tui_app.model.running.restarts import restart_line_task
+from tui_app.model.running.restarts import is_restart_divider
 from tui_app.widgets.line_cursor import (
     ControlMessage,
     LineCursorView,
@@ -1030,10 +1030,10 @@ class LogView(LineCursorView[_Styles], can_focus=True):
         return Strip([Segment(rule, style)])
 
     def _is_divider(self, line: LogLine, text: CleanLine, width: int) -> bool:
-        """Whether ``line`` is drawn as a restart rule: a service restart line, whole, whose
-        rule fits on one screen line when wrapped (one line high, as ``_heights`` counts any
-        line that short)."""
-        if text.truncated or restart_line_task(line.task_name, line.text) is None:
+        """Whether ``line`` is drawn as a restart rule: a service line for a restart or a
+        whole-job retry, whole, whose rule fits on one screen line when wrapped (one line
+        high, as ``_heights`` counts any line that short)."""
+        if text.truncated or not is_restart_divider(line.task_name, line.text):
             return False
         if self._tops is None:
             return True

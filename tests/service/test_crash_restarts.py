@@ -97,7 +97,7 @@ def test_a_crash_loop_uses_every_restart_and_retry_then_fails_listing_them(
         line = f"master-replica-0 restarted ({n} of 5): it exited with status 3; resuming"
         assert notes.count(line) == 4, notes
     for n in range(1, 4):
-        assert any(f"Retrying the whole job ({n} of 3)" in note for note in notes), notes
+        assert any(f"Restarting the whole job ({n} of 3)" in note for note in notes), notes
     assert _lines(service, job_id).count("starting") == 24  # every attempt's own line, once
 
 

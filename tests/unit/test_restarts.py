@@ -15,6 +15,8 @@ from tui_app.model.running.restarts import (
     backoff_seconds,
     decide,
     exit_is_permanent,
+    is_restart_divider,
+    job_retry_line,
     restart_line,
     restarts_from_job,
     restarts_resource,
@@ -53,7 +55,7 @@ def test_a_replica_out_of_restarts_retries_the_whole_job_then_fails_listing_ever
     retry = decide(history, LOST)
     assert retry.verdict is Verdict.RETRY_JOB and retry.number == 1
     assert retry.limit == JOB_RETRY_LIMIT
-    assert "Retrying the whole job (1 of 3)" in retry.message
+    assert "Restarting the whole job (1 of 3)" in retry.message
     # A retry starts the replicas' counts afresh.
     history.attempts.append(Attempt("job", LOST.detail, "r1"))
     history.job_retries = 1
@@ -131,3 +133,12 @@ def test_the_resource_counts_restarts_per_replica_and_the_reader_reads_it_back()
 def test_the_restart_line_is_what_the_logs_view_looks_for() -> None:
     line = restart_line("ps-replica-0", 2, 5, "the node 10.0.0.3 died")
     assert line == "ps-replica-0 restarted (2 of 5): the node 10.0.0.3 died; resuming"
+
+
+def test_a_whole_job_retry_line_is_a_divider_too_but_only_from_the_service() -> None:
+    line = job_retry_line(1, 3, "worker-replica-0 was lost (its node 10.0.0.3 died).")
+    assert line.startswith("Restarting the whole job (1 of 3): worker-replica-0 was lost")
+    assert is_restart_divider("service", line)
+    assert is_restart_divider("service", restart_line("master-replica-0", 1, 5, "x"))
+    assert not is_restart_divider("master-replica-0", line)
+    assert not is_restart_divider("service", "Job is running.")

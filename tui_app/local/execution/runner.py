@@ -57,6 +57,7 @@ from tui_app.model.running.restarts import (
     attempt_lines,
     decide,
     exit_is_permanent,
+    job_retry_line,
     restarts_resource,
 )
 
@@ -977,9 +978,12 @@ class JobRunner:
             history.job_retries += 1
             history.attempts.append(Attempt("job", f"{task}: {lost}", job_time()))
             self.note(
-                f"Restarting the whole job ({history.job_retries} of {JOB_RETRY_LIMIT}): "
-                f"{task} was lost ({lost}); its {len(self.handles)} replicas start again on "
-                "nodes with room, under new addresses.",
+                job_retry_line(
+                    history.job_retries,
+                    JOB_RETRY_LIMIT,
+                    f"{task} was lost ({lost}); its {len(self.handles)} replicas start again "
+                    "on nodes with room, under new addresses.",
+                ),
                 "WARNING",
             )
         self._runtime["restarts"] = history.as_json()

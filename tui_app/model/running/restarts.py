@@ -26,6 +26,7 @@ from tui_app.model.jobs.wire import as_int, as_list, as_mapping
 __all__ = [
     "BACKOFF_CAP_SECONDS",
     "JOB_RETRY_LIMIT",
+    "JOB_RETRY_LINE",
     "NODE_WAIT_SECONDS",
     "PERMANENT_STATUSES",
     "REPLICA_RESTART_LIMIT",
@@ -43,6 +44,8 @@ __all__ = [
     "decide",
     "exit_is_permanent",
     "failure_message",
+    "is_restart_divider",
+    "job_retry_line",
     "restart_line",
     "restart_line_task",
     "restart_note",
@@ -179,6 +182,24 @@ def restart_line(task_name: str, number: int, limit: int, detail: str) -> str:
     return f"{task_name}{RESTART_LINE_MARK}{number} of {limit}): {detail}; resuming"
 
 
+JOB_RETRY_LINE = "Restarting the whole job ("
+"""How a whole-job retry's line in the job's log starts (``job_retry_line``)."""
+
+
+def job_retry_line(number: int, limit: int, why: str) -> str:
+    """``Restarting the whole job (1 of 3): <why>``: the service's line for a whole-job retry,
+    whichever executor made it."""
+    return f"{JOB_RETRY_LINE}{number} of {limit}): {why}"
+
+
+def is_restart_divider(task_name: str, text: str) -> bool:
+    """Whether the logs view draws this line as a divider: the service's line for a replica's
+    restart or for a whole-job retry (a trainer printing the same words gets a plain line)."""
+    if restart_line_task(task_name, text) is not None:
+        return True
+    return task_name == SERVICE_TASK and text.startswith(JOB_RETRY_LINE)
+
+
 def restart_line_task(task_name: str, text: str) -> str | None:
     """The replica a log line says was restarted, when it is one of ``restart_line``'s; else
     None. Only the service's own lines count: a trainer that prints the same words did not
@@ -219,8 +240,11 @@ def decide(
             number,
             job_limit,
             backoff_seconds(number + 1),
-            f"Retrying the whole job ({number} of {job_limit}): {ending.task_name} "
-            f"used its {replica_limit} restarts and {ending.detail}.",
+            job_retry_line(
+                number,
+                job_limit,
+                f"{ending.task_name} used its {replica_limit} restarts and {ending.detail}.",
+            ),
         )
     return Outcome(Verdict.FAIL, 0, 0, 0.0, failure_message(history, ending, replica_limit))
 
