@@ -896,6 +896,8 @@ class JobRunner:
                     lost = handle.proc.lost if handle.proc is not None else None
                     if lost is not None:
                         gone = f"The replica {handle.replica.task_name} was lost: {lost}."
+                        if self.trial is not None:  # a trial fails; the study goes on
+                            return JobState.FAILED, gone
                         moved = await self._place_again(handle, lost, gone)
                         if isinstance(moved, tuple):
                             return moved
