@@ -107,9 +107,12 @@ async def wait_for(
 FROZEN_NOW = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)
 
 
-def fixed_app(tmp_path: Path, **settings: Any) -> JobsApp:
-    """The real app on the fixed jobs (tests/support/fixed_jobs.py), its clock at FROZEN_NOW:
-    what a screen shows, the same every run."""
+def fixed_app(tmp_path: Path, jobs: list[dict[str, Any]] | None = None, **settings: Any) -> JobsApp:
+    """The real app on the fixed jobs (tests/support/fixed_jobs.py; ``jobs``: a copy of these
+    instead, the test may change it), its clock at FROZEN_NOW: what a screen shows, the same
+    every run."""
+    import copy
+
     from tests.support.fixed_jobs import FixedSource
 
     return JobsApp(
@@ -119,5 +122,5 @@ def fixed_app(tmp_path: Path, **settings: Any) -> JobsApp:
         "local",
         settings_file=tmp_path / "settings.yaml",
         clock=lambda: FROZEN_NOW,
-        source=FixedSource(),
+        source=FixedSource(None if jobs is None else copy.deepcopy(jobs)),
     )

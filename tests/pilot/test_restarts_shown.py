@@ -7,15 +7,14 @@ from __future__ import annotations
 import copy
 import io
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from textual.widgets import Static
 
-from tests.pilot.conftest import FROZEN_NOW, raised_toasts, wait_for
+from tests.pilot.conftest import fixed_app, raised_toasts, wait_for
 from tests.pilot.test_log_view import LogApp, log_line, screen_lines
 from tests.support.fixed_jobs import JOBS, RESTARTED_JOB, FixedSource
-from tui_app.config.settings import NotifySettings, Settings
+from tui_app.config.settings import NotifySettings
 from tui_app.model.logs.severity import SEVERITIES
 from tui_app.model.running.restarts import restart_line
 from tui_app.model.views.job_view import JobRow
@@ -28,19 +27,6 @@ RESTARTED = str(RESTARTED_JOB["jobId"])
 PLAIN = "mnist_20261122_083000"
 """A RUNNING job of JOBS that never restarted."""
 NOTICE = SEVERITIES["NOTICE"]
-
-
-def restart_app(tmp_path: Path, jobs: list[dict[str, Any]], **settings: Any) -> JobsApp:
-    """The real app on these fixed jobs (a copy the test may change), its clock frozen."""
-    return JobsApp(
-        Settings(**settings),
-        lambda: None,  # type: ignore[arg-type,return-value]
-        "demo-project",
-        "local",
-        settings_file=tmp_path / "settings.yaml",
-        clock=lambda: FROZEN_NOW,
-        source=FixedSource(copy.deepcopy(jobs)),
-    )
 
 
 def table(app: JobsApp) -> JobTable:
@@ -69,11 +55,11 @@ async def test_the_list_marks_a_restarted_job_and_leaves_the_others_as_they_were
         "replicaRestarts": [{"taskName": "master-replica-0", "count": 12, "lastCause": "x"}],
     }
     plain_before = ""
-    app = restart_app(tmp_path, JOBS)
+    app = fixed_app(tmp_path, JOBS)
     async with app.run_test(size=(140, 30)) as pilot:
         await wait_for(pilot, lambda: listed(app, PLAIN))
         plain_before = row_text(app, PLAIN)
-    app = restart_app(tmp_path, [*JOBS, RESTARTED_JOB, succeeded])
+    app = fixed_app(tmp_path, [*JOBS, RESTARTED_JOB, succeeded])
     async with app.run_test(size=(140, 30)) as pilot:
         await wait_for(pilot, lambda: listed(app, RESTARTED))
         # A job that never restarted is drawn exactly as before, beside restarted ones.
@@ -85,7 +71,7 @@ async def test_the_list_marks_a_restarted_job_and_leaves_the_others_as_they_were
         line = row_text(app, str(succeeded["jobId"]))
         assert line[line.index("✓") :][: STATE_W + 1] == "✓ SUCCE… ↻12 "
     # At the narrowest list the STATE column keeps its width, and the marker in it.
-    app = restart_app(tmp_path, [RESTARTED_JOB])
+    app = fixed_app(tmp_path, [RESTARTED_JOB])
     async with app.run_test(size=(60, 20)) as pilot:
         await wait_for(pilot, lambda: listed(app, RESTARTED))
         assert "▶ RUNNING ↻3 " in row_text(app, RESTARTED)
@@ -103,7 +89,7 @@ def detail_text(app: JobsApp) -> str:
 async def test_the_detail_shows_restarts_per_replica_with_the_last_cause_and_time(
     tmp_path: Path,
 ) -> None:
-    app = restart_app(tmp_path, [RESTARTED_JOB])
+    app = fixed_app(tmp_path, [RESTARTED_JOB])
     async with app.run_test(size=(120, 40)) as pilot:
         app.open_describe(RESTARTED)
         await wait_for(pilot, lambda: "Restarts" in detail_text(app), describe=lambda: "")
@@ -151,7 +137,7 @@ async def test_a_restart_line_is_drawn_as_a_divider() -> None:
 
 async def test_a_watched_jobs_restart_is_a_toast_not_an_end(tmp_path: Path) -> None:
     notify = NotifySettings(channels=frozenset({"toast", "flash", "bell"}))
-    app = restart_app(tmp_path, [RESTARTED_JOB], refresh_seconds=0.2, notify=notify)
+    app = fixed_app(tmp_path, [RESTARTED_JOB], refresh_seconds=0.2, notify=notify)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(pilot, lambda: table(app).move_to_key(RESTARTED))
         await pilot.press("w")
@@ -198,7 +184,7 @@ async def test_the_logs_screen_draws_the_divider_in_the_restarted_replicas_own_v
         log_line(2, text, task="service", severity=NOTICE),
         log_line(3, "resumed from step 100", task="master-replica-0"),
     ]
-    app = restart_app(tmp_path, [RESTARTED_JOB])
+    app = fixed_app(tmp_path, [RESTARTED_JOB])
     async with app.run_test(size=(100, 20)) as pilot:
         logs = LogsScreen(RESTARTED)
         app.push_screen(logs)

@@ -47,14 +47,14 @@ def always_uri(service: LiveService, tmp_path_factory: pytest.TempPathFactory) -
     return service.stage(task_package(tmp_path_factory.mktemp("always"), "always", ALWAYS))
 
 
-def _notes(service: LiveService, job_id: str) -> list[str]:
-    flt = f'resource.labels.job_id="{job_id}" AND resource.labels.task_name="service"'
-    return [str(e["jsonPayload"]["message"]) for e in service.entries(flt)]
-
-
 def _lines(service: LiveService, job_id: str, task: str = "master-replica-0") -> list[str]:
+    """The text of one task's log entries (``service``: the service's own lines)."""
     flt = f'resource.labels.job_id="{job_id}" AND resource.labels.task_name="{task}"'
     return [str(e["jsonPayload"]["message"]) for e in service.entries(flt)]
+
+
+def _notes(service: LiveService, job_id: str) -> list[str]:
+    return _lines(service, job_id, "service")
 
 
 def test_an_exit_without_a_traceback_restarts_the_replica_and_the_job_goes_on(

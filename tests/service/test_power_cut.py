@@ -12,14 +12,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Iterator
-from pathlib import Path
 
 import psutil
 import pytest
 
 from tests.conftest import unique_id
-from tests.support.live_service import PROJECT, LiveService, basic_job, free_port
+from tests.support.live_service import CLUSTER, PROJECT, LiveService, basic_job, free_port
 from tests.support.restartable import (
     Restartable,
     alive,
@@ -33,24 +31,8 @@ from tests.support.restartable import (
 )
 from tui_app.local.execution.cluster_env import REPLICA_MARKER
 
-CLUSTER_WITH_PS = {
-    "scaleTier": "CUSTOM",
-    "masterType": "standard",
-    "workerType": "standard",
-    "workerCount": "1",
-    "parameterServerType": "standard",
-    "parameterServerCount": "1",
-}
-
-
-@pytest.fixture
-def restartable(tmp_path: Path, trainer_sdist: Path) -> Iterator[tuple[Restartable, str]]:
-    r = Restartable(tmp_path / "state")
-    uri = r.svc.stage(trainer_sdist)
-    try:
-        yield r, uri
-    finally:
-        r.stop()
+CLUSTER_WITH_PS = {**CLUSTER, "workerCount": "1"}
+"""A master, a worker and a parameter server."""
 
 
 def _job_processes(svc: LiveService, job_id: str) -> list[psutil.Process]:

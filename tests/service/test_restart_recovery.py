@@ -12,11 +12,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
-import pytest
 
 from tests.conftest import unique_id
 from tests.support.live_service import PROJECT, basic_job
@@ -32,16 +30,6 @@ from tests.support.restartable import (
     task_names,
     wait_for,
 )
-
-
-@pytest.fixture
-def restartable(tmp_path: Path, trainer_sdist: Path) -> Iterator[tuple[Restartable, str]]:
-    r = Restartable(tmp_path / "state")
-    uri = r.svc.stage(trainer_sdist)
-    try:
-        yield r, uri
-    finally:
-        r.stop()
 
 
 def test_a_killed_service_leaves_replicas_running_and_the_next_one_finishes_the_job(
