@@ -11,7 +11,7 @@ from tests.support.restartable import Restartable
 
 
 @pytest.fixture
-def restartable(tmp_path: Path, trainer_sdist: Path) -> Iterator[tuple[Restartable, str]]:
+def restartable_service(tmp_path: Path, trainer_sdist: Path) -> Iterator[tuple[Restartable, str]]:
     r = Restartable(tmp_path / "state")
     uri = r.svc.stage(trainer_sdist)
     try:

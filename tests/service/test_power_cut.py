@@ -70,9 +70,9 @@ def _job_dir(r: Restartable, job_id: str) -> str:
     [("one_replica", {}), ("master_worker_ps", CLUSTER_WITH_PS)],
 )
 def test_a_power_cut_restarts_the_lost_replicas_and_the_job_resumes(
-    restartable: tuple[Restartable, str], case: str, training: dict[str, str]
+    restartable_service: tuple[Restartable, str], case: str, training: dict[str, str]
 ) -> None:
-    r, uri = restartable
+    r, uri = restartable_service
     job_id = unique_id(f"power_{case}")
     args = ("--steps", "200", "--sleep", "0.03", "--log-every", "1", "--checkpoint-every", "20")
     body = basic_job(job_id, uri, *args, jobDir=_job_dir(r, job_id), **training)
@@ -107,8 +107,8 @@ def test_a_power_cut_restarts_the_lost_replicas_and_the_job_resumes(
     assert_every_line_once(svc, job_id, tasks, resumed=True)
 
 
-def test_a_cancel_before_the_restart_wins(restartable: tuple[Restartable, str]) -> None:
-    r, uri = restartable
+def test_a_cancel_before_the_restart_wins(restartable_service: tuple[Restartable, str]) -> None:
+    r, uri = restartable_service
     job_id = unique_id("power_cancel")
     args = ("--steps", "100000", "--sleep", "0.05", "--ignore-sigterm")
     r.svc.client().create(basic_job(job_id, uri, *args))
@@ -124,11 +124,11 @@ def test_a_cancel_before_the_restart_wins(restartable: tuple[Restartable, str]) 
 
 
 def test_a_service_back_on_another_port_gives_the_restarted_replica_its_address(
-    restartable: tuple[Restartable, str],
+    restartable_service: tuple[Restartable, str],
 ) -> None:
     """The embedded service takes a free port each start: a replica started again must write
     its gs:// job dir through the new one (its spec's address and credential are renewed)."""
-    r, uri = restartable
+    r, uri = restartable_service
     job_id = unique_id("power_port")
     args = ("--steps", "150", "--sleep", "0.03", "--log-every", "1", "--checkpoint-every", "20")
     r.svc.client().create(basic_job(job_id, uri, *args, jobDir=f"gs://test-bucket/{job_id}"))

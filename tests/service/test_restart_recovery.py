@@ -33,9 +33,9 @@ from tests.support.restartable import (
 
 
 def test_a_killed_service_leaves_replicas_running_and_the_next_one_finishes_the_job(
-    restartable: tuple[Restartable, str],
+    restartable_service: tuple[Restartable, str],
 ) -> None:
-    r, uri = restartable
+    r, uri = restartable_service
     job_id = unique_id("recover_run")
     args = ("--steps", "120", "--sleep", "0.05", "--log-every", "1")
     r.svc.client().create(basic_job(job_id, uri, *args, **CLUSTER, workerCount="2"))
@@ -62,9 +62,9 @@ def test_a_killed_service_leaves_replicas_running_and_the_next_one_finishes_the_
 
 
 def test_a_replica_that_ends_while_the_service_is_down_counts_by_its_status(
-    restartable: tuple[Restartable, str],
+    restartable_service: tuple[Restartable, str],
 ) -> None:
-    r, uri = restartable
+    r, uri = restartable_service
     ok, bad = unique_id("recover_ok"), unique_id("recover_bad")
     args = ("--steps", "60", "--sleep", "0.1", "--log-every", "1")
     client = r.svc.client()
@@ -121,9 +121,9 @@ def test_queued_jobs_are_scheduled_again_and_adopted_ones_keep_their_slots(
 
 
 def test_a_cancel_right_after_the_restart_stops_the_adopted_replicas(
-    restartable: tuple[Restartable, str],
+    restartable_service: tuple[Restartable, str],
 ) -> None:
-    r, uri = restartable
+    r, uri = restartable_service
     job_id = unique_id("recover_cancel")
     args = ("--steps", "100000", "--sleep", "0.05", "--log-every", "1")
     r.svc.client().create(basic_job(job_id, uri, *args, **CLUSTER, workerCount="1"))
@@ -149,9 +149,9 @@ def test_a_cancel_right_after_the_restart_stops_the_adopted_replicas(
 
 
 def test_a_job_cancelling_when_the_service_died_finishes_cancelling(
-    restartable: tuple[Restartable, str],
+    restartable_service: tuple[Restartable, str],
 ) -> None:
-    r, uri = restartable
+    r, uri = restartable_service
     job_id = unique_id("recover_cancelling")
     # Ignores SIGTERM: it stays CANCELLING for the grace period, long enough to kill -9 then.
     args = ("--steps", "100000", "--sleep", "0.05", "--ignore-sigterm")
@@ -169,12 +169,12 @@ def test_a_job_cancelling_when_the_service_died_finishes_cancelling(
 
 
 def test_a_recycled_pid_is_not_taken_for_a_supervisor(
-    restartable: tuple[Restartable, str],
+    restartable_service: tuple[Restartable, str],
 ) -> None:
     """A runtime record naming a pid that is now someone else's: the replica counts as lost
     with its machine (no supervisor, no status: it is started again), and that process is left
     alone."""
-    r, uri = restartable
+    r, uri = restartable_service
     job_id = unique_id("recover_reuse")
     r.svc.client().create(basic_job(job_id, uri, "--steps", "100000", "--sleep", "0.05"))
     r.svc.wait_state(job_id, ("RUNNING",), timeout=60)

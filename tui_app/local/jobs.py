@@ -355,23 +355,22 @@ class JobService:
                     self._save(project, job)
 
     def set_training_output(self, project: str, job_id: str, output: dict[str, Any]) -> None:
-        """Replace a live job's trainingOutput (a tuning job's trials as they run); a failed
-        write is logged and left to the next change."""
-        job = self.stored(project, job_id)
-        if JobState(job["state"]).is_terminal:
-            return
-        job["trainingOutput"] = output
-        with contextlib.suppress(ApiError):
-            self._save(project, job)
+        """Replace a live job's trainingOutput (a tuning job's trials as they run)."""
+        self._set_live_field(project, job_id, "trainingOutput", output)
 
     def set_restarts(self, project: str, job_id: str, restarts: list[dict[str, Any]]) -> None:
         """``replicaRestarts`` of a live job: ml v1's Job has no field for them, and gcloud,
         like the clients here, shows a field it does not know as it came (``jobs describe``
-        prints it). A failed write is logged and left to the next change."""
+        prints it)."""
+        self._set_live_field(project, job_id, "replicaRestarts", restarts)
+
+    def _set_live_field(self, project: str, job_id: str, key: str, value: Any) -> None:
+        """Set one field of a live job (an ended job stays as it ended); a failed write is
+        logged and left to the next change."""
         job = self.stored(project, job_id)
         if JobState(job["state"]).is_terminal:
             return
-        job["replicaRestarts"] = restarts
+        job[key] = value
         with contextlib.suppress(ApiError):
             self._save(project, job)
 

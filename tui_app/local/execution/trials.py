@@ -342,11 +342,15 @@ class TuningRunner(JobRunner):
         self._output.setdefault("trials", []).append(entry)
         self._save_output()
         self.live[trial_id] = run
-        watcher = asyncio.ensure_future(self._follow_metric(run, entry, s, search, tag))
+        ended = asyncio.Event()
+        watcher = asyncio.ensure_future(self._follow_metric(run, entry, s, search, tag, ended))
         try:
             state, message = await run.run(ti, pythonpath, job_dir, grant)
         finally:
-            watcher.cancel()
+            # Told to stop, not cancelled: a cancel in the middle of a read would drop the
+            # reports its thread had just taken from the file (the feed's offset moved past
+            # them), and a trial read last on a busy machine ended without its finalMetric.
+            ended.set()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
             self.live.pop(trial_id, None)
@@ -383,11 +387,21 @@ class TuningRunner(JobRunner):
         self._save_output()
 
     async def _follow_metric(
-        self, run: TrialRun, entry: dict[str, Any], s: Suggestion, search: Search, tag: str
+        self,
+        run: TrialRun,
+        entry: dict[str, Any],
+        s: Suggestion,
+        search: Search,
+        tag: str,
+        ended: asyncio.Event,
     ) -> None:
-        """While the trial runs: keep finalMetric current and apply early stopping."""
+        """While the trial runs (until ``ended``): keep finalMetric current and apply early
+        stopping. A read under way when the trial ends finishes first."""
         while True:
-            await asyncio.sleep(METRIC_POLL_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), METRIC_POLL_SECONDS)
+            if ended.is_set():
+                return
             changed = await self._read_metric(run, entry, s, search, tag)
             if isinstance(changed, str):
                 run.note(f"stopped. {changed}", "ERROR")
