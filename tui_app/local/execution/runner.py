@@ -49,6 +49,7 @@ from tui_app.model.running.queue_wait import wait_summary
 from tui_app.model.running.restarts import (
     JOB_RETRY_LIMIT,
     NODE_WAIT_SECONDS,
+    WHOLE_JOB,
     Attempt,
     Cause,
     Ending,
@@ -365,7 +366,7 @@ class JobRunner:
                 return JobState.FAILED, outcome.message
             if outcome.verdict is Verdict.RETRY_JOB:
                 history.job_retries += 1
-                history.attempts.append(Attempt("job", ending.detail, job_time()))
+                history.attempts.append(Attempt(WHOLE_JOB, ending.detail, job_time()))
                 self.note(outcome.message, "WARNING")
                 await self._stop_replicas()
                 await self._sweep()
@@ -978,7 +979,7 @@ class JobRunner:
                     f"{gone}\nThe whole job was already restarted {JOB_RETRY_LIMIT} times:\n{tried}"
                 )
             history.job_retries += 1
-            history.attempts.append(Attempt("job", f"{task}: {lost}", job_time()))
+            history.attempts.append(Attempt(WHOLE_JOB, f"{task}: {lost}", job_time()))
             self.note(
                 job_retry_line(
                     history.job_retries,

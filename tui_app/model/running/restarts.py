@@ -120,7 +120,7 @@ class RestartHistory:
         """Restarts of ``task_name`` since the job (or its last retry) started."""
         count = 0
         for attempt in reversed(self.attempts):
-            if attempt.task_name == "job":
+            if attempt.task_name == WHOLE_JOB:
                 break
             if attempt.task_name == task_name:
                 count += 1
@@ -268,7 +268,7 @@ def attempt_lines(history: RestartHistory) -> list[str]:
     """Each restart and retry, oldest first: ``  <time>  <replica or "whole job retried">:
     <cause>``, for a failure's errorMessage."""
     return [
-        f"  {a.at}  {'whole job retried' if a.task_name == 'job' else a.task_name}: {a.detail}"
+        f"  {a.at}  {'whole job retried' if a.task_name == WHOLE_JOB else a.task_name}: {a.detail}"
         for a in history.attempts
     ]
 
