@@ -49,6 +49,7 @@ from tui_app.model.running.queue_wait import wait_summary
 from tui_app.model.running.restarts import (
     JOB_RETRY_LIMIT,
     NODE_WAIT_SECONDS,
+    PERMANENT_STATUSES,
     WHOLE_JOB,
     Attempt,
     Cause,
@@ -106,13 +107,29 @@ class ReplicaHandle:
             return {"exit_code": None, "signal": None, "lost": True}
 
 
-ENGINE_ERROR_CODES = {
-    125: "the container engine failed",
-    126: "its command cannot be run",
-    127: "its command was not found",
-}
-"""The exit statuses ``podman run`` and ``docker run`` keep for themselves (the container's own
-ones pass through unchanged)."""
+def _out_of_memory(st: dict[str, Any], code: object) -> bool:
+    """Whether a container replica's end (its status ``st``, its ``code``) is an OOM kill.
+
+    podman on cgroup v1 does not always record an OOM kill; nothing else but the kernel
+    SIGKILLs a container that nobody stopped, so a 137 under a memory limit is one."""
+    limit = st.get("memory_limit") or 0
+    return bool(
+        st.get("oom_killed")
+        or ("container" in st and code == 137 and limit and not st.get("stopped"))
+    )
+
+
+def _engine_failed(st: dict[str, Any], code: object) -> bool:
+    """Whether a container replica never ran: the run's status is one the engine keeps for
+    itself (``PERMANENT_STATUSES``) and the container recorded none of its own."""
+    return "container" in st and code in PERMANENT_STATUSES and not st.get("container_exit_code")
+
+
+def _signal_of_status(code: object) -> str | None:
+    """The signal an exit status of 128 + N says killed the process (``SIGKILL``), else None."""
+    if isinstance(code, int) and code > 128 and code - 128 in signal.valid_signals():
+        return signal.Signals(code - 128).name
+    return None
 
 
 def _describe_exit(handle: ReplicaHandle, runtime: str | None = None) -> str:
@@ -138,21 +155,20 @@ def _describe_container_exit(r: Replica, st: dict[str, Any], tail: str) -> str:
     # A container that never started reads exit code 0 (state "created"): the run's status
     # (125-127, the engine's own) is the one that says what happened then.
     code = st.get("container_exit_code") or st.get("exit_code")
-    limit = st.get("memory_limit") or 0
     where = f"The replica {r.role.value} {r.index}"
-    if st.get("oom_killed") or (code == 137 and limit and not st.get("stopped")):
-        # podman on cgroup v1 does not always record an OOM kill; nothing else but the kernel
-        # SIGKILLs a container that nobody stopped, so a 137 under a memory limit is one.
+    if _out_of_memory(st, code):
         head = (
             f"{where} ran out-of-memory and exited with a non-zero status of {code} (SIGKILL): "
-            f"its container's memory limit is {_mib(limit)}."
+            f"its container's memory limit is {_mib(st.get('memory_limit') or 0)}."
         )
-    elif code in ENGINE_ERROR_CODES and not st.get("container_exit_code"):
-        head = f"{where} could not start its container: {ENGINE_ERROR_CODES[code]} (status {code})."
+    elif _engine_failed(st, code):
+        why = PERMANENT_STATUSES[cast(int, code)]
+        head = f"{where} could not start its container: {why} (status {code})."
     else:
         head = f"{where} exited with a non-zero status of {code}."
-        if isinstance(code, int) and code > 128 and code - 128 in signal.valid_signals():
-            head = head[:-1] + f" ({signal.Signals(code - 128).name})."
+        killed = _signal_of_status(code)
+        if killed:
+            head = head[:-1] + f" ({killed})."
     hint = containers.engine_hint(tail)
     return head + ("\n" + tail if tail else "") + ("\n" + hint if hint else "")
 
@@ -163,6 +179,19 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
+
+
+def _output_base(workdir: Path) -> dict[str, int]:
+    """What earlier runs of a replica left in its output files, by stream: a replica on another
+    node ships its own output from there on (``ray_replica.OutputShipper``)."""
+    return {stream: _size(workdir / name) for stream, name in REPLICA_OUTPUT_FILES.items()}
+
+
+def _clear_stale(workdir: Path) -> None:
+    """Remove the status and pid files of a replica's earlier run (or of a start a restart cut
+    short) before it starts: a new supervisor writes its own."""
+    for stale in ("status.json", "pid.json"):
+        (workdir / stale).unlink(missing_ok=True)
 
 
 def _mib(size: int) -> str:
@@ -413,13 +442,9 @@ class JobRunner:
             spec["env"].update(
                 self.host.replica_storage_env(self.project, self.job_id, self.trial, task)
             )
-            spec["output_base"] = {
-                stream: _size(handle.workdir / name)
-                for stream, name in REPLICA_OUTPUT_FILES.items()
-            }
+            spec["output_base"] = _output_base(handle.workdir)
             (handle.workdir / "spec.json").write_text(json.dumps(spec))
-            for stale in ("status.json", "pid.json"):
-                (handle.workdir / stale).unlink(missing_ok=True)
+            _clear_stale(handle.workdir)
             container = spec.get("container")
             if isinstance(container, dict) and engine is not None:
                 # What is left of the old container would make ``run`` refuse the name.
@@ -692,8 +717,7 @@ class JobRunner:
         for rep, gpus in zip(reps, grant.gpus, strict=True):
             workdir = base / rep.task_name
             workdir.mkdir(parents=True, exist_ok=True)
-            for stale in ("status.json", "pid.json"):  # from a start a restart cut short
-                (workdir / stale).unlink(missing_ok=True)
+            _clear_stale(workdir)
             handle = ReplicaHandle(rep, workdir)
             env = {k: v for k, v in os.environ.items() if not k.startswith("TUI_APP_")}
             env.update(replica_env(self.job_id, ti, rep, cluster, self.trial))
@@ -730,11 +754,7 @@ class JobRunner:
             if container is not None:
                 spec["container"] = container
                 handle.container = container["name"]
-            # What an earlier run of this replica left in its files: a replica on another node
-            # ships its own output from there on (``ray_replica.OutputShipper``).
-            spec["output_base"] = {
-                stream: _size(workdir / name) for stream, name in REPLICA_OUTPUT_FILES.items()
-            }
+            spec["output_base"] = _output_base(workdir)
             (workdir / "spec.json").write_text(json.dumps(spec))
             if rep.task_name in following:  # started again: its files are followed already
                 handle.sources = following[rep.task_name]
@@ -1046,28 +1066,17 @@ class JobRunner:
         if st.get("lost"):  # no status at all: told apart only after a restart of the service
             return None
         code = st.get("container_exit_code") or st.get("exit_code")
-        limit = st.get("memory_limit") or 0
-        container = "container" in st
         permanent = exit_is_permanent(
             code if isinstance(code, int) else None,
             traceback="Traceback (most recent call last)" in _traceback_tail(handle.stderr_path),
-            out_of_memory=bool(
-                st.get("oom_killed")
-                or (container and code == 137 and limit and not st.get("stopped"))
-            ),
-            engine_error=container
-            and not st.get("container_exit_code")
-            and code in ENGINE_ERROR_CODES,
+            out_of_memory=_out_of_memory(st, code),
+            engine_error=_engine_failed(st, code),
         )
         if permanent:
             return None
         signum = st.get("signal")
-        if signum:
-            detail = f"it was killed by {signal.Signals(signum).name}"
-        elif isinstance(code, int) and code > 128 and code - 128 in signal.valid_signals():
-            detail = f"it was killed by {signal.Signals(code - 128).name}"
-        else:
-            detail = f"it exited with status {code}"
+        killed = signal.Signals(signum).name if signum else _signal_of_status(code)
+        detail = f"it was killed by {killed}" if killed else f"it exited with status {code}"
         return Ending(handle.replica.task_name, Cause.EXITED, detail)
 
     async def _stop_replicas(self) -> None:

@@ -177,9 +177,14 @@ def backoff_seconds(attempt: int) -> float:
     return min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * float(2 ** (attempt - 2)))
 
 
+def _restarted_of(task_name: str, number: int, limit: int) -> str:
+    """``master-replica-0 restarted (1 of 5)``: how the log line and the toast begin."""
+    return f"{task_name}{RESTART_LINE_MARK}{number} of {limit})"
+
+
 def restart_line(task_name: str, number: int, limit: int, detail: str) -> str:
     """``master-replica-0 restarted (1 of 5): its machine restarted; resuming``."""
-    return f"{task_name}{RESTART_LINE_MARK}{number} of {limit}): {detail}; resuming"
+    return f"{_restarted_of(task_name, number, limit)}: {detail}; resuming"
 
 
 JOB_RETRY_LINE = "Restarting the whole job ("
@@ -275,10 +280,13 @@ def attempt_lines(history: RestartHistory) -> list[str]:
 
 PERMANENT_STATUSES: Mapping[int, str] = {
     125: "the container engine failed",
-    126: "the command cannot be run",
-    127: "the command was not found",
+    126: "its command cannot be run",
+    127: "its command was not found",
 }
-"""Exit statuses that say the replica can never start, wherever it runs."""
+"""Exit statuses that say the replica can never start, wherever it runs: the ones ``podman
+run`` and ``docker run`` keep for themselves (a container's own pass through unchanged), and a
+shell's for a command it cannot run or find. The runner words a container's failed start with
+them."""
 
 
 def exit_is_permanent(
@@ -356,7 +364,7 @@ def restart_note(
         if count > job_limit:
             what = f"the whole job retried ({count} times)"
     elif count <= replica_limit and not retried:
-        what = f"{restarts.task_name}{RESTART_LINE_MARK}{count} of {replica_limit})"
+        what = _restarted_of(restarts.task_name, count, replica_limit)
     else:
         what = f"{restarts.task_name} restarted ({count} time{'s' if count != 1 else ''})"
     return f"{what}: {cause}" if cause else what
