@@ -901,8 +901,9 @@ class JobRunner:
         self.host.save_runtime(self.project, self.job_id, runtime)
 
     async def _watch(self) -> tuple[JobState, str | None]:
-        """Wait until the replicas decide the job, or a cancel. A replica that exits non-zero
-        without a permanent error is started again where it ran (``_exit_restarts``)."""
+        """Wait until the replicas decide the job, or a cancel. A replica lost with its node,
+        or that exits non-zero without a permanent error, starts again (``_place_again``,
+        ``_restart_exited``) and is watched anew."""
         waits: dict[asyncio.Future[Any], ReplicaHandle] = {
             asyncio.ensure_future(h.proc.wait()): h for h in self.handles if h.proc
         }
@@ -913,64 +914,69 @@ class JobRunner:
                 if stop in done:
                     return self.stop_reason
                 for fut in done:
-                    handle = waits.pop(fut)
+                    handle = waits.pop(fut, None)
+                    if handle is None:  # a replica of a run that an earlier one replaced
+                        continue
                     lost = handle.proc.lost if handle.proc is not None else None
                     if lost is not None:
                         gone = f"The replica {handle.replica.task_name} was lost: {lost}."
                         if self.trial is not None:  # a trial fails; the study goes on
                             return JobState.FAILED, gone
-                        moved = await self._place_again(handle, lost, gone)
-                        if isinstance(moved, tuple):
-                            return moved
-                        for fut in waits:
-                            fut.cancel()
-                        waits = {asyncio.ensure_future(h.proc.wait()): h for h in moved if h.proc}
-                        continue
-                    handle.status = handle.read_status()
-                    code = handle.status.get("exit_code")
-                    role = handle.replica.role
-                    if role is Role.MASTER and code == 0:
-                        return JobState.SUCCEEDED, None
-                    if code != 0:
+                        again = await self._place_again(handle, lost, gone)
+                    else:
+                        handle.status = handle.read_status()
+                        code = handle.status.get("exit_code")
+                        if handle.replica.role is Role.MASTER and code == 0:
+                            return JobState.SUCCEEDED, None
+                        if code == 0:
+                            self.note(f"{handle.replica.task_name} finished.")
+                            continue
                         ending = self._transient_exit(handle)
                         if ending is None:
                             return JobState.FAILED, _describe_exit(handle, self._runtime_version())
-                        if self.host.executor.ships_output:
-                            # On a cluster the replica's actor is spent: the run is placed
-                            # again, as after a node's death.
-                            last = _describe_exit(handle, self._runtime_version())
-                            moved = await self._place_again(handle, ending.detail, last)
-                            if isinstance(moved, tuple):
-                                return moved
-                            for fut in waits:
-                                fut.cancel()
-                            waits = {
-                                asyncio.ensure_future(h.proc.wait()): h for h in moved if h.proc
-                            }
-                            continue
-                        ti = self.host.stored(self.project, self.job_id)["trainingInput"]
-                        again = await self._start_again(ti, [ending])
-                        if isinstance(again, tuple):
-                            state, message = again
-                            if state is JobState.FAILED:  # the attempts, then how it last ended
-                                last = _describe_exit(handle, self._runtime_version())
-                                message = f"{message}\n{last}"
-                            return state, message
-                        for fut, watched in list(waits.items()):
-                            if watched in again:
-                                fut.cancel()
-                                del waits[fut]
-                        for restarted in again:
-                            if restarted.proc is not None:
-                                waits[asyncio.ensure_future(restarted.proc.wait())] = restarted
-                        continue
-                    self.note(f"{handle.replica.task_name} finished.")
+                        again = await self._restart_exited(handle, ending)
+                    if isinstance(again, tuple):
+                        return again
+                    waits = self._rewatch(waits, again)
                 if not waits:  # cannot happen: a job always has a master
                     return JobState.FAILED, "The job has no master replica."
         finally:
             stop.cancel()
             for fut in waits:
                 fut.cancel()
+
+    def _rewatch(
+        self, waits: dict[asyncio.Future[Any], ReplicaHandle], again: list[ReplicaHandle]
+    ) -> dict[asyncio.Future[Any], ReplicaHandle]:
+        """``waits`` after a restart: the replicas started ``again`` watched anew, and those of
+        a run placed again (no longer among ``self.handles``) not at all."""
+        kept: dict[asyncio.Future[Any], ReplicaHandle] = {}
+        for fut, handle in waits.items():
+            if handle in again or handle not in self.handles:
+                fut.cancel()
+            else:
+                kept[fut] = handle
+        for handle in again:
+            if handle.proc is not None:
+                kept[asyncio.ensure_future(handle.proc.wait())] = handle
+        return kept
+
+    async def _restart_exited(
+        self, handle: ReplicaHandle, ending: Ending
+    ) -> tuple[JobState, str | None] | list[ReplicaHandle]:
+        """Start a replica that exited without a permanent error again, where it ran; a job
+        that runs out of restarts fails listing them, then how the replica last ended."""
+        if self.host.executor.ships_output:
+            # On a cluster the replica's actor is spent: the run is placed again, as after a
+            # node's death.
+            last = _describe_exit(handle, self._runtime_version())
+            return await self._place_again(handle, ending.detail, last)
+        ti = self.host.stored(self.project, self.job_id)["trainingInput"]
+        again = await self._start_again(ti, [ending])
+        if isinstance(again, tuple) and again[0] is JobState.FAILED:
+            last = _describe_exit(handle, self._runtime_version())
+            return JobState.FAILED, f"{again[1]}\n{last}"
+        return again
 
     async def _place_again(
         self, handle: ReplicaHandle, lost: str, gone: str
