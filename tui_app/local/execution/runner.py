@@ -322,16 +322,19 @@ class JobRunner:
             self.mode = "restart"
             return
         self.mode = "adopt"
+        held = self._recorded_grant(ti, runtime)
+        self.host.scheduler.adopt((self.project, self.job_id), held.demand, held.gpus)
+
+    def _recorded_grant(self, ti: dict[str, Any], runtime: dict[str, Any]) -> Grant:
+        """What an adopted job holds, from its runtime record: each started replica's GPUs and
+        the slots it was admitted with (fitted to this machine again where none is recorded)."""
+        recorded = runtime.get("replicas") or []
         gpus = tuple(tuple(str(d) for d in rep.get("gpus") or ()) for rep in recorded)
         slots = runtime.get("slots")
         if not isinstance(slots, int):
             slots = fit(job_demand(ti), self.host.scheduler.capacity).slots
-        demand = Demand(
-            tuple(str(rep.get("task_name")) for rep in recorded),
-            tuple(len(g) for g in gpus),
-            slots,
-        )
-        self.host.scheduler.adopt((self.project, self.job_id), demand, gpus)
+        names = tuple(str(rep.get("task_name")) for rep in recorded)
+        return Grant(Demand(names, tuple(len(g) for g in gpus), slots), gpus)
 
     async def _resume(self) -> None:
         """Watch an adopted job to its end, as ``_run`` would have."""
@@ -1048,18 +1051,13 @@ class JobRunner:
         job_dir = (
             Path(given.removeprefix("file://")) if given and not given.startswith("gs://") else None
         )
-        recorded = self._runtime.get("replicas") or []
+        grant = self._recorded_grant(ti, self._runtime)
         reps = replicas(ti)
-        gpus = tuple(tuple(str(d) for d in rep.get("gpus") or ()) for rep in recorded)
-        if len(gpus) != len(reps):  # a record of a half-started run: no device was held
-            gpus = tuple(() for _ in reps)
-        slots = self._runtime.get("slots")
-        demand = Demand(
-            tuple(r.task_name for r in reps),
-            tuple(len(g) for g in gpus),
-            slots if isinstance(slots, int) else 1,
-        )
-        return pythonpath, job_dir, Grant(demand, gpus)
+        if len(grant.gpus) != len(reps):  # a record of a half-started run: no device was held
+            names = tuple(r.task_name for r in reps)
+            none = tuple(() for _ in reps)
+            grant = Grant(Demand(names, tuple(0 for _ in reps), grant.demand.slots), none)
+        return pythonpath, job_dir, grant
 
     def _transient_exit(self, handle: ReplicaHandle) -> Ending | None:
         """How a replica's non-zero exit reads to the restart rules, or None when it fails the
