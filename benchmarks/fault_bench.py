@@ -215,6 +215,15 @@ def stored_messages(
         body["pageToken"] = token
 
 
+def written_and_stored(
+    svc: Service, conn: http.client.HTTPConnection, job_id: str
+) -> tuple[collections.Counter[str], collections.Counter[str]]:
+    """The master's lines as it wrote them (its files) and as the store has them, as multisets:
+    their differences are the lines lost and duplicated."""
+    wrote = collections.Counter(written_lines(replica_dir(svc, job_id)))
+    return wrote, collections.Counter(stored_messages(svc, conn, job_id))
+
+
 def list_all(svc: Service, conn: http.client.HTTPConnection) -> list[dict[str, Any]]:
     """Every job of the project (pages of 100)."""
     jobs: list[dict[str, Any]] = []
@@ -377,8 +386,7 @@ def bench_crash(root: Path, cfg: Config, trainer: Path, res: Results, svcs: list
     steps: list[int] = []
     total_written = total_stored = 0
     for job_id in ids:
-        wrote = collections.Counter(written_lines(replica_dir(svc, job_id)))
-        have = collections.Counter(stored_messages(svc, conn, job_id))
+        wrote, have = written_and_stored(svc, conn, job_id)
         lost[job_id] = sum((wrote - have).values())
         dups[job_id] = sum((have - wrote).values())
         total_written += sum(wrote.values())
@@ -520,8 +528,7 @@ def bench_power_cut(
     conn = svc.connect()
     lost = dups = 0
     for job_id in ids:
-        wrote = collections.Counter(written_lines(replica_dir(svc, job_id)))
-        have = collections.Counter(stored_messages(svc, conn, job_id))
+        wrote, have = written_and_stored(svc, conn, job_id)
         lost += sum((wrote - have).values())
         dups += sum((have - wrote).values())
     conn.close()

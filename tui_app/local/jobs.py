@@ -182,7 +182,8 @@ class JobService:
         self.storage_proxy: StorageProxyInfo | None = None
         """The storage proxy for libcurl clients (``gcs_proxy``), set once it listens."""
         self.restart_backoff_scale = restart_backoff_scale
-        """Multiplies the waits between a replica's restarts (``--restart-backoff-scale``)."""
+        """Multiplies the restart rules' waits: between a replica's restarts and for a node
+        with room (``--restart-backoff-scale``)."""
         self.listening = asyncio.Event()
         """Set once ``url`` and ``storage_proxy`` are known: a replica started again after a
         restart waits for it, as its storage environment names this service's address."""

@@ -156,8 +156,8 @@ class ServiceOptions:
     ray_warm_actors: int = DEFAULT_WARM_ACTORS
     """Started Ray actors kept waiting on each node for the next replicas (``ray_warm_actors``)."""
     restart_backoff_scale: float = 1.0
-    """Multiplies the waits between a crashing replica's restarts (1 s doubling to 30 s), too
-    long for a test of the restart limits."""
+    """Multiplies the restart rules' waits: between a crashing replica's restarts (1 s doubling
+    to 30 s) and for a node with room after one died (600 s), too long for their tests."""
 
     @classmethod
     def from_args(

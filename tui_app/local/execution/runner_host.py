@@ -49,7 +49,8 @@ class RunnerHost(Protocol):
 
     @property
     def restart_backoff_scale(self) -> float:
-        """Multiplies the waits between a replica's restarts (``--restart-backoff-scale``)."""
+        """Multiplies the restart rules' waits: between a replica's restarts and for a node
+        with room (``--restart-backoff-scale``)."""
 
     @property
     def grace_seconds(self) -> float:
