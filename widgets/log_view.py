@@ -797,6 +797,16 @@ class LogView(LineCursorView[_Styles], can_focus=True):
         if self.follow and int(self.scroll_offset.y) != self.max_scroll_y:
             self._scroll_quietly(self.max_scroll_y)
 
+    def watch_show_horizontal_scrollbar(self, shown: bool) -> None:
+        """The end moves when the horizontal bar comes or goes: it takes the view's last row.
+
+        That happens in a layout pass, with no resize and no new line. Under load the pass can
+        come after ``_stick`` has checked the end, and a following view then stopped a row short
+        of its last line (a failed job's pane hid its "Job failed: ..." line).
+        """
+        if self.follow and self.is_mounted:
+            self._scroll_end()
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         new, old = int(new_value), int(old_value)

@@ -84,6 +84,11 @@ def state(view: LogView) -> tuple[bool, int, int | None]:
     return view.follow, view.cursor_index, view.current_match_index
 
 
+def bar_shown(view: LogView) -> bool:
+    """Whether the horizontal scrollbar is shown: read fresh (layout changes it)."""
+    return bool(view.show_horizontal_scrollbar)
+
+
 def wheel(view: LogView, up: bool = True) -> None:
     """One notch of the mouse wheel over the view."""
     kind = events.MouseScrollUp if up else events.MouseScrollDown
@@ -109,6 +114,33 @@ async def test_append_keeps_order_and_follows_the_end() -> None:
         view.append(numbered(150, 160))
         await pilot.pause()
         assert screen_lines(view)[-1] == "line 159"
+
+
+async def test_a_scrollbar_shown_after_the_end_was_checked_leaves_the_last_line_in_sight() -> None:
+    """A long line brings the horizontal bar, which takes the view's last row in a layout pass.
+    When that pass comes after the view checked its end (a batch holds layout back, as a busy
+    app's message order can), a following view still ends on its last line."""
+    app = LogApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        view = app.view
+        view.append(numbered(0, 40))
+        await pilot.pause()
+        assert not bar_shown(view)
+        with app.batch_update():
+            view.append([log_line(40, "x" * 100), log_line(41, "the end")])
+            await pilot.pause()
+        await pilot.pause()
+        assert bar_shown(view)
+        assert view.scroll_offset.y == view.max_scroll_y
+        assert screen_lines(view)[-1] == "the end"
+        # Paused, the view stays where the user left it.
+        view.follow = False
+        view.show_horizontal_scrollbar = False
+        await pilot.pause()
+        y = view.scroll_offset.y
+        view.show_horizontal_scrollbar = True
+        await pilot.pause()
+        assert not view.follow and view.scroll_offset.y == y
 
 
 async def test_scrolling_up_pauses_and_counts_pending_then_resume() -> None:

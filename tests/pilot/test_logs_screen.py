@@ -700,5 +700,13 @@ async def test_a_failed_jobs_logs_end_with_its_cause_as_the_list_shows_it(
         await wait_for(
             pilot,
             lambda: any(f"Job failed: {cause}"[:50] in row for row in rows()),
-            describe=lambda: "\n".join(rows()),
+            describe=lambda: "\n".join(
+                [
+                    f"follow={view.follow} y={view.scroll_offset.y} max={view.max_scroll_y} "
+                    f"size={view.size} content={view.scrollable_content_region} "
+                    f"bars={view.show_vertical_scrollbar},{view.show_horizontal_scrollbar} "
+                    f"virtual={view.virtual_size} rows={view.row_count}",
+                    *rows(),
+                ]
+            ),
         )
