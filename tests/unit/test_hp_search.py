@@ -85,6 +85,43 @@ def test_grid_skips_points_of_a_resumed_study() -> None:
     assert points == [1, 3]
 
 
+GRID = [
+    {"parameterName": "width", "type": "DISCRETE", "discreteValues": [16, 32, 64]},
+    {"parameterName": "act", "type": "CATEGORICAL", "categoricalValues": ["relu", "tanh"]},
+]
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "params"),
+    [("GRID_SEARCH", GRID), ("RANDOM_SEARCH", MIXED), ("ALGORITHM_UNSPECIFIED", MIXED)],
+)
+def test_a_cut_off_trial_runs_again_with_its_own_values(
+    algorithm: str, params: list[dict[str, Any]]
+) -> None:
+    """After a restart of the service the trials it ran are asked again, each with the values
+    it had (as the job lists them), and a grid does not offer their points a second time."""
+    hp = {"algorithm": algorithm, "maxTrials": 6, "params": params}
+    first = Search(hp, seed=3)
+    cut = [s.hyperparameters() for s in (first.ask(), first.ask()) if s is not None]
+    assert len(cut) == 2
+    again = Search(hp, seed=11)
+    resumed = [again.again(values) for values in cut]
+    assert [s.hyperparameters() if s else None for s in resumed] == cut
+    for s in resumed:
+        assert s is not None
+        again.tell(s, "complete", 0.5)
+    later = []
+    for _ in range(4):
+        s = again.ask()
+        assert s is not None
+        later.append(s.hyperparameters())
+        again.tell(s, "complete", 0.1)
+    if algorithm == "GRID_SEARCH":
+        assert len({str(v) for v in later + cut}) == 6  # every point once
+        assert again.ask() is None
+    assert again.again({"width": "16"}) is None  # not a point of this spec
+
+
 @pytest.mark.parametrize("algorithm", ["RANDOM_SEARCH", "ALGORITHM_UNSPECIFIED"])
 def test_random_and_bayesian_respect_types_ranges_and_scales(algorithm: str) -> None:
     hp = {"algorithm": algorithm, "maxTrials": 40, "params": MIXED}

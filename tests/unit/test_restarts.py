@@ -18,9 +18,11 @@ from tui_app.model.running.restarts import (
     is_restart_divider,
     job_retry_line,
     restart_line,
+    restart_line_task,
     restarts_from_job,
     restarts_resource,
     total_restarts,
+    trial_line,
 )
 
 LOST = Ending("master-replica-0", Cause.MACHINE_LOST, "its machine restarted")
@@ -142,3 +144,12 @@ def test_a_whole_job_retry_line_is_a_divider_too_but_only_from_the_service() -> 
     assert is_restart_divider("service", restart_line("master-replica-0", 1, 5, "x"))
     assert not is_restart_divider("master-replica-0", line)
     assert not is_restart_divider("service", "Job is running.")
+
+
+def test_a_trials_restart_line_names_its_replica_behind_the_trial() -> None:
+    line = trial_line("3", restart_line("master-replica-0", 1, 5, "its machine restarted"))
+    assert line == "Trial 3: master-replica-0 restarted (1 of 5): its machine restarted; resuming"
+    assert restart_line_task("service", line) == "master-replica-0"
+    assert is_restart_divider("service", line)
+    assert restart_line_task("service", trial_line("3", "started with --lr=0.1.")) is None
+    assert restart_line_task("service", "Trial three things: a restarted (1 of 5): x") is None

@@ -271,6 +271,20 @@ class Search:
         self.seeded += 1
         return True
 
+    def again(self, hyperparameters: Mapping[str, str]) -> Suggestion | None:
+        """The point of a trial that was cut off (the service restarted under it), asked anew so
+        that the trial runs again with the same values and its outcome teaches the optimiser
+        as any trial's does. None when the values do not fit this spec."""
+        try:
+            internal = {p.name: p.internal(str(hyperparameters[p.name])) for p in self.params}
+        except (KeyError, ValueError):
+            return None
+        self._done_points.add(tuple(sorted(internal_key(internal).items())))
+        self.study.enqueue_trial(internal)
+        trial = self.study.ask(self.distributions)
+        values = {p.name: p.value(trial.params[p.name]) for p in self.params}
+        return Suggestion(trial.number, values, trial)
+
     def ask(self) -> Suggestion | None:
         """The next point, or None when a grid has none left."""
         if self._grid is not None:

@@ -52,6 +52,7 @@ __all__ = [
     "restarts_from_job",
     "restarts_resource",
     "total_restarts",
+    "trial_line",
 ]
 
 REPLICA_RESTART_LIMIT = 5
@@ -205,13 +206,32 @@ def is_restart_divider(task_name: str, text: str) -> bool:
     return task_name == SERVICE_TASK and text.startswith(JOB_RETRY_LINE)
 
 
+TRIAL_LINE = "Trial "
+"""How the service's lines about one trial of a tuning job start (``trial_line``)."""
+
+
+def trial_line(trial_id: str, message: str) -> str:
+    """``Trial 3: <message>``: the service's line about one trial of a tuning job."""
+    return f"{TRIAL_LINE}{trial_id}: {message}"
+
+
+def _without_trial(text: str) -> str:
+    """``text`` less a ``trial_line`` prefix, when it has one."""
+    if text.startswith(TRIAL_LINE):
+        trial, colon, rest = text[len(TRIAL_LINE) :].partition(": ")
+        if colon and trial and " " not in trial:
+            return rest
+    return text
+
+
 def restart_line_task(task_name: str, text: str) -> str | None:
-    """The replica a log line says was restarted, when it is one of ``restart_line``'s; else
-    None. Only the service's own lines count: a trainer that prints the same words did not
-    restart anything, and the logs view must not draw its line as a divider."""
+    """The replica a log line says was restarted, when it is one of ``restart_line``'s (a
+    trial's included); else None. Only the service's own lines count: a trainer that prints the
+    same words did not restart anything, and the logs view must not draw its line as a
+    divider."""
     if task_name != SERVICE_TASK:
         return None
-    head, mark, rest = text.partition(RESTART_LINE_MARK)
+    head, mark, rest = _without_trial(text).partition(RESTART_LINE_MARK)
     if not mark or not head or " " in head or not rest[:1].isdigit():
         return None
     return head
