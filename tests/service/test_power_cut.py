@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from pathlib import Path
 
 import psutil
 import pytest
@@ -145,3 +146,137 @@ def test_a_service_back_on_another_port_gives_the_restarted_replica_its_address(
     out, _ = file_lines(svc, job_id, "master-replica-0")
     assert any(line.startswith("Resumed from checkpoint at step ") for line in out), out[-10:]
     assert (r.state / "gcs" / "test-bucket" / job_id / "checkpoints" / "ckpt-150.json").exists()
+
+
+def test_a_power_cut_under_a_tuning_job_runs_its_cut_off_trials_again_and_the_study_goes_on(
+    restartable_service: tuple[Restartable, str],
+) -> None:
+    """Two trials running when the power goes: after the restart each runs again with its id
+    and values, resumes from its own checkpoint (the trainer keeps them under its trial's job
+    dir), and the study goes on to its third trial. Every replica line is stored once."""
+    r, uri = restartable_service
+    job_id = unique_id("power_tuning")
+    hp = {
+        "goal": "MINIMIZE",
+        "algorithm": "GRID_SEARCH",
+        "maxTrials": 3,
+        "maxParallelTrials": 2,
+        "params": [
+            {"parameterName": "learning_rate", "type": "DISCRETE", "discreteValues": [0.02, 0.1]},
+            {"parameterName": "batch_size", "type": "INTEGER", "minValue": 4, "maxValue": 5},
+        ],
+    }
+    args = ("--steps", "150", "--sleep", "0.03", "--log-every", "1", "--checkpoint-every", "20")
+    body = basic_job(job_id, uri, *args, jobDir=_job_dir(r, job_id), hyperparameters=hp)
+    r.svc.client().create(body)
+    r.svc.wait_state(job_id, ("RUNNING",), timeout=60)
+    job_dir = r.state.parent / "job-dir" / job_id
+    for trial in ("1", "2"):
+        ckpts = job_dir / trial / "checkpoints"
+        wait_for(lambda c=ckpts: any(c.glob("ckpt-*.json")), timeout=60, what=f"trial {trial}")
+    before = {t["trialId"]: t for t in r.svc.client().get(job_id)["trainingOutput"]["trials"]}
+    assert {t["state"] for t in before.values()} == {"RUNNING"}
+
+    power_cut(r, job_id)
+    svc = r.restart()
+
+    job = svc.wait_state(job_id, timeout=120)
+    assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+    trials = {t["trialId"]: t for t in job["trainingOutput"]["trials"]}
+    assert sorted(trials) == ["1", "2", "3"]
+    assert {t["state"] for t in trials.values()} == {"SUCCEEDED"}
+    assert job["trainingOutput"]["completedTrialCount"] == "3"
+    for trial_id, t in before.items():  # the same points, the same first start
+        assert trials[trial_id]["hyperparameters"] == t["hyperparameters"]
+        assert trials[trial_id]["startTime"] == t["startTime"]
+    points = {tuple(sorted(t["hyperparameters"].items())) for t in trials.values()}
+    assert len(points) == 3  # the grid ran no point twice
+    notes = stored_lines(svc, job_id, "service")
+    for trial_id in before:
+        line = f"Trial {trial_id}: master-replica-0 restarted (1 of 5): its machine restarted"
+        assert f"{line}; resuming" in notes, notes
+    assert not any(n.startswith("Trial 3: master-replica-0 restarted") for n in notes)
+    assert [(e["taskName"], e["count"]) for e in job["replicaRestarts"]] == [
+        ("master-replica-0", 2)
+    ]
+    base = svc.state_dir / "jobs" / PROJECT / job_id / "trials"
+    entries = svc.entries(
+        f'resource.labels.job_id="{job_id}" AND resource.labels.task_name="master-replica-0" '
+        'AND timestamp>="1970-01-01T00:00:00Z"'
+    )
+    for trial_id in ("1", "2", "3"):
+        work = base / trial_id / "master-replica-0"
+        out = (work / "stdout.log").read_text().splitlines()
+        err = (work / "stderr.log").read_text().splitlines()
+        resumed = [line for line in out if line.startswith("Resumed from checkpoint at step ")]
+        assert bool(resumed) == (trial_id in before), (trial_id, out[:5])
+        stored = [
+            str(e["jsonPayload"]["message"])
+            for e in entries
+            if e["labels"]["ml.googleapis.com/trial_id"] == trial_id
+        ]
+        assert sorted(stored) == sorted(out + err), trial_id  # none lost, none twice
+
+
+def test_a_tuning_job_cancelled_before_the_power_cut_ends_cancelled(
+    restartable_service: tuple[Restartable, str],
+) -> None:
+    r, uri = restartable_service
+    job_id = unique_id("power_tuning_cancel")
+    hp = {
+        "maxTrials": 2,
+        "params": [{"parameterName": "lr", "type": "DOUBLE", "minValue": 0.01, "maxValue": 0.1}],
+    }
+    args = ("--steps", "100000", "--sleep", "0.05", "--ignore-sigterm")
+    r.svc.client().create(basic_job(job_id, uri, *args, hyperparameters=hp))
+    r.svc.wait_state(job_id, ("RUNNING",), timeout=60)
+    wait_for(lambda: len(supervisors(r.svc, job_id)) == 1, what="the trial's supervisor")
+    r.svc.client().cancel(job_id)  # CANCELLING: the trainer ignores SIGTERM for the grace
+    power_cut(r, job_id)
+    svc = r.restart()
+    job = svc.wait_state(job_id, timeout=30)
+    assert job["state"] == "CANCELLED", job.get("errorMessage")
+    assert [t["state"] for t in job["trainingOutput"]["trials"]] == ["CANCELLED"]
+    assert not job.get("replicaRestarts")
+    assert not _job_processes(svc, job_id)
+
+
+def test_a_tuning_job_keeps_its_trials_capacity_over_a_power_cut(
+    tmp_path: Path, trainer_sdist: Path
+) -> None:
+    """On a 2-slot machine, two trials run and a job waits behind them. After the power cut
+    the cut-off trials hold their slots again before the waiting job is admitted, as adopted
+    jobs do: the waiting job starts only once one of them has ended."""
+    r = Restartable(tmp_path / "state", "--slots", "2")
+    try:
+        uri = r.svc.stage(trainer_sdist)
+        job_id = unique_id("power_tuning_slots")
+        hp = {
+            "algorithm": "GRID_SEARCH",
+            "maxTrials": 2,
+            "maxParallelTrials": 2,
+            "params": [
+                {"parameterName": "batch_size", "type": "INTEGER", "minValue": 4, "maxValue": 5}
+            ],
+        }
+        args = ("--steps", "150", "--sleep", "0.03", "--checkpoint-every", "20")
+        body = basic_job(job_id, uri, *args, jobDir=_job_dir(r, job_id), hyperparameters=hp)
+        r.svc.client().create(body)
+        for trial in ("1", "2"):
+            ckpts = r.state.parent / "job-dir" / job_id / trial / "checkpoints"
+            wait_for(lambda c=ckpts: any(c.glob("ckpt-*.json")), timeout=60, what=f"trial {trial}")
+        waiting = unique_id("power_waiting")
+        r.svc.client().create(basic_job(waiting, uri, "--steps", "5"))
+        assert r.svc.client().get(waiting)["state"] == "QUEUED"  # both slots are the trials'
+
+        power_cut(r, job_id)
+        svc = r.restart()
+
+        job = svc.wait_state(job_id, timeout=120)
+        assert job["state"] == "SUCCEEDED", job.get("errorMessage")
+        other = svc.wait_state(waiting, timeout=60)
+        assert other["state"] == "SUCCEEDED", other.get("errorMessage")
+        ends = [t["endTime"] for t in job["trainingOutput"]["trials"]]
+        assert other["startTime"] >= min(ends), (other["startTime"], ends)
+    finally:
+        r.stop()

@@ -46,11 +46,13 @@ class Restartable:
 
 
 def supervisors(svc: LiveService, job_id: str) -> dict[str, int]:
-    """task name -> supervisor pid, from the pid files the supervisors wrote."""
+    """Replica -> supervisor pid, from the pid files the supervisors wrote: the task name, or
+    ``trials/<id>/<task name>`` for a tuning job's trial."""
     base = svc.state_dir / "jobs" / PROJECT / job_id
     out = {}
-    for pid_file in base.glob("*/pid.json"):
-        out[pid_file.parent.name] = int(json.loads(pid_file.read_text())["supervisor"])
+    for pid_file in [*base.glob("*/pid.json"), *base.glob("trials/*/*/pid.json")]:
+        name = pid_file.parent.relative_to(base).as_posix()
+        out[name] = int(json.loads(pid_file.read_text())["supervisor"])
     return out
 
 

@@ -20,6 +20,10 @@ see ``tui_app.model.views.trials.TRIAL_OUTPUT_FIELD``), and trials writing files
 get a warning in the job's log the moment it happens. A trial that reported nothing through
 cloudml-hypertune gets its metric from the TensorFlow summary events it wrote, as the platform
 read them (``tui_app.model.metrics.tf_events``); one with neither says "no metric reported".
+
+When the service restarts under a study (a power cut), the study goes on (``_restart``): the
+trials that ended stand, the ones cut off run again first with their ids and values (each replica
+counting a restart under ``tui_app.model.running.restarts``), then the search asks for the rest.
 """
 
 from __future__ import annotations
@@ -28,14 +32,16 @@ import asyncio
 import contextlib
 import logging
 import math
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_app.local.execution.runner import JobRunner, job_priority
 from tui_app.local.execution.scheduler import LANE_MARK, Grant
 from tui_app.local.execution.trial_metrics import HypertuneFeed, MetricFileError
-from tui_app.local.timefmt import job_time
+from tui_app.local.timefmt import job_time, parse_job_time
 from tui_app.local.untrusted_files import UntrustedFileError, files_beneath, read_beneath
+from tui_app.model.jobs.cluster import replicas
 from tui_app.model.jobs.states import JobState
 from tui_app.model.jobs.tiers import Role
 from tui_app.model.logs.severity import SEVERITIES
@@ -56,6 +62,17 @@ from tui_app.model.running.hp_search import (
     arguments,
     max_failed,
     metric_history,
+)
+from tui_app.model.running.limits import running_limit
+from tui_app.model.running.restarts import (
+    Attempt,
+    Cause,
+    Ending,
+    RestartHistory,
+    Verdict,
+    decide,
+    restarts_resource,
+    trial_line,
 )
 
 if TYPE_CHECKING:
@@ -104,10 +121,15 @@ class TrialRun(JobRunner):
         self.host.service_log(
             self.project,
             self.job_id,
-            f"Trial {self.trial}: {message}",
+            trial_line(str(self.trial), message),
             SEVERITIES[severity],
             self.trial,
         )
+
+    def carry_restarts(self, restarts: dict[str, Any]) -> None:
+        """Start with the restarts the trial's replicas already had (its runtime record keeps
+        them when the replicas start)."""
+        self._runtime = {"restarts": restarts}
 
     def metric_feed(self, tag: str) -> HypertuneFeed | None:
         """The chief's hypertune reports (``trial_metrics``), once the chief has started."""
@@ -164,35 +186,167 @@ class TuningRunner(JobRunner):
         self._warned: set[str] = set()
         """Directories whose sharing the job's log has already reported."""
         self._unlisten: Callable[[], None] | None = None
+        self._resumed: dict[str, Any] | None = None
+        """The trainingOutput a restart of the service found (``_restart``): the study to take
+        up, or None for a study that starts here."""
+        self._held: dict[int, Grant] = {}
+        """Lane -> the capacity its trial held when the service went down (``recover``)."""
+        self._again: list[tuple[str, Suggestion]] = []
+        """Trials cut off by a restart of the service, to run again first (``_resume_study``)."""
 
     # -- after a service restart --------------------------------------------------------------
 
     def recover(self, job: dict[str, Any], runtime: dict[str, Any]) -> None:
-        """Trials are not taken over after a restart: a job that had started some is ended
-        (by ``_guarded``, as ``lost``) once what is left of its replicas is killed."""
-        if runtime.get("trials"):
-            self.mode = "restart"
-            self.runtime = runtime
+        """A study whose trials had started goes on where it was (``_restart``). What its
+        running trials held is held again at once, as an adopted job's is, so that no queued
+        job takes it while the service comes back (each lane of trials its own)."""
+        records = runtime.get("trials") or {}
+        if not records:
+            return
+        self.mode = "restart"
+        self.runtime = runtime
+        if job["state"] == JobState.CANCELLING.value:
+            self.cancel_requested.set()
+            return
+        ti: dict[str, Any] = job["trainingInput"]
+        running = [
+            records[str(t.get("trialId"))]
+            for t in (job.get("trainingOutput") or {}).get("trials") or ()
+            if t.get("state") == JobState.RUNNING.value and str(t.get("trialId")) in records
+        ]
+        for lane, record in enumerate(running or [list(records.values())[-1]]):
+            held = self._recorded_grant(ti, record)
+            self._held[lane] = self.host.scheduler.adopt(
+                self._lane_key(lane), held.demand, held.gpus
+            )
+
+    def _lane_key(self, lane: int) -> tuple[str, str]:
+        """What the scheduler calls a lane's capacity: the job's own for the first lane."""
+        if lane == 0:
+            return (self.project, self.job_id)
+        return (self.project, f"{self.job_id}{LANE_MARK}{lane}")
 
     async def _restart(self) -> None:
+        """The service restarted under the study (a power cut, a crash). What is left of the
+        trials it ran is stopped; the finished trials stand, the cut-off ones run again with
+        their ids and values (so a trainer that checkpoints under its trial's job dir resumes,
+        and each replica's restart counts against the rules of model/running/restarts.py), and
+        the study asks for the rest. The job stays RUNNING; maxRunningTime counts from its
+        first start."""
+        try:
+            await self._take_up_study()
+        finally:
+            for lane in self._held:  # lanes that did not run: the first is the job's own
+                if lane:
+                    self.host.scheduler.release(self._lane_key(lane))
+            self._held.clear()
+
+    async def _take_up_study(self) -> None:
         dirs = {
             str(rep.get("dir"))
             for trial in (self.runtime.get("trials") or {}).values()
             for rep in trial.get("replicas") or ()
         }
-        await self.host.executor.sweep([Path(d) for d in dirs])
+        killed = await self.host.executor.sweep([Path(d) for d in dirs])
         for trial_id in self.runtime.get("trials") or {}:
             await self.host.executor.release((self.project, self.job_id, str(trial_id)))
         job = self.host.stored(self.project, self.job_id)
-        done = int((job.get("trainingOutput") or {}).get("completedTrialCount") or 0)
-        message = (
-            "The local jobs service restarted while the tuning job ran; its trials cannot be "
-            f"taken over. {done} trial{'s' if done != 1 else ''} completed: submit a job with "
-            f"resumePreviousJobId={self.job_id} to continue the study."
+        ti: dict[str, Any] = job["trainingInput"]
+        if self.cancel_requested.is_set():
+            self._finish_live_trials(JobState.CANCELLED)
+            await self._end(*self.stop_reason)
+            return
+        self._resumed = dict(job.get("trainingOutput") or {})
+        trials = self._resumed.get("trials") or []
+        done = sum(t.get("state") == JobState.SUCCEEDED.value for t in trials)
+        cut = [str(t.get("trialId")) for t in trials if t.get("state") == JobState.RUNNING.value]
+        again = f"; running again: trial{'s' if len(cut) != 1 else ''} {', '.join(cut)}"
+        stopped = f" (stopped {killed} process{'es' if killed != 1 else ''} left of them)"
+        self.note(
+            "The local jobs service restarted while the tuning job ran: its study goes on with "
+            f"{done} trial{'s' if done != 1 else ''} completed"
+            f"{again if cut else ''}{stopped if killed else ''}.",
+            "NOTICE",
         )
-        self._finish_live_trials(JobState.FAILED)
-        self.note(message, "ERROR")
-        self.host.finish(self.project, self.job_id, JobState.FAILED, message)
+        grant = self._held.pop(0)
+        cancelled, prepared = await self._until_cancelled(self._prepare(ti))
+        if cancelled:
+            self._finish_live_trials(JobState.CANCELLED)
+            await self._end(*self.stop_reason)
+            return
+        if isinstance(prepared, str):
+            self._finish_live_trials(JobState.FAILED)
+            self.note(prepared, "ERROR")
+            self.host.finish(self.project, self.job_id, JobState.FAILED, prepared)
+            return
+        pythonpath, job_dir = prepared
+        await self._train(ti, pythonpath, job_dir, grant)
+
+    def _resume_study(self, search: Search) -> None:
+        """Take up the study a restart of the service cut off: its finished trials teach the
+        optimiser (and its failed ones count against maxFailedTrials), the cut-off ones are
+        queued to run first, again, with their ids and values."""
+        out = self._resumed or {}
+        self._output.update({k: v for k, v in out.items() if k != "trials"})
+        kept: list[dict[str, Any]] = []
+        for t in out.get("trials") or []:
+            entry = dict(t)
+            kept.append(entry)
+            trial_id = str(entry.get("trialId"))
+            if trial_id.isdigit():
+                self._next_id = max(self._next_id, int(trial_id) + 1)
+            state = entry.get("state")
+            values = entry.get("hyperparameters") or {}
+            if state == JobState.RUNNING.value:
+                suggestion = search.again(values)
+                if suggestion is not None:
+                    self._again.append((trial_id, suggestion))
+                    continue
+                entry["state"] = JobState.FAILED.value
+                entry["endTime"] = job_time()
+                state = JobState.FAILED.value
+            value = (entry.get("finalMetric") or {}).get("objectiveValue")
+            objective = None
+            if state == JobState.SUCCEEDED.value and isinstance(value, (int, float)):
+                objective = float(value)
+            search.seed_trial(values, objective)
+            if state == JobState.FAILED.value:
+                self.failed += 1
+        self._output["trials"] = kept
+        self._count_completed()
+
+    def _restarted(self, run: TrialRun) -> bool:
+        """Count a cut-off trial's run again as a restart of each of its replicas (its history
+        is kept with the trial's runtime record); False when one of them is out of restarts,
+        and the trial fails with every attempt listed."""
+        record = self.runtime.setdefault("trials", {}).setdefault(run.trial, {})
+        history = RestartHistory.from_json(record.get("restarts"))
+        job = self.host.stored(self.project, self.job_id)
+        for replica in replicas(job["trainingInput"]):
+            ending = Ending(replica.task_name, Cause.MACHINE_LOST, "its machine restarted")
+            outcome = decide(history, ending, retries_allowed=False)
+            if outcome.verdict is not Verdict.RESTART_REPLICA:
+                run.stop_reason = (JobState.FAILED, outcome.message)
+                return False
+            history.attempts.append(Attempt(replica.task_name, ending.detail, job_time()))
+            run.note(outcome.message, "NOTICE")
+        record["restarts"] = history.as_json()
+        run.carry_restarts(record["restarts"])
+        self.host.save_runtime(self.project, self.job_id, self.runtime)
+        self._publish_restarts()
+        return True
+
+    def _publish_restarts(self) -> None:
+        """The job's ``replicaRestarts``: every trial's restarts, per replica name."""
+        attempts = [
+            attempt
+            for record in (self.runtime.get("trials") or {}).values()
+            for attempt in RestartHistory.from_json(record.get("restarts")).attempts
+        ]
+        attempts.sort(key=lambda a: a.at)
+        self.host.set_restarts(
+            self.project, self.job_id, restarts_resource(RestartHistory(attempts))
+        )
 
     # -- running ------------------------------------------------------------------------------
 
@@ -203,26 +357,34 @@ class TuningRunner(JobRunner):
         search = Search(hp)
         tag = str(hp.get("hyperparameterMetricTag") or DEFAULT_METRIC_TAG)
         self.failed_limit = max_failed(hp)
+        parallel = max(1, int(hp.get("maxParallelTrials") or 1))
         self._output = {
             "isHyperparameterTuningJob": True,
             "hyperparameterMetricTag": tag,
             "completedTrialCount": "0",
         }
-        problem = self._continue_study(hp, search)
+        if self._resumed is None:
+            problem = self._continue_study(hp, search)
+        else:
+            problem = None
+            self._resume_study(search)
         self._save_output()
         if problem:
             self.note(problem, "ERROR")
             await self._end(JobState.FAILED, problem)
             return
-        self._now_running(ti)
-        parallel = max(1, int(hp.get("maxParallelTrials") or 1))
-        self.note(
-            f"Job is running: up to {search.max_trials} trials "
-            f"({search.algorithm.lower()}), {parallel} at a time."
-        )
+        if self._resumed is None:
+            self._now_running(ti)
+            self.note(
+                f"Job is running: up to {search.max_trials} trials "
+                f"({search.algorithm.lower()}), {parallel} at a time."
+            )
+        else:
+            started = self.host.stored(self.project, self.job_id).get("startTime")
+            self._arm(running_limit(ti), parse_job_time(started) if started else time.time())
         propagate = asyncio.ensure_future(self._propagate_cancel())
         self._unlisten = self.host.on_object_written(self._written)
-        left = search.max_trials - search.seeded
+        left = search.max_trials - search.seeded  # the trials run again are not seeded
         try:
             lanes = [
                 self._lane(i, search, tag, ti, pythonpath, job_dir, grant if i == 0 else None)
@@ -295,7 +457,9 @@ class TuningRunner(JobRunner):
         grant: Grant | None,
     ) -> None:
         """Run trials one after another on one trial's capacity until none are left."""
-        key = (self.project, f"{self.job_id}{LANE_MARK}{lane}")
+        key = self._lane_key(lane)
+        if grant is None:
+            grant = self._held.pop(lane, None)  # held over a restart of the service
         try:
             if grant is None:
                 wanted = self.host.scheduler.request(key, job_demand(ti), job_priority(ti))
@@ -308,14 +472,20 @@ class TuningRunner(JobRunner):
                     return
                 grant = wanted.result()
             while not self._stopping():
-                suggestion = None
+                if self._again:
+                    trial_id, suggestion = self._again.pop(0)
+                    await self._trial(
+                        trial_id, suggestion, search, tag, ti, pythonpath, job_dir, grant
+                    )
+                    continue
+                asked = None
                 if self._next_id - 1 < search.max_trials:
-                    suggestion = search.ask()
-                if suggestion is None:
+                    asked = search.ask()
+                if asked is None:
                     break
                 trial_id = str(self._next_id)
                 self._next_id += 1
-                await self._trial(trial_id, suggestion, search, tag, ti, pythonpath, job_dir, grant)
+                await self._trial(trial_id, asked, search, tag, ti, pythonpath, job_dir, grant)
             self._no_more.set()
         finally:
             if lane > 0:
@@ -333,19 +503,30 @@ class TuningRunner(JobRunner):
         grant: Grant,
     ) -> None:
         run = TrialRun(self, trial_id, arguments(search.params, s.values))
-        entry: dict[str, Any] = {
-            "trialId": trial_id,
-            "hyperparameters": s.hyperparameters(),
-            "state": JobState.RUNNING.value,
-            "startTime": job_time(),
-        }
-        self._output.setdefault("trials", []).append(entry)
+        trials = self._output.setdefault("trials", [])
+        entry: dict[str, Any] | None = next(
+            (t for t in trials if str(t.get("trialId")) == trial_id), None
+        )
+        again = entry is not None  # cut off by a restart of the service: it runs again
+        if entry is None:
+            entry = {
+                "trialId": trial_id,
+                "hyperparameters": s.hyperparameters(),
+                "state": JobState.RUNNING.value,
+                "startTime": job_time(),
+            }
+            trials.append(entry)
         self._save_output()
         self.live[trial_id] = run
         ended = asyncio.Event()
         watcher = asyncio.ensure_future(self._follow_metric(run, entry, s, search, tag, ended))
+        state: JobState
+        message: str | None
         try:
-            state, message = await run.run(ti, pythonpath, job_dir, grant)
+            if again and not self._restarted(run):
+                state, message = run.stop_reason
+            else:
+                state, message = await run.run(ti, pythonpath, job_dir, grant)
         finally:
             # Told to stop, not cancelled: a cancel in the middle of a read would drop the
             # reports its thread had just taken from the file (the feed's offset moved past
