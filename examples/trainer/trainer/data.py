@@ -8,10 +8,11 @@ followed by the bias, which is also how they are sharded across parameter server
 
 from __future__ import annotations
 
+import queue
 import random
 import zlib
 from collections.abc import Sequence
-from typing import List, Tuple  # noqa: UP035
+from typing import List, NoReturn, Tuple  # noqa: UP035
 
 from trainer import gcs
 
@@ -99,6 +100,17 @@ class FileData:
             xs.append(x)
             ys.append(y)
         return xs, ys
+
+
+def wait_for_data() -> NoReturn:
+    """Wait for a batch that never comes: ``--hang-at-step`` for a trainer without ps.
+
+    An input pipeline whose producer has died, as a real job hangs on one: the trainer sits in
+    ``Queue.get`` (a lock acquire, no timeout) using no CPU, until a signal ends the process.
+    """
+    batches: queue.Queue[Batch] = queue.Queue()
+    while True:
+        batches.get()
 
 
 def eval_set(dim: int, size: int = 1000) -> Batch:

@@ -18,10 +18,10 @@ import time
 import xmlrpc.client
 from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 from xmlrpc.server import SimpleXMLRPCRequestHandler, SimpleXMLRPCServer
 
-from trainer.cluster import TaskInfo, split_address
+from trainer.cluster import CHIEF_TYPES, TaskInfo, split_address
 from trainer.util import log
 
 RPC_TIMEOUT_SECONDS = 10.0
@@ -48,11 +48,40 @@ class ParameterShard:
         # an exception in a request thread would merely become an XML-RPC fault for the caller.
         self.fail_at_step: int | None = None
         self.failure_due: int | None = None
+        # --hang-at-step: from this global step on, pull never answers (see _hang).
+        self.hang_at_step: int | None = None
+        self.hang_callers = 1
+        self._unanswered = 0
+        self._never = threading.Event()
+
+    def _hang(self, hang_at_step: int) -> NoReturn:
+        """Never answer this call: its request thread waits on an event nobody sets.
+
+        The trainer that made the call then waits in the socket receive of its RPC, as trainers
+        of a wedged ps do. Once ``hang_callers`` calls (one per trainer in the cluster) are
+        held, every trainer is past its last line of output: only then is the hang announced,
+        so that nothing at all is printed after that line.
+        """
+        with self._lock:
+            self._unanswered += 1
+            announce = self._unanswered == self.hang_callers
+        if announce:
+            log(f"hanging at step {hang_at_step} (--hang-at-step)")
+        while True:
+            self._never.wait()
 
     def pull(self) -> list[float]:
-        """This shard's values followed by the global step (as the last element)."""
+        """This shard's values followed by the global step (as the last element).
+
+        From ``hang_at_step`` on it never returns. Pushes are still applied, so a trainer that
+        pulled just before can still push (the global step may pass ``hang_at_step`` by one push
+        per such trainer); its next pull then waits with the others'.
+        """
         with self._lock:
-            return [*self.values, float(self.step)]
+            hang_at = self.hang_at_step
+            if hang_at is None or self.step < hang_at:
+                return [*self.values, float(self.step)]
+        self._hang(hang_at)
 
     def push(self, grads: list[float], lr: float) -> int:
         """Apply ``values -= lr * grads`` right away (asynchronous SGD); return the new step."""
@@ -140,16 +169,25 @@ def serve(
     fail_at_step: int | None,
     on_failure: Callable[[int], None],
     handle_sigterm: bool = True,
+    hang_at_step: int | None = None,
 ) -> int:
     """Run this replica as a parameter server until SIGTERM/SIGINT; return the exit code.
 
     A ps never finishes on its own, as on the platform: the service stops it when the job ends
     (SIGTERM, then SIGKILL), so SIGTERM must mean a prompt, clean exit 0. ``on_failure`` is
     called on the main thread with the step once ``fail_at_step`` pushes have been applied.
+
+    From global step ``hang_at_step`` on, ps 0 answers no ``pull`` (the global step is its own,
+    and every trainer pulls from it first): all trainers end up waiting on it. The request
+    threads it holds are daemons, so SIGTERM still ends the process at once.
     """
     host, port = task.own_address()
     shard = ParameterShard(task.index, len(task.ps_addresses), dim, log_every)
     shard.fail_at_step = fail_at_step
+    if task.index == 0:
+        shard.hang_at_step = hang_at_step
+        callers = (*CHIEF_TYPES, "worker", "evaluator")
+        shard.hang_callers = max(1, sum(len(task.cluster.get(role, [])) for role in callers))
 
     def on_tick() -> None:
         if shard.failure_due is not None:
@@ -172,9 +210,12 @@ def serve(
 
 
 class _TimeoutTransport(xmlrpc.client.Transport):
-    """``ServerProxy`` has no timeout; without one a wedged ps would hang a trainer forever."""
+    """``ServerProxy`` has no timeout; without one a wedged ps would hang a trainer forever.
 
-    def __init__(self, timeout: float) -> None:
+    A timeout of None waits for good (``--hang-at-step`` wants exactly that).
+    """
+
+    def __init__(self, timeout: float | None) -> None:
         super().__init__()
         self._timeout = timeout
 
@@ -191,7 +232,13 @@ class PSUnavailableError(RuntimeError):
 class ParameterClient:
     """A trainer's view of all parameter servers: the full vector and the global step."""
 
-    def __init__(self, addresses: Sequence[str], dim: int, connect_timeout: float) -> None:
+    def __init__(
+        self,
+        addresses: Sequence[str],
+        dim: int,
+        connect_timeout: float,
+        rpc_timeout: float | None = RPC_TIMEOUT_SECONDS,
+    ) -> None:
         self.addresses = list(addresses)
         self.dim = dim
         self.connect_timeout = connect_timeout
@@ -201,7 +248,7 @@ class ParameterClient:
             self._proxies.append(
                 xmlrpc.client.ServerProxy(
                     f"http://{host}:{port}/",
-                    transport=_TimeoutTransport(RPC_TIMEOUT_SECONDS),
+                    transport=_TimeoutTransport(rpc_timeout),
                     allow_none=True,
                 )
             )

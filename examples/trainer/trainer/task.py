@@ -40,6 +40,7 @@ from trainer.data import (
     mse,
     shard_seed,
     true_params,
+    wait_for_data,
 )
 from trainer.hypertune import DEFAULT_METRIC_TAG, HyperTune
 from trainer.util import as_float32, atomic_write_json, log, warn
@@ -120,6 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="with --fail-at-step: sys.exit(N) instead of raising",
     )
+    _add(
+        parser,
+        "--hang-at-step",
+        type=int,
+        default=None,
+        help="hang for good once the global step reaches N (before --steps): ps 0 stops "
+        "answering, or a trainer alone waits for data that never comes",
+    )
     _add(parser, "--flood", type=int, default=0, help="print N filler lines before training")
     _add(parser, "--flood-line-bytes", type=int, default=100, help="bytes per --flood line")
     _add(
@@ -162,6 +171,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.sleep < 0:
         parser.error("--sleep must be >= 0")
+    if args.hang_at_step is not None and args.hang_at_step < 0:
+        parser.error("--hang-at-step must be >= 0")
     _, _, fail_index = args.fail_task.strip().partition(":")
     if fail_index and not fail_index.isdigit():
         parser.error("--fail-task must be TYPE:INDEX, TYPE or any")
@@ -262,7 +273,9 @@ def train(args: argparse.Namespace, task: TaskInfo, failure: demos.FailurePlan) 
     """Chief/worker loop: pull, compute the gradient on our shard's batch, push, repeat."""
     store: ParamStore
     if task.ps_addresses:
-        client = ps.ParameterClient(task.ps_addresses, args.dim, args.connect_timeout)
+        client = ps.ParameterClient(
+            task.ps_addresses, args.dim, args.connect_timeout, rpc_timeout(args)
+        )
         count, addresses = len(task.ps_addresses), ", ".join(task.ps_addresses)
         log(f"{task.name}: connecting to {count} parameter server(s): {addresses}")
         step = client.wait_until_ready()
@@ -289,7 +302,12 @@ def train(args: argparse.Namespace, task: TaskInfo, failure: demos.FailurePlan) 
     next_log = 0
     next_checkpoint = _next_multiple(step, args.checkpoint_every)
     last_saved = -1
+    # With parameter servers, ps 0 decides the hang (trainer.ps): this loop then waits in pull.
+    hang_at = None if task.ps_addresses else args.hang_at_step
     while step < args.steps:
+        if hang_at is not None and step >= hang_at:
+            log(f"hanging at step {hang_at} (--hang-at-step)")
+            wait_for_data()
         params, _ = store.pull()
         loss, grads = loss_and_gradient(params, data.batch(args.batch_size))
         if not math.isfinite(as_float32(loss)):
@@ -324,6 +342,15 @@ def train(args: argparse.Namespace, task: TaskInfo, failure: demos.FailurePlan) 
         log(f"{task.name}: global step {step} reached --steps {args.steps}; done")
         return 0
     return finish(store, args, hypertune, held_out, last_saved)
+
+
+def rpc_timeout(args: argparse.Namespace) -> float | None:
+    """How long a trainer waits for a parameter server's answer to one call.
+
+    None (no limit) with ``--hang-at-step``: a real job has none, and the timeout would end the
+    hang it injects (a retry, ``waiting for ps`` lines) instead of leaving every trainer waiting.
+    """
+    return None if args.hang_at_step is not None else ps.RPC_TIMEOUT_SECONDS
 
 
 def checkpoint(
@@ -406,7 +433,9 @@ def evaluate(args: argparse.Namespace, task: TaskInfo) -> int:
     poll = max(args.sleep, 0.5)
     last_step = -1
     if task.ps_addresses:
-        client = ps.ParameterClient(task.ps_addresses, args.dim, args.connect_timeout)
+        client = ps.ParameterClient(
+            task.ps_addresses, args.dim, args.connect_timeout, rpc_timeout(args)
+        )
         client.wait_until_ready()
         while last_step < args.steps:
             params, step = client.pull()
@@ -427,6 +456,11 @@ def evaluate(args: argparse.Namespace, task: TaskInfo) -> int:
             deadline = time.monotonic() + args.connect_timeout
         time.sleep(poll)
     return 0
+
+
+def _below(step: int | None, limit: int) -> int | None:
+    """``step`` if it is set and below ``limit``, else None."""
+    return step if step is not None and step < limit else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -461,6 +495,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 failure.at_step,
                 failure.check,
                 handle_sigterm=not args.ignore_sigterm,
+                # From --steps on the trainers are done: there is nothing left to stop answering.
+                hang_at_step=_below(args.hang_at_step, args.steps),
             )
         if task.task_type == "evaluator":
             return evaluate(args, task)
