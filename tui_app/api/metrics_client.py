@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from tui_app.api.errors import ApiCallError, rpc_error_parts
 from tui_app.model.jobs.wire import as_float, as_list, as_mapping, parse_time
+from tui_app.model.stacks import JobStacks, StackFormatError
 from tui_app.model.views.replica_nodes import PlacedReplica, parse_node, parse_placed
 from tui_app.model.views.replica_usage import ReplicaSamples, UsageSample
 
@@ -169,6 +170,43 @@ class MetricsClient:
         """
         return self._extension(job_id, "queue")
 
+    def stacks(
+        self,
+        job_id: str,
+        replica: str | None = None,
+        trial: str | None = None,
+        with_locals: bool = False,
+        at_stall: bool = False,
+    ) -> JobStacks | None:
+        """Every live replica's Python threads now (``:stacks``, the local service's
+        extension), or those it kept when the job stalled (``at_stall``); None where the
+        endpoint has no such method (a cloud one).
+
+        Raises:
+            ApiCallError: the call failed, or the service refused: the job runs no replica (or
+                not the one asked for), it never stalled; the message says which.
+        """
+        params: dict[str, str] = {}
+        if at_stall:
+            params["at"] = "stall"
+        if replica:
+            params["replica"] = replica
+        if trial:
+            params["trialId"] = trial
+        if with_locals:
+            params["locals"] = "true"
+        # A dump takes ~15 ms a replica, but a Ray node's may take seconds to answer.
+        resp, body = self._get(job_id, "stacks", params or None, (self.timeout, 40.0))
+        if resp.status_code == 404 and _refused(body):
+            raise _error(resp.status_code, body, resp.reason)
+        answer = _answer(resp, body)
+        if answer is None:
+            return None
+        try:
+            return JobStacks.from_json(answer)
+        except StackFormatError as exc:
+            raise ApiCallError(f"The service's stacks cannot be read: {exc}", 502) from None
+
     def wait_for_change(
         self, job_id: str, etag: str | None, timeout_seconds: float
     ) -> dict[str, Any] | None:
@@ -245,6 +283,15 @@ class MetricsClient:
         # job; an endpoint without the method answers 404 too: both mean "nothing to show".
         resp, body = self._get(job_id, method)
         return _answer(resp, body, malformed={})
+
+
+def _refused(body: Any) -> bool:
+    """Whether a 404 is the service refusing (google.rpc NOT_FOUND: no such job, replica or
+    kept stacks) rather than an endpoint without the method ("Unknown method ...")."""
+    err = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(err, dict) or err.get("status") != "NOT_FOUND":
+        return False
+    return not str(err.get("message") or "").startswith("Unknown method")
 
 
 def _answer(resp: Any, body: Any, malformed: dict[str, Any] | None = None) -> dict[str, Any] | None:

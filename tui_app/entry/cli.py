@@ -279,6 +279,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="csv (default; a header row, non-finite values as nan/inf) or json (one object "
         'per series, points as [step, wall_time, value]; NaN written as "NaN")',
     )
+    p = job_command(
+        "stacks",
+        "every replica's Python stacks now, as the TUI's stacks view (S) shows them",
+        "Taken by the service with py-spy, one section per replica; replicas whose stacks are "
+        "the same are folded into one. Locals stay off unless --locals (they can hold "
+        "secrets). Exits 1 when the job runs no replica (or not the one named).",
+    )
+    p.add_argument("job_id", metavar="JOB_ID", help=prefix)
+    p.add_argument("--replica", metavar="NAME", help="only this replica, e.g. worker-replica-1")
+    p.add_argument("--trial", metavar="N", help="only the replicas of this trial of a tuning job")
+    p.add_argument("--locals", action="store_true", help="each frame's local variables too")
+    p.add_argument(
+        "--at-stall",
+        action="store_true",
+        help="the stacks the service kept when the job stalled, instead of now",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default: folded sections, as the TUI shows them) or json (the service's "
+        ":stacks answer, one entry per replica)",
+    )
     _add_diff_and_wait(jsub)
 
     svc = sub.add_parser("service", help="manage the local jobs service")

@@ -83,6 +83,10 @@ def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
             from tui_app.entry.wait_cli import wait_command
 
             return wait_command(args, connection, project, settings)
+        if args.action == "stacks":
+            from tui_app.entry.stacks_cli import stacks_command
+
+            return stacks_command(args, connection, project, JobFinder(client).find(args.job_id))
         if args.action == "metrics":
             from tui_app.entry.metrics_cli import metrics_command
 

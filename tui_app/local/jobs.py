@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tui_app.local import job_stacks
 from tui_app.local.environments import containers, interpreters, packages, runtime_envs
 from tui_app.local.errors import ApiError, invalid, invalid_field, not_found_job
 from tui_app.local.execution.executor import Executor
@@ -27,6 +28,7 @@ from tui_app.local.execution.local_executor import LocalExecutor
 from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE
 from tui_app.local.execution.runner import JobRunner
 from tui_app.local.execution.scheduler import Scheduler, machine_capacity
+from tui_app.local.execution.stall_watch import StallWatch
 from tui_app.local.execution.trials import make_runner
 from tui_app.local.job_changes import JobChanges
 from tui_app.local.job_filter import compile_job_filter
@@ -59,6 +61,7 @@ from tui_app.model.jobs.states import CANCELLABLE_STATES, LIVE_STATES, JobState
 from tui_app.model.logs.severity import SEVERITIES
 from tui_app.model.running.capacity import job_demand
 from tui_app.model.running.cost import consumed_ml_units
+from tui_app.model.running.stalls import DEFAULT_STALL_SECONDS
 from tui_app.model.running.storage_scope import StorageScope, package_objects, replica_scope
 
 log = logging.getLogger(__name__)
@@ -140,6 +143,7 @@ class JobService:
         engine: containers.EngineStatus | None = None,
         executor: Executor | None = None,
         no_auth: bool = False,
+        stall_seconds: float = DEFAULT_STALL_SECONDS,
     ) -> None:
         state.ensure()
         self.no_auth = no_auth
@@ -195,6 +199,10 @@ class JobService:
         """(bucket, name) of every job's gs:// package: read-only to replicas."""
         self.changes = JobChanges()
         """Wakes the ``:wait`` long polls of a job when ``_save`` writes it."""
+        self.stalls = StallWatch(
+            self, lambda: self.metrics.latest, stall_seconds, self.metrics.interval
+        )
+        """Flags a hung job (``stall_watch``: ``--stall-seconds``, 10 minutes by default)."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -202,6 +210,7 @@ class JobService:
         await self.executor.start()
         self.writer.start()
         self.metrics.start()
+        self.stalls.start()
         await asyncio.to_thread(self._load_staged_packages)
         await self._recover()
 
@@ -221,6 +230,7 @@ class JobService:
                 JobState.FAILED,
                 "The local jobs service stopped while the job was running.",
             )
+        await self.stalls.stop()
         await self.metrics.stop()
         self.writer.stop()
         await asyncio.to_thread(self.writer.join, 10)
@@ -374,6 +384,53 @@ class JobService:
         job[key] = value
         with contextlib.suppress(ApiError):
             self._save(project, job)
+
+    def set_stall(self, project: str, job_id: str, stall: dict[str, Any] | None) -> None:
+        """``stall`` of a live job (``stall_watch``): set while it is stalled, removed once a
+        replica prints again. An extension ml v1 clients show as it came, like
+        ``replicaRestarts``."""
+        if stall is not None:
+            self._set_live_field(project, job_id, "stall", stall)
+            return
+        job = self.stored(project, job_id)
+        if "stall" in job and not JobState(job["state"]).is_terminal:
+            del job["stall"]
+            with contextlib.suppress(ApiError):
+                self._save(project, job)
+
+    # -- stacks (job_stacks.py) ---------------------------------------------------------------
+
+    async def stacks(
+        self,
+        project: str,
+        job_id: str,
+        replica: str | None = None,
+        trial: str | None = None,
+        with_locals: bool = False,
+    ) -> dict[str, Any]:
+        """Every live replica's Python threads now (or the ones asked for)."""
+        job = self.stored(project, job_id)
+        chosen = job_stacks.pick(self.runners.get((project, job_id)), job, replica, trial)
+        got = await job_stacks.take(self.executor, self.container_engine, chosen, with_locals)
+        return got.to_json()
+
+    def stall_stacks(self, project: str, job_id: str) -> dict[str, Any]:
+        """The stacks kept when the job turned stalled."""
+        self.stored(project, job_id)
+        return job_stacks.saved(self.state.job_dir(project, job_id), job_id)
+
+    async def keep_stall_stacks(self, project: str, job_id: str) -> str | None:
+        runner = self.runners.get((project, job_id))
+        live = runner.live_replicas() if runner is not None else []
+        if not live:
+            return None
+        got = await job_stacks.take(self.executor, self.container_engine, live, False)
+        try:
+            await asyncio.to_thread(job_stacks.keep, self.state.job_dir(project, job_id), got)
+        except OSError as exc:
+            log.error("keeping the stacks of stalled job %s failed: %s", job_id, exc)
+            return None
+        return got.taken_at
 
     def save_runtime(self, project: str, job_id: str, runtime: dict[str, Any]) -> None:
         job = self.stored(project, job_id)

@@ -98,6 +98,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 Key = tuple[str, str, str]
 """(project, job id, task name)."""
+LiveKey = tuple[str, str, str, str]
+"""(project, job id, trial id or "", task name): one live replica, a trial's included."""
 
 
 def interval_from_env() -> float:
@@ -450,7 +452,7 @@ class MetricsSampler:
         self._executor = executor
         """Replicas on other nodes (a record with an ``actor``) are measured there and report
         CPU seconds and RSS through it; the sampler turns seconds into percent."""
-        self._remote_cpu: dict[Key, tuple[float, float]] = {}
+        self._remote_cpu: dict[LiveKey, tuple[float, float]] = {}
         self._engine = engine
         """Container replicas are measured by the engine's stats (docker's containers are not
         in the supervisor's process tree at all)."""
@@ -461,6 +463,8 @@ class MetricsSampler:
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._last_error: str | None = None
+        self.latest: dict[LiveKey, tuple[float, float]] = {}
+        """Each live replica's last sample: (time, CPU percent of one core), trials' too."""
 
     def start(self) -> None:
         self._stopping.clear()
@@ -491,60 +495,73 @@ class MetricsSampler:
                 await asyncio.wait_for(self._stopping.wait(), wait)
 
     def sample_once(self, now: float | None = None) -> int:
-        """Take one sample of every live replica; returns how many were stored (blocking)."""
-        targets: list[tuple[Key, int]] = []
-        boxed: list[tuple[Key, str]] = []
-        remote: list[tuple[Key, dict[str, Any]]] = []
+        """Take one sample of every live replica; returns how many were stored (blocking).
+
+        A tuning job's trials' replicas are measured too, for ``latest`` (the stall watch),
+        but not stored: ``:metrics`` answers for the job's own replicas."""
+        targets: list[tuple[LiveKey, int]] = []
+        boxed: list[tuple[LiveKey, str]] = []
+        remote: list[tuple[LiveKey, dict[str, Any]]] = []
         for project, job, runtime in self._jobs.in_states(_SAMPLED_STATES):
-            for rep in runtime.get("replicas") or []:
-                pid, name = rep.get("supervisor"), rep.get("task_name")
-                box = rep.get("container")
-                if isinstance(rep.get("actor"), str) and isinstance(name, str):
-                    remote.append(((project, str(job["jobId"]), name), rep))
-                elif isinstance(box, str) and isinstance(name, str) and self._engine is not None:
-                    boxed.append(((project, str(job["jobId"]), name), box))
-                elif isinstance(pid, int) and isinstance(name, str):
-                    targets.append(((project, str(job["jobId"]), name), pid))
+            runs: list[tuple[str, Any]] = [("", runtime.get("replicas"))]
+            trials = runtime.get("trials")
+            if isinstance(trials, dict):
+                runs += [(str(t), (r or {}).get("replicas")) for t, r in trials.items()]
+            for trial, reps in runs:
+                for rep in reps if isinstance(reps, list) else ():
+                    if not isinstance(rep, dict):
+                        continue
+                    pid, name = rep.get("supervisor"), rep.get("task_name")
+                    box = rep.get("container")
+                    if not isinstance(name, str):
+                        continue
+                    key = (project, str(job["jobId"]), trial, name)
+                    if isinstance(rep.get("actor"), str):
+                        remote.append((key, rep))
+                    elif isinstance(box, str) and self._engine is not None:
+                        boxed.append((key, box))
+                    elif isinstance(pid, int):
+                        targets.append((key, pid))
         t = time.time() if now is None else now
         usage = self._procs.sample((pid for _, pid in targets), t)
         t_ms = int(t * 1000)
-        rows = [
+        measured: list[tuple[LiveKey, Sample]] = [
             (key, Sample(t_ms, cpu, cpu, rss))
             for key, pid in targets
             if pid in usage
             for cpu, rss in (usage[pid],)
         ]
         if boxed and self._engine is not None:
-            measured = container_stats(self._engine, [box for _, box in boxed])
-            rows += [
+            stats = container_stats(self._engine, [box for _, box in boxed])
+            measured += [
                 (key, Sample(t_ms, cpu, cpu, mem))
                 for key, box in boxed
-                if box in measured
-                for cpu, mem in (measured[box],)
+                if box in stats
+                for cpu, mem in (stats[box],)
             ]
         if remote and self._executor is not None:
-            rows += self._remote_rows(remote, t)
-        live_keys = [key for key, _ in targets] + [key for key, _ in boxed]
-        live_keys += [key for key, _ in remote]
+            measured += self._remote_rows(remote, t)
+        self.latest = {key: (t, sample.cpu) for key, sample in measured}
+        rows = [((p, j, name), sample) for (p, j, trial, name), sample in measured if not trial]
         if rows:
             self.store.add(rows)
-        live = set(live_keys)
+        live = {(p, j, name) for (p, j, trial, name), _ in targets + boxed + remote if not trial}
         self._compacted = {k: v for k, v in self._compacted.items() if k in live}
-        for key, _ in rows:
-            last = self._compacted.setdefault(key, t)
+        for stored, _ in rows:
+            last = self._compacted.setdefault(stored, t)
             if t - last >= COMPACT_EVERY_SECONDS:
-                self.store.compact(key, t_ms)
-                self._compacted[key] = t
+                self.store.compact(stored, t_ms)
+                self._compacted[stored] = t
         return len(rows)
 
     def _remote_rows(
-        self, remote: list[tuple[Key, dict[str, Any]]], t: float
-    ) -> list[tuple[Key, Sample]]:
+        self, remote: list[tuple[LiveKey, dict[str, Any]]], t: float
+    ) -> list[tuple[LiveKey, Sample]]:
         """Samples of replicas measured on their nodes: percent of one core from the CPU
         seconds they report, since the previous report (the first report only primes it)."""
         assert self._executor is not None
         got = self._executor.usage([rec for _, rec in remote])
-        rows: list[tuple[Key, Sample]] = []
+        rows: list[tuple[LiveKey, Sample]] = []
         for i, (key, _) in enumerate(remote):
             if i not in got:
                 continue

@@ -206,6 +206,15 @@ async def get_job(request: web.Request) -> web.Response:
         return _json(await asyncio.to_thread(svc.metrics.read, project, job_id, since))
     if verb == "environment":  # our extension: the job's runtime environment (runtime_envs.py)
         return _json(svc.environment(project, job_id))
+    if verb == "stacks":  # our extension: the replicas' Python stacks (job_stacks.py)
+        q = request.query
+        if q.get("at") == "stall":
+            return _json(svc.stall_stacks(project, job_id))
+        if q.get("at"):
+            raise invalid_field("at", "must be stall (the stacks kept when the job stalled)")
+        with_locals = _flag(q.get("locals"), "locals")
+        got = await svc.stacks(project, job_id, q.get("replica"), q.get("trialId"), with_locals)
+        return _json(got)
     if verb == "queue":  # our extension: why a QUEUED job waits (scheduler.py)
         return _json(svc.queue(project, job_id))
     if verb == "wait":  # our extension: a long poll until the job changes
@@ -214,6 +223,14 @@ async def get_job(request: web.Request) -> web.Response:
     if verb is not None:
         raise ApiError("NOT_FOUND", f"Unknown method :{verb[:40]} for GET.")
     return _json(svc.get(project, job_id))
+
+
+def _flag(text: str | None, name: str) -> bool:
+    if text is None or text.lower() in ("", "false", "0"):
+        return False
+    if text.lower() in ("true", "1"):
+        return True
+    raise invalid_field(name, "must be true or false")
 
 
 WAIT_DEFAULT_SECONDS = 25.0

@@ -45,6 +45,7 @@ from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, MAX_WAR
 from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
 from tui_app.local.loopback import is_loopback
 from tui_app.local.paths import StateDir, StateDirError
+from tui_app.model.running.stalls import DEFAULT_STALL_SECONDS
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_PROJECT", "ServiceError", "ServiceOptions"]
 
@@ -158,6 +159,8 @@ class ServiceOptions:
     restart_backoff_scale: float = 1.0
     """Multiplies the restart rules' waits: between a crashing replica's restarts (1 s doubling
     to 30 s) and for a node with room after one died (600 s), too long for their tests."""
+    stall_seconds: float = DEFAULT_STALL_SECONDS
+    """How long a replica prints nothing and idles before its job counts as stalled."""
 
     @classmethod
     def from_args(
@@ -192,6 +195,7 @@ class ServiceOptions:
             getattr(args, "ray_address", None),
             _warm_actors(getattr(args, "ray_warm_actors", None)),
             restart_backoff_scale=getattr(args, "restart_backoff_scale", None) or 1.0,
+            stall_seconds=getattr(args, "stall_seconds", None) or DEFAULT_STALL_SECONDS,
         )
 
     def argv(self) -> list[str]:
@@ -205,6 +209,8 @@ class ServiceOptions:
             args += ["--max-wait-scale", repr(self.max_wait_scale)]
         if self.restart_backoff_scale != 1.0:
             args += ["--restart-backoff-scale", repr(self.restart_backoff_scale)]
+        if self.stall_seconds != DEFAULT_STALL_SECONDS:
+            args += ["--stall-seconds", repr(self.stall_seconds)]
         for python in self.pythons:
             args += ["--python", python]
         if self.replica_nice != DEFAULT_REPLICA_NICE:
@@ -352,6 +358,15 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         "e.g. 0.01; default 1",
     )
     p.add_argument(
+        "--stall-seconds",
+        type=_positive_float,
+        default=DEFAULT_STALL_SECONDS,
+        metavar="S",
+        help="a running job whose replicas all printed nothing for S seconds, one of them "
+        f"idle (no CPU) as long, is flagged stalled and its stacks kept (default "
+        f"{DEFAULT_STALL_SECONDS:g}; tests use a few seconds)",
+    )
+    p.add_argument(
         "--container-engine",
         default=None,
         metavar="CMD",
@@ -449,6 +464,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
             gpus=opts.gpus,
             max_wait_scale=opts.max_wait_scale,
             restart_backoff_scale=opts.restart_backoff_scale,
+            stall_seconds=opts.stall_seconds,
             pythons=opts.pythons,
             replica_nice=opts.replica_nice,
             engine=engine,

@@ -424,6 +424,17 @@ def ours(engine: Engine, key: str) -> dict[str, bool]:
     return found
 
 
+def host_pid(engine: Engine, name: str) -> int | None:
+    """The host's pid of a running container's first process (its init with ``--init``), or
+    None when it is not running (blocking). py-spy on the host reads the container's Python
+    by that pid: the container is the replica's boundary, not the host's."""
+    code, out = run_sync(engine.command("inspect", "--format", "{{.State.Pid}}", name))
+    text = out.strip()
+    if code != 0 or not text.isdigit() or int(text) <= 0:
+        return None
+    return int(text)
+
+
 def remove(engine: Engine, names: Iterable[str]) -> None:
     """Force-remove containers (blocking); a name already gone is no error."""
     names = list(names)

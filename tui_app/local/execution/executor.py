@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tui_app.config.executors import executor_entry
+from tui_app.local.execution.stack_dumps import Dump
 from tui_app.model.jobs.cluster import Replica
 from tui_app.model.running.capacity import Capacity, Demand
 
@@ -157,6 +158,14 @@ class Executor(Protocol):
     def usage(self, records: Sequence[Mapping[str, Any]]) -> dict[int, tuple[float, int]]:
         """CPU seconds used so far and RSS bytes, by position in ``records``, of the replicas
         this executor measures itself (the local one leaves its processes to the sampler)."""
+
+    def stacks(self, record: Mapping[str, Any], with_locals: bool) -> Dump:
+        """The Python stacks of the live replica a runtime record names, taken where it runs
+        (blocking; ``stack_dumps``).
+
+        Raises:
+            DumpFailed: they cannot be taken; the message says why, for the user.
+        """
 
     async def start(self) -> None: ...
 

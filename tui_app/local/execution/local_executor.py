@@ -20,6 +20,7 @@ import psutil
 
 from tui_app.local.execution.cluster_env import REPLICA_MARKER, free_ports
 from tui_app.local.execution.executor import Endpoint, Note, ReplicaProcess, RunKey
+from tui_app.local.execution.stack_dumps import Dump, DumpFailed, dump_tree
 from tui_app.local.execution.supervisor import stop_signals_held
 from tui_app.model.jobs.cluster import Replica
 from tui_app.model.jobs.tiers import Role
@@ -236,6 +237,12 @@ class LocalExecutor:
 
     def usage(self, records: Sequence[Mapping[str, Any]]) -> dict[int, tuple[float, int]]:
         return {}  # the sampler reads this machine's process trees itself
+
+    def stacks(self, record: Mapping[str, Any], with_locals: bool) -> Dump:
+        sup = find_supervisor(record)
+        if sup is None:
+            raise DumpFailed("it ended meanwhile")
+        return dump_tree(sup.pid, skip_root=True, with_locals=with_locals)
 
     async def start(self) -> None:
         return None

@@ -58,6 +58,7 @@ from tui_app.local.execution.ray_replica import (
     rewrite_paths,
 )
 from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, WarmActors
+from tui_app.local.execution.stack_dumps import DUMP_TIMEOUT_SECONDS, Dump, DumpFailed
 from tui_app.local.loopback import is_loopback
 from tui_app.model.jobs.cluster import Replica
 from tui_app.model.jobs.job_images import job_images
@@ -774,6 +775,21 @@ class RayExecutor:
                 if got is not None:
                     out[i] = (float(got[0]), int(got[1]))
         return out
+
+    def stacks(self, record: Mapping[str, Any], with_locals: bool) -> Dump:
+        name = record.get("actor")
+        actor = self._handles.get(name) if isinstance(name, str) else None
+        if actor is None:
+            raise DumpFailed("it ended meanwhile (its actor is gone)")
+        node = record.get("node") or "its node"
+        try:
+            got = self.ray.get(actor.stacks.remote(with_locals), timeout=DUMP_TIMEOUT_SECONDS + 5)
+        except Exception as exc:  # the node died, the actor is gone, the call timed out
+            raise DumpFailed(f"its node {node} did not answer: {type(exc).__name__}") from None
+        if isinstance(got, str):
+            raise DumpFailed(got)
+        pid, threads = got
+        return Dump(int(pid), list(threads))
 
 
 class RayServiceOptions(Protocol):

@@ -62,6 +62,7 @@ from tui_app.local.execution.ray_node_folders import (
     node_folder,
     node_root,
 )
+from tui_app.local.execution.stack_dumps import DumpFailed, dump_tree
 from tui_app.local.execution.supervisor import stop_signals_held
 from tui_app.local.storage.storage_env import REPLICA_OUTPUT_FILES
 from tui_app.local.untrusted_files import UntrustedFileError, read_beneath, size_beneath
@@ -592,6 +593,17 @@ class ReplicaActor:
                 used += t.user + t.system + t.children_user + t.children_system
                 rss += p.memory_info().rss
         return used, rss
+
+    def stacks(self, with_locals: bool) -> tuple[int, list[Any]] | str:
+        """The replica's Python stacks, taken here on its node (``stack_dumps``): (pid, py-spy's
+        threads), or why they cannot be taken."""
+        if self.proc is None or self.proc.poll() is not None:
+            return "it ended meanwhile"
+        try:
+            got = dump_tree(self.proc.pid, skip_root=True, with_locals=with_locals)
+        except DumpFailed as exc:
+            return str(exc)
+        return got.pid, got.threads
 
     def stop(self) -> None:
         """Ask the supervisor to stop the replica (SIGTERM, then SIGKILL after its grace)."""

@@ -88,6 +88,9 @@ class ReplicaHandle:
     status: dict[str, Any] | None = None
     container: str | None = None
     """The container's name, for a replica of a custom-container job."""
+    started: float = field(default_factory=time.time)
+    """When this run of it started (or was adopted): a replica that never printed is silent
+    since then (``stall_watch``)."""
 
     @property
     def status_path(self) -> Path:
@@ -277,6 +280,14 @@ class JobRunner:
         """A ``service`` log entry for this job."""
         self.host.service_log(self.project, self.job_id, message, SEVERITIES[severity])
 
+    def live_replicas(self) -> list[tuple[str | None, ReplicaHandle]]:
+        """The replicas running now, each with its trial id (None for a job's own)."""
+        return [
+            (self.trial, h)
+            for h in self.handles
+            if h.proc is not None and h.proc.returncode is None
+        ]
+
     # -- taking over after a service restart ------------------------------------------------
 
     def recover(self, job: dict[str, Any], runtime: dict[str, Any]) -> None:
@@ -453,6 +464,7 @@ class JobRunner:
                 # What is left of the old container would make ``run`` refuse the name.
                 await asyncio.to_thread(containers.remove, engine, [str(container["name"])])
             handle.status = None
+            handle.started = time.time()
             handle.proc = await placement.start(index[task], handle.replica, spec, pythonpath)
             record = records.get(task)
             if record is not None:

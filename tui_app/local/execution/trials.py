@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui_app.local.execution.runner import JobRunner, job_priority
+from tui_app.local.execution.runner import JobRunner, ReplicaHandle, job_priority
 from tui_app.local.execution.scheduler import LANE_MARK, Grant
 from tui_app.local.execution.trial_metrics import HypertuneFeed, MetricFileError
 from tui_app.local.timefmt import job_time, parse_job_time
@@ -219,6 +219,9 @@ class TuningRunner(JobRunner):
             self._held[lane] = self.host.scheduler.adopt(
                 self._lane_key(lane), held.demand, held.gpus
             )
+
+    def live_replicas(self) -> list[tuple[str | None, ReplicaHandle]]:
+        return [pair for run in list(self.live.values()) for pair in run.live_replicas()]
 
     def _lane_key(self, lane: int) -> tuple[str, str]:
         """What the scheduler calls a lane's capacity: the job's own for the first lane."""

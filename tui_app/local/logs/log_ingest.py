@@ -8,6 +8,7 @@ rather than dropped, and invalid UTF-8 becomes U+FFFD instead of an error.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +52,10 @@ class LogSource:
     open_record: int | None = None
     """The severity of the logging record the last lines read left open: the next lines
     without a prefix of their own continue it (``tui_app.model.logs.log_records``)."""
+    last_line_at: float | None = None
+    """When a read last took lines (epoch seconds): the replica's last output, for
+    ``stall_watch``; None while it has printed nothing since this source was made."""
+    last_line: str | None = None
 
     def severities(self, lines: list[str], more: bool) -> list[int]:
         """The severity of each line of one ``read``, given whether more bytes were waiting.
@@ -101,4 +106,7 @@ class LogSource:
             tail = b""
         self.offset += consumed
         self.partial = bytearray(tail)
+        if lines:
+            self.last_line_at = time.time()
+            self.last_line = next((ln for ln in reversed(lines) if ln.strip()), lines[-1])
         return lines, more
