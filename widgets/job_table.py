@@ -177,6 +177,7 @@ class _Styles:
     group: Style
     dim: Style
     restarts: Style
+    stalled: Style
     states: dict[JobState, Style]
 
 
@@ -197,6 +198,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         "job-table--watched",
         "job-table--flash",
         "job-table--restarts",
+        "job-table--stalled",
     }
     """
     | Class | Description |
@@ -210,6 +212,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
     | `job-table--watched` | The ⚑ of a watched job, and the header's count of them. |
     | `job-table--flash` | A row whose watched job just ended, while it flashes. |
     | `job-table--restarts` | The ``↻N`` of a job whose replicas restarted (in its STATE cell). |
+    | `job-table--stalled` | ``⚠ stalled 12m`` in the ERROR cell of a job that hangs. |
     """
 
     DEFAULT_CSS = (
@@ -234,6 +237,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         & > .job-table--dim { color: $text-muted; }
         & > .job-table--watched { color: $accent; text-style: bold; }
         & > .job-table--restarts { color: $warning; text-style: bold; }
+        & > .job-table--stalled { color: $warning; text-style: bold; }
         & > .job-table--flash {
             background: $warning 50%;
             color: $foreground;
@@ -698,6 +702,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
             group=fg("job-table--group"),
             dim=fg("job-table--dim"),
             restarts=fg("job-table--restarts"),
+            stalled=fg("job-table--stalled"),
             states={state: fg(name) for state, name in _STATE_CLASS.items()},
         )
 
@@ -851,7 +856,10 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
         if layout.ml:
             ml = f"{row.ml_units:.2f}" if row.ml_units is not None else ""
             cells.append((_fit(ml, ML_W, right=True) + " ", styles.dim))
-        cells.append((_fit(row.error, layout.error_w), styles.states[JobState.FAILED]))
+        if not row.error and row.stalled_since is not None:
+            cells.append((_fit(row.stall_text(now), layout.error_w), styles.stalled))
+        else:
+            cells.append((_fit(row.error, layout.error_w), styles.states[JobState.FAILED]))
         used = sum(cell_len(text) for text, _ in cells)
         if used < layout.width:
             cells.append((" " * (layout.width - used), plain))

@@ -6,7 +6,7 @@ from typing import Any
 
 from tui_app.model.jobs.states import JobState
 from tui_app.model.views.job_view import JobRow
-from tui_app.shell.job_watch import JobEnded, JobWatch
+from tui_app.shell.job_watch import JobEnded, JobStalled, JobWatch
 
 
 def row(job_id: str, state: str, error: str | None = None) -> JobRow:
@@ -67,3 +67,31 @@ def test_a_job_watched_before_it_is_listed_tells_nothing_if_first_seen_ended() -
     assert watch.watched == {"ghost"}
     assert watch.observe([row("ghost", "SUCCEEDED")]) == []  # its end may predate the watch
     assert not watch.watched
+
+
+def stalled_row(job_id: str, *names: str) -> JobRow:
+    replicas = [{"taskName": n, "state": "stalled", "since": "2026-11-22T09:18:00Z"} for n in names]
+    stall = {"since": "2026-11-22T09:18:00Z", "replicas": replicas}
+    return JobRow.from_job({"jobId": job_id, "state": "RUNNING", "stall": stall})
+
+
+def test_a_watched_job_that_stalls_is_told_once_per_stall() -> None:
+    watch = JobWatch()
+    watch.toggle(["a"], by_id(row("a", "RUNNING")))
+    told = watch.observe([stalled_row("a", "master-replica-0", "worker-replica-0")])
+    assert told == [JobStalled("a", ("master-replica-0", "worker-replica-0"))]
+    assert "master-replica-0, worker-replica-0 print nothing" in told[0].message()
+    assert watch.observe([stalled_row("a", "master-replica-0")]) == []  # the same stall
+    assert watch.observe([row("a", "RUNNING")]) == []  # it printed again
+    assert watch.observe([stalled_row("a", "ps-replica-0")]) == [JobStalled("a", ("ps-replica-0",))]
+    assert watch.watched == {"a"}  # a stall is no end
+
+
+def test_a_stall_under_way_when_the_job_was_watched_is_its_baseline() -> None:
+    watch = JobWatch()
+    watch.toggle(["a"], by_id(stalled_row("a", "master-replica-0")))
+    assert watch.observe([stalled_row("a", "master-replica-0")]) == []
+    # An ended job's stall field is history, not a stall (the row shows none).
+    assert not JobRow.from_job(
+        {"jobId": "b", "state": "CANCELLED", "stall": {"since": "2026-11-22T09:18:00Z"}}
+    ).stalled_since

@@ -34,6 +34,7 @@ from tui_app.model.jobs.job_images import replica_image
 from tui_app.model.jobs.states import STATE_SYMBOL
 from tui_app.model.jobs.task_names import unknown_task_error
 from tui_app.model.jobs.tiers import Role
+from tui_app.model.stacks import JobStacks
 from tui_app.model.views.describe import job_yaml, render_text, summarize
 from tui_app.model.views.job_view import JobRow, SortColumn, format_elapsed, sort_rows
 from tui_app.model.views.replica_nodes import PlacedReplica
@@ -58,7 +59,7 @@ def _table(rows: Sequence[JobRow], now: datetime) -> str:
                 format_elapsed(r.elapsed(now)),
                 r.tier_label,
                 f"{r.ml_units:.2f}" if r.ml_units is not None else "",
-                r.error[:60],
+                (r.error or r.stall_text(now))[:60],
             )
         )
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
@@ -119,6 +120,8 @@ class Extensions:
     """For a custom-container job, the service's container engine (``/healthz``)."""
     placement: list[PlacedReplica] = field(default_factory=list)
     """The replicas on other nodes (``:metrics``, the Ray executor): the "Replicas" section."""
+    stall_stacks: JobStacks | None = None
+    """``:stacks?at=stall`` of a job that stalled: shown in the "Stall" section."""
 
 
 def _extensions(connection: Connection, project: str, job: Mapping[str, Any]) -> Extensions:
@@ -141,7 +144,13 @@ def _extensions(connection: Connection, project: str, job: Mapping[str, Any]) ->
             placement = client.placement(job_id) or []
         except ApiCallError:
             placement = []
-        return Extensions(environment, queue, engine, placement)
+        stall_stacks = None
+        if isinstance(job.get("stall"), Mapping) and job["stall"].get("stacksTakenAt"):
+            try:
+                stall_stacks = client.stacks(job_id, at_stall=True)
+            except ApiCallError:
+                stall_stacks = None
+        return Extensions(environment, queue, engine, placement, stall_stacks)
     finally:
         client.close()
 
@@ -189,6 +198,7 @@ def _run(
                 queue=ext.queue,
                 engine=ext.engine,
                 placement=ext.placement,
+                stall_stacks=ext.stall_stacks,
             )
             print(render_text(sections))
         return 0

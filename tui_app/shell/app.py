@@ -37,7 +37,7 @@ from tui_app.model.notify.terminal_notify import (
 )
 from tui_app.model.views.job_view import JobRow, default_key
 from tui_app.shell.job_actions import JobActions
-from tui_app.shell.job_watch import JobEnded, JobRestarted, JobWatch
+from tui_app.shell.job_watch import JobEnded, JobRestarted, JobStalled, JobWatch
 from tui_app.shell.jobs_source import JobsSource
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
 from tui_app.shell.screens.command_screen import Command, CommandScreen
@@ -276,6 +276,8 @@ class JobsApp(JobActions):
             for event in self.job_watch.observe(message.rows):
                 if isinstance(event, JobRestarted):
                     self._tell_restarted(event)
+                elif isinstance(event, JobStalled):
+                    self._tell_stalled(event)
                 else:
                     self._tell_ended(event)
         self._show_watches()
@@ -337,6 +339,36 @@ class JobsApp(JobActions):
             markup=False,
         )
 
+    def _tell_stalled(self, stalled: JobStalled) -> None:
+        """A watched job stalled: every channel ``notify:`` allows, as for an end (a hung job
+        burns its machines as surely as a failed one stops), whatever its states filter says
+        (stalled is no state)."""
+        channels = self.settings.notify.channels
+        title = f"{stalled.job_id} stalled"
+        if "toast" in channels:
+            self.notify(stalled.message(), title=title, severity="warning", timeout=15)
+        if "flash" in channels:
+            for table in self._job_tables():
+                table.flash(stalled.job_id)
+        self._ring(title, stalled.message())
+
+    def _ring(self, title: str, body: str) -> None:
+        """The bell and the desktop notification, where ``notify:`` allows them."""
+        channels = self.settings.notify.channels
+        environ = os.environ
+        if opted_out(environ):
+            return
+        text = terminal_bytes(
+            title,
+            body,
+            bell="bell" in channels,
+            desktop="desktop" in channels,
+            tmux=in_tmux(environ),
+            sequences=desktop_sequences(environ),
+        )
+        if text and not self.is_headless and self._driver is not None:
+            self._driver.write(text)
+
     def _tell_ended(self, ended: JobEnded) -> None:
         """A watched job ended: tell the person through each channel ``notify:`` allows.
 
@@ -367,19 +399,7 @@ class JobsApp(JobActions):
         if "flash" in channels:
             for table in self._job_tables():
                 table.flash(ended.job_id)
-        environ = os.environ
-        if opted_out(environ):
-            return
-        text = terminal_bytes(
-            title,
-            body,
-            bell="bell" in channels,
-            desktop="desktop" in channels,
-            tmux=in_tmux(environ),
-            sequences=desktop_sequences(environ),
-        )
-        if text and not self.is_headless and self._driver is not None:
-            self._driver.write(text)
+        self._ring(title, body)
 
     # -- actions ----------------------------------------------------------------------------
 

@@ -10,6 +10,11 @@ While a watched job runs, a replica the service restarted (its machine was lost,
 an error that may pass) is told too, as a toast of its own (``JobRestarted``): the job goes on,
 so it is news, not an end, and it neither rings nor ends the watch. Restarts made before the
 job was watched are its baseline, not news.
+
+A watched job that stalls (every replica quiet, one idle: the service's ``stall``) is told
+once per stall, through the same channels as an end (``JobStalled``): a hung job calls the
+person back as a failed one does. A stall already under way when the job was watched is its
+baseline; one that clears and comes back is told again.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from tui_app.model.jobs.states import JobState
 from tui_app.model.running.restarts import WHOLE_JOB, ReplicaRestarts, restart_note
 from tui_app.model.views.job_view import JobRow
 
-__all__ = ["JobEnded", "JobRestarted", "JobWatch", "WatchChange", "WatchEvent"]
+__all__ = ["JobEnded", "JobRestarted", "JobStalled", "JobWatch", "WatchChange", "WatchEvent"]
 
 RESTARTS_TOLD = 3
 """Replicas named in one restart toast; more (a lost machine restarts them all) are counted."""
@@ -63,7 +68,23 @@ class JobRestarted:
         return "\n".join(notes)
 
 
-WatchEvent = JobEnded | JobRestarted
+@dataclass(frozen=True)
+class JobStalled:
+    """A watched, live job turned stalled since the last list."""
+
+    job_id: str
+    replicas: tuple[str, ...]
+    """The stalled replicas (``trial 3 worker-replica-0`` for a trial's)."""
+
+    def message(self) -> str:
+        """``master-replica-0, worker-replica-0 print nothing and use no CPU.``"""
+        names = ", ".join(self.replicas[:RESTARTS_TOLD])
+        if len(self.replicas) > RESTARTS_TOLD:
+            names += f" and {len(self.replicas) - RESTARTS_TOLD} more"
+        return f"{names or 'Its replicas'} print nothing and use no CPU; S shows where they wait."
+
+
+WatchEvent = JobEnded | JobRestarted | JobStalled
 """What ``JobWatch.observe`` tells of the watched jobs."""
 
 
@@ -112,6 +133,8 @@ class JobWatch:
     _last: dict[str, JobState | None] = field(default_factory=dict)
     _restarts: dict[str, dict[str, int] | None] = field(default_factory=dict)
     """Restarts per replica, by job, as last seen (None: not listed yet, no baseline)."""
+    _stalled: dict[str, bool | None] = field(default_factory=dict)
+    """Whether each job was stalled when last seen (None: not listed yet, no baseline)."""
 
     @property
     def watched(self) -> frozenset[str]:
@@ -133,6 +156,7 @@ class JobWatch:
             for job_id in ids:
                 del self._last[job_id]
                 self._restarts.pop(job_id, None)
+                self._stalled.pop(job_id, None)
             return WatchChange(unwatched=tuple(ids))
         watched: list[str] = []
         ended: list[tuple[str, JobState]] = []
@@ -146,6 +170,7 @@ class JobWatch:
                 continue
             self._last[job_id] = state
             self._restarts[job_id] = _counts(row)
+            self._stalled[job_id] = None if row is None else row.stalled_since is not None
             watched.append(job_id)
         return WatchChange(watched=tuple(watched), already_ended=tuple(ended))
 
@@ -154,6 +179,7 @@ class JobWatch:
         for job_id in job_ids:
             self._last.setdefault(job_id, JobState.QUEUED)
             self._restarts.setdefault(job_id, {})  # born without restarts: each one is news
+            self._stalled.setdefault(job_id, False)
 
     def observe(self, rows: Iterable[JobRow]) -> list[WatchEvent]:
         """What ``rows`` (a fresh list) shows of the watched jobs: those that ended (they are
@@ -181,11 +207,16 @@ class JobWatch:
                     retried = any(r.task_name == WHOLE_JOB for r in row.restarts)
                     events.append(JobRestarted(row.job_id, grown, retried))
             restarts[row.job_id] = _counts(row)
+            stalled = row.stalled_since is not None
+            if stalled and self._stalled.get(row.job_id) is False:
+                events.append(JobStalled(row.job_id, row.stalled))
+            self._stalled[row.job_id] = stalled
             if row.state.is_terminal:
                 if before is not None and not before.is_terminal:
                     events.append(JobEnded(row.job_id, row.state, row.error or None))
                 del last[row.job_id]
                 del restarts[row.job_id]
+                self._stalled.pop(row.job_id, None)
             else:
                 last[row.job_id] = row.state
         return events

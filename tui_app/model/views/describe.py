@@ -36,6 +36,9 @@ from tui_app.model.logs.failure_cause import split_failure
 from tui_app.model.logs.log_records import TRACEBACK_START
 from tui_app.model.running.queue_wait import wait_rows
 from tui_app.model.running.restarts import WHOLE_JOB, ReplicaRestarts, restarts_from_job
+from tui_app.model.running.stalls import stall_from_job
+from tui_app.model.stacks import JobStacks, fold
+from tui_app.model.stacks import render_text as stacks_text
 from tui_app.model.views.job_view import format_elapsed
 from tui_app.model.views.replica_nodes import PlacedReplica, placement_rows
 from tui_app.model.views.trials import SHARED_GLYPH, TRIAL_OUTPUT_FIELD, trial_order
@@ -76,6 +79,7 @@ def summarize(
     queue: Mapping[str, Any] | None = None,
     engine: Mapping[str, Any] | None = None,
     placement: Sequence[PlacedReplica] = (),
+    stall_stacks: JobStacks | None = None,
 ) -> list[Section]:
     """The job's summary: overview, training input, training output and the error, if any.
 
@@ -94,6 +98,8 @@ def summarize(
         placement: The replicas that run on other nodes (the local service's Ray executor,
             from its ``:metrics`` answer): a "Replicas" section names each one's node. Left
             out when every replica runs on the service's own machine.
+        stall_stacks: The stacks the local service kept when the job stalled (``:stacks``
+            ``?at=stall``): the "Stall" section shows them, folded, under its replicas.
 
     Returns:
         The sections, in reading order.
@@ -104,6 +110,8 @@ def summarize(
         # Right under the overview, cause first: the traceback's last line is what triage
         # reads, and a long traceback under the inputs put it pages down.
         Section("Error", _error(job.get("errorMessage"))),
+        # A hung job has no error: why it is stuck takes the error's place.
+        Section("Stall", stall_rows(job, now, tz, stall_stacks)),
         # Why a live job's run is longer than its steps explain, or a failed one's cause came
         # late: which replicas were started again, how often, and the last reason.
         Section("Restarts", restart_rows(restarts_from_job(job), tz)),
@@ -136,6 +144,55 @@ def restart_rows(restarts: Sequence[ReplicaRestarts], tz: tzinfo = UTC) -> list[
             value += f": {r.last_cause}"
         rows.append((key, value))
     return rows
+
+
+def stall_rows(
+    job: Mapping[str, Any], now: datetime, tz: tzinfo = UTC, stacks: JobStacks | None = None
+) -> list[tuple[str, str]]:
+    """The service's ``stall`` of a job: since when, each quiet or stalled replica with its
+    last line and CPU, then the stacks kept at the stall (folded). None when it never
+    stalled (the section is left out)."""
+    stall = stall_from_job(job)
+    if stall is None:
+        return []
+    raw = as_mapping(job.get("stall"))
+    since = format_time(raw.get("since"), tz) or ""
+    if job.get("state") not in {s.value for s in states.TERMINAL_STATES}:
+        since += f" ({format_duration(now.timestamp() - stall.since)} ago)"
+    rows: list[tuple[str, str]] = [("Since", since)]
+    for r, entry in zip(stall.replicas, _stall_entries(raw), strict=False):
+        name = f"trial {r.trial_id} {r.task_name}" if r.trial_id else r.task_name
+        parts: list[str] = [r.state]
+        if r.cpu_percent is not None:
+            parts.append(f"CPU {r.cpu_percent:.1f}%")
+        when = format_time(entry.get("lastOutputTime"), tz)
+        if when:
+            line = f": {r.last_line}" if r.last_line else ""
+            parts.append(f"last line at {when}{line}")
+        else:
+            parts.append("has printed nothing")
+        rows.append((name, "; ".join(parts)))
+    if stacks is not None:
+        text = "\n".join(stacks_text(fold(stacks.replicas), locals=stacks.locals))
+        rows.append((f"Stacks at {format_time(stacks.taken_at, tz) or stacks.taken_at}", text))
+    elif raw.get("stacksTakenAt"):
+        taken = format_time(raw.get("stacksTakenAt"), tz) or str(raw.get("stacksTakenAt"))
+        rows.append(("Stacks", f"taken {taken}"))
+    return rows
+
+
+def _stall_entries(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The ``stall`` replicas ``stall_from_job`` kept, in its order, as they came."""
+    kept = []
+    for item in as_list(raw.get("replicas")):
+        entry = as_mapping(item)
+        if (
+            isinstance(entry.get("taskName"), str)
+            and entry.get("state") in ("quiet", "stalled")
+            and parse_time(entry.get("since")) is not None
+        ):
+            kept.append(entry)
+    return kept
 
 
 FRAMEWORK_ROWS: tuple[str, ...] = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-keras")

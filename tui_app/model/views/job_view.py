@@ -25,10 +25,11 @@ from typing import Any
 
 from tui_app.model.jobs.cluster import replica_groups
 from tui_app.model.jobs.job_id import split_job_id
-from tui_app.model.jobs.states import STATE_ORDER, STATE_SYMBOL, JobState
+from tui_app.model.jobs.states import LIVE_STATES, STATE_ORDER, STATE_SYMBOL, JobState
 from tui_app.model.jobs.wire import as_float, as_int, parse_time
 from tui_app.model.logs.failure_cause import failure_cause
 from tui_app.model.running.restarts import ReplicaRestarts, restarts_from_job, total_restarts
+from tui_app.model.running.stalls import stall_from_job
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DEFAULT_TIER = "BASIC"
@@ -77,6 +78,12 @@ def _replica_count(training_input: object) -> int:
         return sum(group.count for group in replica_groups(training_input))
     except Exception:  # a malformed trainingInput must never break the list
         return 0
+
+
+STALL_GLYPH = "⚠"
+"""Marks a stalled job in the list's ERROR cell (a failed job's cause has no such mark)."""
+FAULT_STATES = frozenset({JobState.FAILED, JobState.CANCELLED})
+"""The ended states ``z`` keeps (``JobRow.is_fault``)."""
 
 
 def restart_marker(count: int) -> str:
@@ -134,6 +141,11 @@ class JobRow:
     restarts: tuple[ReplicaRestarts, ...] = ()
     """``replicaRestarts``, per replica (the local service's; empty, the shared ``()``, for
     the many jobs that never restarted): the list's marker and the watch's toast read it."""
+    stalled_since: datetime | None = None
+    """Since when the live job has been stalled (the local service's ``stall``): the list's
+    ``⚠ stalled 12m``, the watch's notice; None for a job that is not (or no longer live)."""
+    stalled: tuple[str, ...] = ()
+    """The stalled replicas' names (``trial 3 worker-replica-0`` for a trial's)."""
 
     @classmethod
     def from_job(cls, job: Mapping[str, Any]) -> JobRow:
@@ -163,9 +175,12 @@ class JobRow:
             )
         count = _replica_count(training_input)
         position = as_int(job.get("jobPosition"))
+        stall = stall_from_job(job) if job.get("stall") and state in LIVE_STATES else None
+        # A filter finds "stalled" where the cell shows it (with its age, added when drawn).
+        error_text = f"{STALL_GLYPH} stalled" if stall and stall.stalled and not error else error
         # Labels follow as "\tkey=value" and the text ends in "\t", so the filter's label tokens
         # are exact substring tests ("\tteam=nlp\t") with no per-row Python.
-        cased = f"{_flat(job_id)} {state_name(state)} {_flat(tier)} {TIMES}{count} {error}\t"
+        cased = f"{_flat(job_id)} {state_name(state)} {_flat(tier)} {TIMES}{count} {error_text}\t"
         cased += "".join(f"{_flat(k)}={_flat(v)}\t" for k, v in labels)
         return cls(
             job_id=job_id,
@@ -185,12 +200,31 @@ class JobRow:
             haystack=cased.lower(),
             haystack_cased=cased,
             restarts=tuple(restarts_from_job(job)) if job.get("replicaRestarts") else (),
+            stalled_since=(
+                datetime.fromtimestamp(stall.since, UTC) if stall and stall.stalled else None
+            ),
+            stalled=tuple(
+                f"trial {r.trial_id} {r.task_name}" if r.trial_id else r.task_name
+                for r in (stall.stalled if stall else ())
+            ),
         )
 
     @property
     def key(self) -> str:
         """The row's key in the list: its job id."""
         return self.job_id
+
+    @property
+    def is_fault(self) -> bool:
+        """What ``z`` (faults only) keeps: a job that failed or was cancelled, or one that
+        hangs (``stalled_since``)."""
+        return self.state in FAULT_STATES or self.stalled_since is not None
+
+    def stall_text(self, now: datetime) -> str:
+        """``⚠ stalled 12m05s``: the list's ERROR cell of a stalled job without an error."""
+        if self.stalled_since is None:
+            return ""
+        return f"{STALL_GLYPH} stalled {format_elapsed(now - self.stalled_since)}"
 
     @property
     def restart_count(self) -> int:

@@ -41,6 +41,7 @@ from tui_app.api.metrics_client import UsageHistory
 from tui_app.model.jobs.job_images import replica_image
 from tui_app.model.jobs.states import JobState
 from tui_app.model.jobs.tiers import Role
+from tui_app.model.stacks import JobStacks
 from tui_app.model.views.describe import job_yaml, summarize
 from tui_app.model.views.replica_nodes import PlacedReplica
 from tui_app.model.views.replica_usage import ReplicaSamples
@@ -105,6 +106,8 @@ class DescribeScreen(Screen[None], ScreenToasts):
         """The local service's ``:environment`` answer ("Runtime environment" section)."""
         self.queue: dict[str, Any] | None = None
         """The local service's ``:queue`` answer while the job waits ("Waiting for resources")."""
+        self.stall_stacks: JobStacks | None = None
+        """The stacks the local service kept when the job stalled (the "Stall" section)."""
         self.engine: dict[str, Any] | None = None
         """The local service's container engine, for a custom-container job ("Engine")."""
         self.placement: list[PlacedReplica] = []
@@ -291,6 +294,15 @@ class DescribeScreen(Screen[None], ScreenToasts):
                     environment = client.environment(self.job_id)
                     if environment and not worker.is_cancelled:
                         self.app.call_from_thread(self._environment_arrived, environment)
+                taken = ((job or {}).get("stall") or {}).get("stacksTakenAt")
+                kept = self.stall_stacks
+                if taken and (kept is None or kept.taken_at != taken):  # once per stall
+                    try:
+                        stacks = client.stacks(self.job_id, at_stall=True)
+                    except ApiCallError:
+                        stacks = None  # not kept after all: the row says when they were taken
+                    if stacks is not None and not worker.is_cancelled:
+                        self.app.call_from_thread(self._stall_stacks_arrived, stacks)
                 queued = job is not None and job.get("state") == JobState.QUEUED.value
                 if queued or self.queue:  # why it waits, until it no longer does
                     queue = client.queue(self.job_id) if queued else None
@@ -313,6 +325,10 @@ class DescribeScreen(Screen[None], ScreenToasts):
                 if ended:  # read after the job ended: its last samples are in
                     return
             _sleep_unless_cancelled(worker, USAGE_POLL_SECONDS)
+
+    def _stall_stacks_arrived(self, stacks: JobStacks) -> None:
+        self.stall_stacks = stacks
+        self._show()
 
     def _queue_arrived(self, queue: dict[str, Any] | None) -> None:
         self.queue = queue
@@ -366,6 +382,7 @@ class DescribeScreen(Screen[None], ScreenToasts):
             queue=self.queue,
             engine=self.engine,
             placement=self.placement,
+            stall_stacks=self.stall_stacks,
         )
         for section in sections:
             parts.append(Text(section.title, style="bold underline"))

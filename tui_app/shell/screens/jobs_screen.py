@@ -23,7 +23,6 @@ from tui_app.model.filters.list_filter import (
     parse_list_filter,
     refine,
 )
-from tui_app.model.jobs.states import JobState
 from tui_app.model.views.job_view import (
     JobRow,
     SortColumn,
@@ -41,9 +40,6 @@ from tui_app.widgets.status_header import StatusHeader
 
 REFINE_SHARE = 4
 """A keystroke filters the previous result when it holds at most 1/REFINE_SHARE of the list."""
-FAULT_STATES = frozenset({JobState.FAILED, JobState.CANCELLED})
-
-
 _PARTNER_WHY = {"resubmitted from it": "the job it was resubmitted from"}
 """``diff_partner``'s reasons as the diff's header words them after "against"."""
 
@@ -60,7 +56,9 @@ class JobsScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter", id="jobs.filter", tooltip="Regex; !, state:, label:"),
         Binding("escape", "clear", "Clear", show=False, id="jobs.clear"),
-        Binding("z", "faults", "Faults", id="jobs.faults", tooltip="Only FAILED and CANCELLED"),
+        Binding(
+            "z", "faults", "Faults", id="jobs.faults", tooltip="Only FAILED, CANCELLED and stalled"
+        ),
         Binding("enter,d", "describe", "Describe", id="jobs.describe"),
         Binding("y", "yaml", "YAML", id="jobs.yaml"),
         Binding("l", "logs", "Logs", id="jobs.logs", tooltip="Live logs of every replica"),
@@ -195,7 +193,7 @@ class JobsScreen(Screen[None]):
             self._filter_error = None
             self._show_filter_error()
             undone.append("filter cleared")
-        if self.faults_only and row.state not in FAULT_STATES:
+        if self.faults_only and not row.is_fault:
             self.set_reactive(JobsScreen.faults_only, False)
             undone.append("faults-only off")
         if row.base in self._folded:
@@ -215,7 +213,7 @@ class JobsScreen(Screen[None]):
         # filter is typed or z hides rows (a TIER column coming and going was seen as a bug).
         self._longest_id = longest_id_of(rows)
         if self.faults_only:
-            rows = [r for r in rows if r.state in FAULT_STATES]
+            rows = [r for r in rows if r.is_fault]
         self._index = FilterIndex(rows)
         self._refilter()
 
