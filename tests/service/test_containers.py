@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -708,3 +709,52 @@ def test_service_status_names_the_engine_or_why_there_is_none(
     assert f"containers: {container_engine.kind} {container_engine.version}" in lines, lines
     [none] = [ln for ln in status_text(engineless_service).splitlines() if "containers:" in ln]
     assert none.startswith("containers: none: The container engine 'no-such-engine'"), none
+
+
+# -- stacks (issue 43) ---------------------------------------------------------------------------
+
+
+def _running(svc: LiveService, job_id: str) -> bool:
+    return bool(svc.client().get(job_id)["state"] == "RUNNING")
+
+
+def test_stacks_of_a_container_replica_are_read_by_its_host_pid(
+    ctr_service: LiveService, container_engine: Engine, trainer_image: str, tiny_image: str
+) -> None:
+    """py-spy on the host reads the trainer inside the container (its process as the host sees
+    it); a container that runs no Python says what it runs instead."""
+    svc = ctr_service
+    job_id = unique_id("ctr_stacks")
+    other = unique_id("ctr_stacks_sh")
+    svc.client().create(
+        container_job(job_id, trainer_image, ("--steps", "100000", "--sleep", "0.05"))
+    )
+    svc.client().create(container_job(other, tiny_image, command=["/bin/sh", "-c", "sleep 600"]))
+    try:
+        for j in (job_id, other):
+            wait_for(partial(_running, svc, j), f"{j} running")
+
+        def stacks(j: str) -> dict[str, Any] | None:
+            status, body = svc.request("GET", f"/v1/projects/{PROJECT}/jobs/{j}:stacks")
+            assert status == 200, body
+            [replica] = body["replicas"]
+            return (
+                replica
+                if replica.get("threads") or "not a Python" in replica.get("error", "")
+                else None
+            )
+
+        def training() -> dict[str, Any] | None:
+            got = stacks(job_id)
+            frames = [f["name"] for t in (got or {}).get("threads", ()) for f in t["frames"]]
+            return got if "train" in frames else None  # past its imports, in its loop
+
+        trainer = wait_for(training, "the trainer's stacks in its training loop")
+        assert trainer["taskName"] == "master-replica-0" and trainer["pid"] > 0
+        shell = wait_for(lambda: stacks(other), "the shell's refusal")
+        assert shell["error"].startswith("it is not a Python process ("), shell
+    finally:
+        svc.client().cancel(job_id)
+        svc.client().cancel(other)
+    for j in (job_id, other):
+        assert svc.wait_state(j, timeout=30)["state"] == "CANCELLED"

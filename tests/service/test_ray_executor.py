@@ -214,6 +214,32 @@ def test_cancel_kills_the_replica_on_its_node(ray_service: LiveService, ray_pack
     assert job_processes(job_id) == []
 
 
+def test_stacks_of_a_ray_replica_are_taken_on_its_node(
+    ray_service: LiveService, ray_package: str
+) -> None:
+    """The replica's actor runs py-spy on its node and sends the threads back (issue 43)."""
+    job_id = unique_id("ray_stacks")
+    client = ray_service.client()
+    client.create(job_of(job_id, ray_package, "--steps", "1000000", "--sleep", "0.05"))
+    ray_service.wait_state(job_id, ("RUNNING",), timeout=120)
+    path = f"/v1/projects/test-project/jobs/{job_id}:stacks"
+
+    def training() -> dict[str, Any] | None:
+        status, body = ray_service.request("GET", path)
+        assert status == 200, body
+        [replica] = body["replicas"]
+        frames = [f["name"] for t in replica.get("threads", ()) for f in t["frames"]]
+        return replica if "train" in frames else None
+
+    try:
+        replica = wait_until("the trainer's stacks, taken on its node", training)
+        assert replica["node"] == replica_nodes(ray_service, job_id)["master-replica-0"]["address"]
+        assert replica["pid"] > 0 and "error" not in replica
+    finally:
+        client.cancel(job_id)
+    assert ray_service.wait_state(job_id, timeout=60)["state"] == "CANCELLED"
+
+
 def test_max_running_time_stops_the_replica_on_its_node(
     ray_service: LiveService, ray_package: str
 ) -> None:

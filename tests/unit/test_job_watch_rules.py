@@ -80,6 +80,7 @@ def test_a_watched_job_that_stalls_is_told_once_per_stall() -> None:
     watch.toggle(["a"], by_id(row("a", "RUNNING")))
     told = watch.observe([stalled_row("a", "master-replica-0", "worker-replica-0")])
     assert told == [JobStalled("a", ("master-replica-0", "worker-replica-0"))]
+    assert isinstance(told[0], JobStalled)
     assert "master-replica-0, worker-replica-0 print nothing" in told[0].message()
     assert watch.observe([stalled_row("a", "master-replica-0")]) == []  # the same stall
     assert watch.observe([row("a", "RUNNING")]) == []  # it printed again
