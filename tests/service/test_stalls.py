@@ -131,3 +131,36 @@ def test_stacks_refusals_say_why(stall_service: LiveService) -> None:
     assert status == 404, body
     status, body = _stacks(svc, "no_such_job_1", "?at=now")
     assert status in (400, 404), body
+
+
+def test_a_hung_trial_flags_its_tuning_job_naming_the_trial(
+    stall_service: LiveService, trainer_sdist: Path
+) -> None:
+    """A trial of one master that waits forever for data: the job is stalled, the replica
+    named with its trial, and the stacks show the trainer's wait_for_data."""
+    svc = stall_service
+    uri = svc.stage(trainer_sdist)
+    job_id = unique_id("hung_trial")
+    hp = {
+        "maxTrials": 1,
+        "params": [{"parameterName": "lr", "type": "DOUBLE", "minValue": 0.01, "maxValue": 0.1}],
+    }
+    args = ("--steps", "1000", "--sleep", "0.02", "--hang-at-step", "3")
+    svc.client().create(basic_job(job_id, uri, *args, hyperparameters=hp))
+    try:
+        wait_for(lambda: "stall" in svc.client().get(job_id), timeout=60, what="the stall")
+        [replica] = svc.client().get(job_id)["stall"]["replicas"]
+        assert (replica["taskName"], replica["trialId"], replica["state"]) == (
+            "master-replica-0",
+            "1",
+            "stalled",
+        )
+        assert replica["lastLine"] == "hanging at step 3 (--hang-at-step)"
+        status, body = _stacks(svc, job_id, "?trialId=1")
+        assert status == 200, body
+        [got] = JobStacks.from_json(body).replicas
+        assert got.trial_id == "1"
+        assert "wait_for_data" in "\n".join(render_text(fold([got]), locals=False))
+    finally:
+        svc.client().cancel(job_id)
+    assert svc.wait_state(job_id, timeout=60)["state"] == "CANCELLED"
