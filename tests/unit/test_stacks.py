@@ -17,6 +17,7 @@ from tui_app.model.stacks import (
     MAX_THREADS,
     Frame,
     JobStacks,
+    LineKind,
     Local,
     Origin,
     ReplicaStacks,
@@ -26,6 +27,7 @@ from tui_app.model.stacks import (
     fold,
     frame_origin,
     group_label,
+    group_lines,
     main_thread,
     parse_dump,
     render_text,
@@ -954,3 +956,38 @@ def test_a_folded_error_group_counts_its_replicas() -> None:
 
     assert render_text(groups, locals=True) == ["worker 0-2 (3 replicas): no such process"]
     assert render_text([], locals=False) == []
+
+
+def test_group_lines_are_render_texts_lines_with_what_a_view_styles() -> None:
+    """The TUI styles each part of a line; the words stay ``render_text``'s."""
+    workers = [replica(f"worker-replica-{i}", thread_id=140406354819968 + i) for i in range(2)]
+    broken = failed("ps-replica-0", "it ended meanwhile")
+    groups = fold([*workers, broken])
+
+    lines = group_lines(groups[0], locals=False)
+
+    assert [line.text for line in lines] == render_text(groups, locals=False)[: len(lines)]
+    heading = lines[0]
+    assert heading.kind is LineKind.HEADING and heading.active is False and not heading.error
+    assert heading.text[heading.split :] == groups[0].summary
+    assert lines[1].kind is LineKind.PROCESS
+    thread = lines[2]
+    assert (thread.kind, thread.active, thread.text[thread.split :]) == (
+        LineKind.THREAD,
+        False,
+        "(idle)",
+    )
+    frames = [line for line in lines if line.kind is LineKind.FRAME]
+    assert [(f.text[: f.split].strip(), f.origin) for f in frames[:4]] == [
+        ("recv_into", Origin.LIBRARY),
+        ("_Rendezvous._next", Origin.THIRD_PARTY),
+        ("pull", Origin.OWN),
+        ("train", Origin.OWN),
+    ]
+    assert frames[2].text[frames[2].split :] == "(trainer/task.py:210)"
+    (error,) = group_lines(groups[1], locals=False)
+    assert error.error and error.active is None
+    assert (error.text[: error.split], error.text[error.split :]) == (
+        "ps 0: ",
+        "it ended meanwhile",
+    )

@@ -544,6 +544,25 @@ class JobsApp(JobActions):
             return
         self.push_screen(MetricsScreen(job_id, trial, scalars=self.scalars))
 
+    def open_stacks(
+        self, job_id: str, replica: str | None = None, trial: str | None = None
+    ) -> None:
+        """Show the Python stacks of ``job_id``'s replicas (only ``replica``, only trial
+        ``trial``'s) over what is open, unless they are what is showing.
+
+        Loaded on first use, as the other views behind a key are.
+        """
+        from tui_app.shell.screens.stacks_screen import StacksScreen
+
+        screen = self.screen
+        if isinstance(screen, StacksScreen) and (screen.job_id, screen.replica, screen.trial) == (
+            job_id,
+            replica,
+            trial,
+        ):
+            return
+        self.push_screen(StacksScreen(job_id, replica, trial))
+
     def _job_scalars(self, job_id: str, trial: str | None) -> ScalarSource:
         """``JobScalars`` on the profile's connection (called in the view's worker thread)."""
         from tui_app.api.job_scalars import JobScalars

@@ -103,6 +103,13 @@ class ShellApp(Protocol):
         """Show the job's (or its trial ``trial``'s) metric curves over what is open."""
         ...
 
+    def open_stacks(
+        self, job_id: str, replica: str | None = None, trial: str | None = None
+    ) -> None:
+        """Show the Python stacks of the job's replicas (only ``replica``, only trial
+        ``trial``'s) over what is open."""
+        ...
+
     def open_diff(
         self, left: str, right: str, reason: str, *, trials_of: str | None = None
     ) -> None:

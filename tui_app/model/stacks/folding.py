@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from tui_app.model.jobs.cluster import task_from_vertex
 from tui_app.model.stacks.py_spy import Frame, ThreadStack
@@ -26,12 +27,15 @@ from tui_app.model.stacks.replica_stacks import ReplicaStacks
 __all__ = [
     "LINE_WIDTH",
     "MAIN_THREAD",
+    "LineKind",
     "Origin",
     "Signature",
     "StackGroup",
+    "StackLine",
     "fold",
     "frame_origin",
     "group_label",
+    "group_lines",
     "main_thread",
     "render_text",
     "replica_label",
@@ -251,11 +255,6 @@ def fold(replicas: Sequence[ReplicaStacks]) -> list[StackGroup]:
     ]
 
 
-def _fit(line: str) -> str:
-    """``line`` cut to ``LINE_WIDTH`` columns, ``…`` marking the cut."""
-    return line if len(line) <= LINE_WIDTH else line[: LINE_WIDTH - 1] + "…"
-
-
 def _whose(group: StackGroup, *, with_locals: bool) -> str | None:
     """The line that says whose process the shown stacks are: a folded group shows one
     member's thread ids (and locals), which differ from the others'."""
@@ -276,47 +275,104 @@ def _whose(group: StackGroup, *, with_locals: bool) -> str | None:
     return f"  ({what} of {member}{', ' + process if process else ''})"
 
 
-def _thread_lines(thread: ThreadStack, *, with_locals: bool) -> list[str]:
+class LineKind(Enum):
+    """What a line of a group's listing is (``group_lines``), for a view to style it."""
+
+    HEADING = "heading"
+    """The group's replicas, how many when folded, and where they are, or their error."""
+    PROCESS = "process"
+    """Whose process is shown: pid, node, and which member's ids a folded group shows."""
+    THREAD = "thread"
+    """A thread's id, name and state."""
+    FRAME = "frame"
+    """A function and its ``(file:line)``."""
+    LOCAL = "local"
+    """One local of the frame above: ``name = repr``."""
+    NO_FRAMES = "no-frames"
+    """A thread with no Python frames."""
+
+
+@dataclass(frozen=True)
+class StackLine:
+    """One line of a group's listing: its text as ``render_text`` writes it, and what a view
+    needs to style its parts without writing the text again (the TUI shows the CLI's words)."""
+
+    kind: LineKind
+    text: str
+    """Indented and cut to ``LINE_WIDTH``, as ``render_text`` writes it."""
+    split: int = 0
+    """Where the line's second part starts (past the cut, when it was cut): a heading's
+    summary or error after its replicas' names, a frame's ``(file:line)`` after its function,
+    a local's value after its name."""
+    origin: Origin | None = None
+    """A frame's: whose code it runs (``frame_origin``)."""
+    active: bool | None = None
+    """A thread's: whether it was running; a heading's: whether the thread its summary is
+    about was (None for an error, or a replica without threads)."""
+    error: bool = False
+    """A heading that gives the group's error instead of where it is."""
+
+
+def _cut(kind: LineKind, head: str, tail: str, **facts: Any) -> StackLine:
+    """A line of ``head`` then ``tail`` cut to ``LINE_WIDTH`` columns, ``…`` marking the cut."""
+    line = head + tail
+    if len(line) > LINE_WIDTH:
+        line = line[: LINE_WIDTH - 1] + "…"
+    return StackLine(kind, line, len(head), **facts)
+
+
+def _thread_lines(thread: ThreadStack, *, with_locals: bool) -> list[StackLine]:
     """One thread as ``py-spy dump`` lists it: a heading, then its frames innermost first,
     each with its locals below when asked for."""
     state = "active" if thread.active else "idle"
     if thread.owns_gil:
         state += ", holds the GIL"
     name = f' "{thread.name}"' if thread.name is not None else ""
-    lines = [_fit(f"  Thread {thread.thread_id}{name} ({state})")]
+    heading = f"  Thread {thread.thread_id}{name} "
+    lines = [_cut(LineKind.THREAD, heading, f"({state})", active=thread.active)]
     if not thread.frames:
-        lines.append("    (no Python frames)")
+        lines.append(StackLine(LineKind.NO_FRAMES, "    (no Python frames)"))
     for frame in thread.frames:
-        lines.append(_fit(f"    {frame.name} ({frame.short_filename}:{frame.line})"))
+        origin = frame_origin(frame.filename)
+        where_at = f"({frame.short_filename}:{frame.line})"
+        lines.append(_cut(LineKind.FRAME, f"    {frame.name} ", where_at, origin=origin))
         if with_locals and frame.locals:
             for local in frame.locals:
                 value = local.repr if local.repr is not None else "(unreadable)"
-                lines.append(_fit(f"        {local.name} = {value}"))
+                lines.append(_cut(LineKind.LOCAL, f"        {local.name} = ", value))
+    return lines
+
+
+def group_lines(group: StackGroup, *, locals: bool) -> list[StackLine]:  # noqa: A002
+    """One group's listing (``render_text`` joins them): a heading (its replicas, how many
+    when folded, where they are, or their error), whose process is shown, then each thread
+    of its first replica (the one the summary is about first). ``locals`` lists each frame's
+    locals under it."""
+    count = len(group.replicas)
+    if group.error is not None:
+        many = f" ({count} replicas)" if count > 1 else ""
+        return [_cut(LineKind.HEADING, f"{group.label}{many}: ", group.error, error=True)]
+    threads = group.replicas[0].threads
+    first = main_thread(threads)
+    many = f" ({count} replicas, the same stacks)" if count > 1 else ""
+    active = first.active if first is not None else None
+    lines = [_cut(LineKind.HEADING, f"{group.label}{many}: ", group.summary, active=active)]
+    whose = _whose(group, with_locals=locals)
+    if whose is not None:
+        lines.append(StackLine(LineKind.PROCESS, whose))
+    for thread in sorted(threads, key=lambda t: t is not first):
+        lines.extend(_thread_lines(thread, with_locals=locals))
     return lines
 
 
 def render_text(groups: Sequence[StackGroup], *, locals: bool) -> list[str]:  # noqa: A002
-    """The groups as text, for the CLI to print and the TUI to show: per group a heading
-    (its replicas, how many when folded, where they are), whose process is shown, then each
-    thread of its first replica (the one the summary is about first); a blank line between
-    groups. ``locals`` lists each frame's locals (``name = repr``) under it; the name is the
-    service's flag, shadowing the builtin on purpose."""
+    """The groups as text, for the CLI to print and the TUI to copy: each group's listing
+    (``group_lines``), a blank line between groups. ``locals`` lists each frame's locals
+    (``name = repr``) under it; the name is the service's flag, shadowing the builtin on
+    purpose."""
     lines: list[str] = []
     for group in groups:
         if lines:
             lines.append("")
-        count = len(group.replicas)
-        if group.error is not None:
-            many = f" ({count} replicas)" if count > 1 else ""
-            lines.append(f"{group.label}{many}: {group.error}")
-            continue
-        many = f" ({count} replicas, the same stacks)" if count > 1 else ""
-        lines.append(f"{group.label}{many}: {group.summary}")
-        whose = _whose(group, with_locals=locals)
-        if whose is not None:
-            lines.append(whose)
-        threads = group.replicas[0].threads
-        first = main_thread(threads)
-        for thread in sorted(threads, key=lambda t: t is not first):
-            lines.extend(_thread_lines(thread, with_locals=locals))
+        lines.extend(line.text for line in group_lines(group, locals=locals))
     return lines

@@ -28,6 +28,7 @@ SCREEN_NAMES: dict[str, str] = {
     "LogsScreen": "a job's logs",
     "MetricsScreen": "a job's metrics",
     "DiffScreen": "a diff of two jobs",
+    "StacksScreen": "a job's stacks",
     "BuilderScreen": "the config builder",
     "PresetsScreen": "the builder's presets",
     "ParamEditScreen": "the parameter editor",

@@ -64,6 +64,14 @@ class JobsScreen(Screen[None]):
         Binding("l", "logs", "Logs", id="jobs.logs", tooltip="Live logs of every replica"),
         Binding("x,ctrl+d", "cancel_jobs", "Cancel", id="jobs.cancel"),
         Binding("M", "metrics", "Metrics", id="jobs.metrics", tooltip="Live metric curves"),
+        Binding(
+            "S",
+            "stacks",
+            "Stacks",
+            show=False,
+            id="jobs.stacks",
+            tooltip="Every replica's Python threads now (where a hung job waits)",
+        ),
         Binding("R", "resubmit", "Resubmit", id="jobs.resubmit"),
         Binding("E", "edit", "Edit+submit", id="jobs.edit", tooltip="A copy in the builder"),
         Binding("n", "new", "New job", show=False, id="jobs.new", tooltip="The builder, empty"),
@@ -438,6 +446,11 @@ class JobsScreen(Screen[None]):
         job_id = self._one_job("Metrics")
         if job_id is not None:
             self.shell.open_metrics(job_id)
+
+    def action_stacks(self) -> None:
+        job_id = self._one_job("Stacks")
+        if job_id is not None:
+            self.shell.open_stacks(job_id)
 
     def action_yaml(self) -> None:
         self.action_describe(yaml=True)

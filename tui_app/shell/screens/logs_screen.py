@@ -160,6 +160,14 @@ class LogsScreen(Screen[None], ScreenToasts):
         Binding("v", "pager", "Pager", show=False, id="logs.pager"),
         Binding("m", "marker", "Mark time", show=False, id="logs.marker"),
         Binding("f", "fullscreen", "Full", id="logs.fullscreen"),
+        Binding(
+            "S",
+            "stacks",
+            "Stacks",
+            show=False,
+            id="logs.stacks",
+            tooltip="The Python threads of the replica shown (of every one from all) now",
+        ),
     ]
 
     current: reactive[str] = reactive(ALL)
@@ -834,6 +842,13 @@ class LogsScreen(Screen[None], ScreenToasts):
     def action_marker(self) -> None:
         for v in self._each_view():
             v.insert_marker()
+
+    def action_stacks(self) -> None:
+        """``S``: the stacks of the replica whose view is shown, of every replica from the
+        merged view (or the service's, which is no replica); a trial's pane: its trial's."""
+        task = self.current
+        replica = None if task in (ALL, SERVICE_TASK) else task
+        self.shell.open_stacks(self.job_id, replica, self.trial)
 
     def action_fullscreen(self) -> None:
         for selector in ("#logs-title", "#logs-tabs"):
