@@ -15,19 +15,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import serve, unique_id
-from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.live_service import CLUSTER, PROJECT, LiveService, basic_job
 from tests.support.restartable import wait_for
 from tui_app.model.stacks import JobStacks, fold, render_text
 
 STALL_SECONDS = "3"
-CLUSTER = {
-    "scaleTier": "CUSTOM",
-    "masterType": "standard",
-    "workerType": "standard",
-    "workerCount": "2",
-    "parameterServerType": "standard",
-    "parameterServerCount": "1",
-}
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tui_app.entry.cli_common import REFUSED
-from tui_app.model.stacks import fold, render_text
+from tui_app.model.stacks import NO_STACKS_ENDPOINT, fold, render_text
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -38,10 +38,7 @@ def stacks_command(
     finally:
         client.close()
     if got is None:
-        print(
-            "error: this endpoint has no stacks: only the local jobs service takes them",
-            file=sys.stderr,
-        )
+        print(f"error: {NO_STACKS_ENDPOINT}", file=sys.stderr)
         return REFUSED
     if args.format == "json":
         print(json.dumps(got.to_json(), indent=2))

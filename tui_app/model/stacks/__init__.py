@@ -33,7 +33,12 @@ from tui_app.model.stacks.py_spy import (
     clean_text,
     parse_dump,
 )
-from tui_app.model.stacks.replica_stacks import MAX_REPLICAS, JobStacks, ReplicaStacks
+from tui_app.model.stacks.replica_stacks import (
+    MAX_REPLICAS,
+    NO_STACKS_ENDPOINT,
+    JobStacks,
+    ReplicaStacks,
+)
 
 __all__ = [
     "MAX_FRAMES",
@@ -41,6 +46,7 @@ __all__ = [
     "MAX_REPLICAS",
     "MAX_TEXT",
     "MAX_THREADS",
+    "NO_STACKS_ENDPOINT",
     "Frame",
     "JobStacks",
     "LineKind",

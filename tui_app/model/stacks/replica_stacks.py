@@ -32,7 +32,11 @@ from tui_app.model.stacks.py_spy import (
     read_threads,
 )
 
-__all__ = ["MAX_REPLICAS", "JobStacks", "ReplicaStacks"]
+__all__ = ["MAX_REPLICAS", "NO_STACKS_ENDPOINT", "JobStacks", "ReplicaStacks"]
+
+NO_STACKS_ENDPOINT = "This endpoint has no stacks: only the local jobs service takes them."
+"""What the view and ``tui-app jobs stacks`` say where the endpoint has no ``:stacks`` (a
+cloud one)."""
 
 MAX_REPLICAS = 1024
 """Replicas kept from one answer: more than any job the service runs (trials included)."""

@@ -49,6 +49,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from tui_app.api.errors import ApiCallError
 from tui_app.model.jobs.wire import parse_time
 from tui_app.model.stacks import (
+    NO_STACKS_ENDPOINT,
     JobStacks,
     LineKind,
     Origin,
@@ -64,7 +65,7 @@ from tui_app.widgets.detail_scroll import DetailScroll
 from tui_app.widgets.key_footer import KeyFooter
 from tui_app.widgets.status_header import StatusHeader
 
-NO_ENDPOINT = "This endpoint has no stacks: only the local jobs service takes them."
+NO_ENDPOINT = NO_STACKS_ENDPOINT
 """What the view says where the endpoint has no ``:stacks`` (Vertex AI, a cloud URL)."""
 LOCALS_WARNING = (
     "Locals can hold secrets (tokens, passwords, keys): they are on screen now, and y copies them."
