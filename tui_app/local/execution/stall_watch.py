@@ -107,7 +107,9 @@ class StallWatch:
         """Replica -> (since when it is idle, the time of the sample last seen)."""
         self._shown: dict[JobKey, tuple[Any, ...]] = {}
         """What each job's ``stall`` field says now, by its replicas' (name, state)."""
-        self._dumped: set[JobKey] = set()
+        self._taken: dict[JobKey, str | None] = {}
+        """When each job's stacks were kept (once, at its first stall): every later write of
+        its ``stall`` field says so too."""
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -175,15 +177,15 @@ class StallWatch:
             if stall is None:
                 self._host.set_stall(project, job_id, None)
                 continue
-            taken = None
-            if (project, job_id) not in self._dumped and stall.stalled:
-                self._dumped.add((project, job_id))
+            key = (project, job_id)
+            if key not in self._taken and stall.stalled:
+                self._taken[key] = None
                 self._say_stalled(project, job_id, stall, now)
-                taken = await self._host.keep_stall_stacks(project, job_id)
-            self._host.set_stall(project, job_id, stall_resource(stall, taken))
+                self._taken[key] = await self._host.keep_stall_stacks(project, job_id)
+            self._host.set_stall(project, job_id, stall_resource(stall, self._taken.get(key)))
         for gone in set(self._shown) - live:
             del self._shown[gone]
-        self._dumped &= live
+        self._taken = {k: v for k, v in self._taken.items() if k in live}
         self._idle = {k: v for k, v in self._idle.items() if (k[0], k[1]) in live}
 
     def _say_stalled(self, project: str, job_id: str, stall: Stall, now: float) -> None:
