@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,8 +79,6 @@ async def take(
     with_locals: bool,
 ) -> JobStacks:
     """The stacks of ``replicas`` (trial id, handle), taken at once."""
-    import time
-
     taken = log_time(int(time.time() * 1_000_000))
     got = await asyncio.gather(
         *(asyncio.to_thread(_take, executor, engine, t, h, with_locals) for t, h in replicas)
