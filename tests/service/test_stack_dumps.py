@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psutil
 import pytest
@@ -136,3 +137,23 @@ def test_py_spy_missing_from_the_installation_says_how_to_install_it() -> None:
         "py-spy is missing from this installation of tui-app (it is one of its dependencies: "
         "/nonexistent/bin/pip install py-spy)"
     ), (done, time.monotonic() - started)
+
+
+def _pythons() -> list[str]:
+    """The oldest and newest interpreters this machine has beside the service's own."""
+    found = sorted(Path("/root/.pyenv/versions").glob("3.*/bin/python3"))
+    wanted = [p for p in found if p.parent.parent.name.startswith(("3.7.", "3.13."))]
+    return [str(p) for p in wanted]
+
+
+@pytest.mark.parametrize("python", _pythons() or [pytest.param("", marks=pytest.mark.skip)])
+def test_replicas_on_other_runtimes_are_read_too(python: str) -> None:
+    """A runtime environment's interpreter (Python 3.7 for runtimeVersion 1.15 ... 3.13)."""
+    proc = subprocess.Popen([python, "-c", WAITER], stdout=subprocess.PIPE, text=True)
+    try:
+        _ready(proc)
+        threads = parse_dump(dump_tree(proc.pid, skip_root=False).threads)
+        assert "wait_for_the_queue" in [f.name for t in threads for f in t.frames]
+    finally:
+        proc.kill()
+        proc.wait()
