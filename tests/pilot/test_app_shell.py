@@ -118,7 +118,7 @@ async def test_the_palette_says_each_actions_key_as_remapped(tmp_path: Path) -> 
         await wait_until(pilot, lambda: app.last_rows, "the list")
         helps = {c.title: c.help for c in app.get_system_commands(app.screen)}
         assert helps["Edit+submit"] == "Key: E · A copy in the builder"
-        assert helps["Faults"] == "Key: z · Only FAILED and CANCELLED"
+        assert helps["Faults"] == "Key: z · Only FAILED, CANCELLED and stalled"
         assert helps["Logs"] == "Key: v · Live logs of every replica"
         assert helps["Cancel"] == "Key: x / ^d"
         assert helps["Quit"] == "Key: q"

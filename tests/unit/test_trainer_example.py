@@ -136,7 +136,9 @@ def test_distributed_async_sgd_with_parameter_server(tmp_path: Path) -> None:
         "worker": [f"127.0.0.1:{worker_port}"],
         "ps": [f"127.0.0.1:{ps_port}"],
     }
-    args = ["--steps", "200", "--job-dir", str(job_dir)]
+    # Slow enough (6 s) that the worker, still backing off (up to 2 s a try) while the late ps
+    # starts on a busy machine, joins before the master has run every step alone.
+    args = ["--steps", "200", "--sleep", "0.03", "--job-dir", str(job_dir)]
     processes: dict[str, subprocess.Popen[bytes]] = {}
     logs: dict[str, Path] = {}
 

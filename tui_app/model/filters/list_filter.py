@@ -13,8 +13,8 @@ Syntax (all parts optional, whitespace-separated):
 Tokens and the regex are ANDed. The parser never raises: an invalid regex would match literally,
 an unknown state nothing, and :attr:`ListFilter.error` says which (the list then keeps its last
 good result, and ``tui-app jobs list`` refuses the filter). A lone ``!`` (or a bare
-``label:``/``state:`` still being typed) filters nothing. "Faults only" (FAILED and CANCELLED) is
-the caller's toggle, not part of this language.
+``label:``/``state:`` still being typed) filters nothing. "Faults only" (FAILED, CANCELLED,
+stalled) is the caller's toggle, not part of this language.
 
 gcloud's ``--filter`` terms (``state=FAILED``, ``labels.owner=demo``, ``jobId:mnist*``,
 ``AND``/``OR``/``NOT``) are read as these tokens (see ``gcloud_filter``): what a user knows from

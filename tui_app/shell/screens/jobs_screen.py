@@ -97,7 +97,7 @@ class JobsScreen(Screen[None]):
     sort_reverse: var[bool] = var(False)
     """Flip the sort column's natural direction."""
     faults_only: var[bool] = var(False)
-    """Show only FAILED and CANCELLED jobs (``z``)."""
+    """Show only FAILED, CANCELLED and stalled jobs (``z``: ``JobRow.is_fault``)."""
 
     def __init__(self) -> None:
         super().__init__()
