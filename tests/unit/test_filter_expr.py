@@ -343,3 +343,24 @@ def test_parse_timestamp(text: str, nanos: int) -> None:
 def test_parse_timestamp_rejects(text: str) -> None:
     with pytest.raises(ValueError, match="Not a timestamp"):
         parse_timestamp(text)
+
+
+def test_search_is_a_function_of_log_filters_only() -> None:
+    from tui_app.model.filters.filter_expr import Search
+
+    assert parse_filter('SEARCH("out of memory")', search=True) == Search(None, "out of memory")
+    assert parse_filter('SEARCH( textPayload , "NaN")', search=True) == Search(
+        ("textPayload",), "NaN"
+    )
+    node = parse_filter('severity>=ERROR SEARCH("oom")', search=True)
+    assert node == And((Compare(("severity",), ">=", "ERROR"), Search(None, "oom")))
+    # A jobs filter has no functions: the same text means what it always did.
+    assert not isinstance(parse_filter('SEARCH("x")'), Search)
+    for bad, where in [
+        ("SEARCH(oom)", 'takes "text" or a field and "text"'),
+        ("SEARCH(textPayload, oom)", "needs a quoted string"),
+        ('SEARCH(textPayload "x")', "takes"),
+        ('SEARCH("x"', "Missing '\\)'"),
+    ]:
+        with pytest.raises(FilterSyntaxError, match=where):
+            parse_filter(bad, search=True)

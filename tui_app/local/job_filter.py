@@ -33,6 +33,7 @@ from tui_app.model.filters.filter_expr import (
     Node,
     Not,
     Or,
+    Search,
     Text,
     parse_filter,
     parse_timestamp,
@@ -136,6 +137,8 @@ def _compile(node: Node) -> JobPredicate:
             return isinstance(job_id, str) and needle in job_id
 
         return search
+    if isinstance(node, Search):  # never parsed for a jobs filter (parse_filter(search=False))
+        raise ValueError("SEARCH() applies to log filters only")
     return _compile_compare(node)
 
 

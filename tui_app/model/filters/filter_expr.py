@@ -41,6 +41,7 @@ __all__ = [
     "Node",
     "Not",
     "Or",
+    "Search",
     "Text",
     "parse_filter",
     "parse_timestamp",
@@ -59,6 +60,7 @@ _KEYWORDS = frozenset({"AND", "OR", "NOT"})
 # A path segment that needs no quotes. `-` is allowed after the first character because label
 # keys such as `airflow-version` contain it; the term is only a path if an operator follows.
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+_SEARCH = re.compile(r"SEARCH\s*\(")
 # Characters that end an unquoted value or search term.
 _VALUE_STOP = frozenset('()"')
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
@@ -122,15 +124,25 @@ class Text:
     value: str
 
 
-Node: TypeAlias = And | Or | Not | Compare | Text
+@dataclass(frozen=True, slots=True)
+class Search:
+    """``SEARCH("text")`` or ``SEARCH(field, "text")``: Cloud Logging's token search (log
+    filters only, ``parse_filter(..., search=True)``). ``path`` is None for every text field."""
+
+    path: tuple[str, ...] | None
+    value: str
+
+
+Node: TypeAlias = And | Or | Not | Compare | Text | Search
 """Any node of the filter AST."""
 
 
-def parse_filter(text: str) -> Node | None:
+def parse_filter(text: str, *, search: bool = False) -> Node | None:
     """Parse a jobs.list or entries:list filter into an AST.
 
     Args:
         text: The filter as sent on the wire.
+        search: Read ``SEARCH(...)`` as a function (Logging's; a jobs filter has none).
 
     Returns:
         The root node, or None when `text` is empty or only whitespace (no filtering).
@@ -144,7 +156,7 @@ def parse_filter(text: str) -> Node | None:
             f" at position {MAX_LENGTH}",
             MAX_LENGTH,
         )
-    parser = _Parser(text)
+    parser = _Parser(text, search)
     parser.skip_ws()
     if parser.at_end():
         return None
@@ -166,9 +178,10 @@ class _Parser:
     separate tokenizer could not tell the two apart, so the parser reads characters directly.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, search: bool = False) -> None:
         self.text = text
         self.pos = 0
+        self.search = search
 
     # -- low-level scanning -------------------------------------------------------------------
 
@@ -315,6 +328,8 @@ class _Parser:
         keyword = self.keyword_here()
         if keyword is not None:
             raise self.error(f"Unexpected '{keyword}' at position {start}; expected a term", start)
+        if self.search and _SEARCH.match(self.text, self.pos):
+            return self.search_call()
         comparison = self.try_comparison()
         if comparison is not None:
             return comparison
@@ -322,6 +337,46 @@ class _Parser:
         if ch == '"':
             return Text(self.quoted_string())
         return Text(self.unquoted_run())
+
+    def search_call(self) -> Search:
+        """``SEARCH("text")`` or ``SEARCH(field, "text")``, at ``pos``."""
+        start = self.pos
+        match = _SEARCH.match(self.text, self.pos)
+        assert match is not None
+        self.pos = match.end()
+        self.skip_ws()
+        path: tuple[str, ...] | None = None
+        if self.peek() != '"':
+            field = _NAME.match(self.text, self.pos)
+            segments: list[str] = []
+            while field is not None:
+                segments.append(field.group())
+                self.pos = field.end()
+                if self.peek() != ".":
+                    break
+                self.pos += 1
+                field = _NAME.match(self.text, self.pos)
+            self.skip_ws()
+            if not segments or self.peek() != ",":
+                raise self.error(
+                    f'SEARCH at position {start} takes "text" or a field and "text": '
+                    f'SEARCH("out of memory") or SEARCH(textPayload, "NaN")',
+                    self.pos,
+                )
+            path = tuple(segments)
+            self.pos += 1
+            self.skip_ws()
+        if self.peek() != '"':
+            raise self.error(
+                f"SEARCH at position {start} needs a quoted string, found {self.describe_here()}",
+                self.pos,
+            )
+        value = self.quoted_string()
+        self.skip_ws()
+        if self.peek() != ")":
+            raise self.error(f"Missing ')' to close SEARCH( at position {start}", self.pos)
+        self.pos += 1
+        return Search(path, value)
 
     def try_comparison(self) -> Compare | None:
         """Parse `path op value` at `pos`, or return None (leaving `pos` anywhere) if no op."""

@@ -43,6 +43,7 @@ from tui_app.model.filters.filter_expr import (
     Node,
     Not,
     Or,
+    Search,
     Text,
     parse_filter,
 )
@@ -233,6 +234,8 @@ def _written(node: Node) -> str:
         return node.value
     if isinstance(node, Not):
         return f"NOT {_written(node.item)}"
+    if isinstance(node, Search):  # never parsed here (parse_filter(search=False))
+        return f'SEARCH("{node.value}")'
     word = " AND " if isinstance(node, And) else " OR "
     return "(" + word.join(_written(i) for i in node.items) + ")"
 
