@@ -380,6 +380,17 @@ def _service(args: argparse.Namespace) -> int:
                 print(f"capacity: {slots} CPU slots, {gpus} GPUs (one slot per replica)")
             if "containerEngine" in health:
                 print(f"containers: {engine_label(health.get('containerEngine'))}")
+            index = health.get("logIndex")
+            if isinstance(index, dict) and isinstance(index.get("lines"), int):
+                behind = index.get("behind") or 0
+                state_text = (
+                    f"{behind:,} being indexed in the background (searches read them by scan)"
+                    if behind
+                    else "all indexed for search"
+                )
+                print(f"logs: {index['lines']:,} lines stored, {state_text}")
+            if isinstance(index, dict) and index.get("error"):
+                print(f"warning: {index['error']}")
             if health.get("logWriterError"):
                 print(f"warning: {health['logWriterError']}")
             return 0

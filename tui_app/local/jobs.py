@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import sqlite3
 import struct
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,6 +33,7 @@ from tui_app.local.execution.stall_watch import StallWatch
 from tui_app.local.execution.trials import make_runner
 from tui_app.local.job_changes import JobChanges
 from tui_app.local.job_filter import compile_job_filter
+from tui_app.local.logs.log_index import progress
 from tui_app.local.logs.log_ingest import LogSource
 from tui_app.local.logs.log_writer import LogWriter, ServiceEntry
 from tui_app.local.metrics import MetricsSampler
@@ -543,6 +545,17 @@ class JobService:
                 trial_id=trial,
             )
         )
+
+    def log_index_status(self) -> dict[str, Any]:
+        """``/healthz``'s ``logIndex``: lines stored and indexed (two rowid lookups)."""
+        try:
+            got = progress(self.logs.reader())
+        except sqlite3.Error as exc:
+            return {"error": f"Cannot read the log store: {exc}"}
+        out: dict[str, Any] = {"lines": got.newest, "behind": got.behind}
+        if self.writer.index.error:
+            out["error"] = self.writer.index.error
+        return out
 
     def follow_log(self, source: LogSource) -> None:
         self.writer.add_source(source)

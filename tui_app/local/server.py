@@ -346,6 +346,9 @@ async def healthz(request: web.Request) -> web.Response:
             "executor": {"name": svc.executor.name, "summary": svc.executor.describe()},
             # What custom-container jobs run on here, or why they cannot (with the fix).
             "containerEngine": svc.engine_status.as_json(),
+            # How far the full-text index of the logs is (a store from before it is indexed in
+            # the background; searches meanwhile read the rest by scan).
+            "logIndex": svc.log_index_status(),
         }
     )
 

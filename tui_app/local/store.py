@@ -16,6 +16,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from tui_app.model.logs.text_search import words_match
+
 _JOBS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -49,6 +51,16 @@ CREATE TABLE IF NOT EXISTS log_sources (
     path TEXT PRIMARY KEY,
     offset INTEGER NOT NULL
 );
+-- The full-text index of the lines (logs/log_index.py): external content, no second copy of
+-- the text; rows up to indexed_upto are in it, later ones are checked by scan.
+CREATE VIRTUAL TABLE IF NOT EXISTS log_text USING fts5(
+    message, content='log_entries', content_rowid='id', tokenize='unicode61'
+);
+CREATE TABLE IF NOT EXISTS log_index_state (
+    one INTEGER PRIMARY KEY CHECK (one = 0),
+    indexed_upto INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO log_index_state (one, indexed_upto) VALUES (0, 0);
 """
 
 
@@ -230,6 +242,8 @@ class LogStore:
         if conn is None:
             conn = connect(self.path)
             conn.execute("PRAGMA query_only=1")
+            # SEARCH on the lines the full-text index has not reached (logs/log_query.py).
+            conn.create_function("log_words", 2, words_match, deterministic=True)
             self._local.conn = conn
         return conn
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tui_app.local.errors import ApiError, checked, invalid_field
-from tui_app.local.logs.log_query import compile_log_filter
+from tui_app.local.logs.log_index import indexed_upto
+from tui_app.local.logs.log_query import Driven, compile_driven, compile_log_filter
 from tui_app.local.page_tokens import NOT_OURS, decode_page_token, encode_page_token, fingerprint
 from tui_app.local.paths import project_error
 from tui_app.local.store import LogStore
@@ -107,9 +108,17 @@ def entry_json(row: tuple[Any, ...]) -> dict[str, Any]:
     }
 
 
+def _watermark(store: LogStore) -> int:
+    """The full-text index's watermark, read as the page's query will see the store."""
+    try:
+        return indexed_upto(store.reader())
+    except sqlite3.OperationalError as exc:
+        raise ApiError("UNAVAILABLE", f"The log store is busy, retry: {exc}") from None
+
+
 def list_entries(store: LogStore, body: object) -> dict[str, Any]:
     """Answer one entries:list request (blocking: run it in a thread)."""
-    rows, token = _select(store, _Page.read(body, MAX_PAGE_SIZE))
+    rows, token = _select(store, _Page.read(body, MAX_PAGE_SIZE, _watermark(store)))
     resp: dict[str, Any] = {}
     if rows:
         resp["entries"] = [entry_json(r) for r in rows]
@@ -133,7 +142,7 @@ def follow_entries(store: LogStore, body: object) -> tuple[bytes, int]:
     Returns:
         The JSON body, and how many entries it holds (0: the caller may wait and ask again).
     """
-    page = _Page.read(body, MAX_FOLLOW_PAGE_SIZE)
+    page = _Page.read(body, MAX_FOLLOW_PAGE_SIZE, _watermark(store))
     fmt = body.get("rowFormat") if isinstance(body, dict) else None
     fmt = "text" if fmt is None else fmt  # JSON null is the default, as absent
     if fmt not in ROW_FORMATS:
@@ -175,10 +184,17 @@ class _Page:
     """The fingerprint of (projects, filter, order) a page token must carry."""
     cursor: tuple[int, int] | None
     """(ts_us, id) of the last entry of the previous page."""
+    driven: Driven | None = None
+    """A text search over every job, read through the full-text index (``_driven_rows``)."""
+    indexed_upto: int = 0
+    """The index's watermark when the page was asked for."""
+    projects: tuple[str, ...] = ()
 
     @classmethod
-    def read(cls, body: object, max_size: int) -> _Page:
-        """Raises: ApiError (INVALID_ARGUMENT) naming the field that is wrong."""
+    def read(cls, body: object, max_size: int, indexed_upto: int | None = None) -> _Page:
+        """``indexed_upto``: the full-text index's watermark, for text terms (``log_query``).
+
+        Raises: ApiError (INVALID_ARGUMENT) naming the field that is wrong."""
         if not isinstance(body, dict):
             raise invalid_field("body", "The request body must be a JSON object.")
         projects = _projects(body)
@@ -195,8 +211,14 @@ class _Page:
         desc = order.strip().lower() == "timestamp desc"
         size = _int_field(body, "pageSize", DEFAULT_PAGE_SIZE)
         size = DEFAULT_PAGE_SIZE if size <= 0 else min(size, max_size)
+        driven = None
         try:
             where, params = compile_log_filter(filter_text)
+            # Over every job the full-text index finds the rows; within one job its own index
+            # does, and reading its rows beats the index's matches over every job.
+            if indexed_upto is not None and "job_id" not in where:
+                driven = compile_driven(filter_text)
+                where, params = compile_log_filter(filter_text, indexed_upto)
         except (FilterSyntaxError, ValueError) as exc:
             raise invalid_field("filter", f"Invalid filter: {exc}") from None
         key = fingerprint(json.dumps([projects, filter_text, desc]))
@@ -218,13 +240,19 @@ class _Page:
                 )
             cursor = (ts, rid)
         marks = ",".join("?" * len(projects))
+        # A text search over every job: let the full-text index pick the rows (``+`` keeps
+        # SQLite off the per-job index, which would read each of the project's lines to test it).
+        column = "+project" if "log_text" in where else "project"
         return cls(
-            f"project IN ({marks}) AND ({where})",
+            f"{column} IN ({marks}) AND ({where})",
             [*projects, *params],
             desc,
             size,
             key,
             cursor,
+            driven,
+            indexed_upto or 0,
+            tuple(projects),
         )
 
     @property
@@ -252,12 +280,52 @@ class _Page:
         return encode_page_token({"t": ts_us, "i": rid, "k": self.key})
 
 
+def _driven_rows(conn: sqlite3.Connection, page: _Page, wanted: int) -> list[tuple[Any, ...]]:
+    """Up to ``wanted`` rows of a ``Driven`` page, in id order (the timestamps' order: one
+    writer stamps both, ``log_writer``): the index's hits stream in that order and each is
+    checked against the rest of the filter, so a word in every line costs a page, not every
+    match. Rows after the watermark (the newest) are read by scan. The cursor is the id."""
+    driven = page.driven
+    assert driven is not None
+    marks = ",".join("?" * len(page.projects))
+    after = page.cursor[1] if page.cursor else None
+    step = "<" if page.desc else ">"
+    order = "DESC" if page.desc else "ASC"
+    past = f" AND id {step} ?" if after is not None else ""
+    hit_past = f" AND rowid {step} ?" if after is not None else ""
+    cursor_args = [after] if after is not None else []
+    tail_sql = (
+        f"SELECT {_COLUMNS} FROM log_entries WHERE +project IN ({marks}) AND id > ?"
+        f"{past} AND ({driven.tail[0]}) ORDER BY id {order} LIMIT ?"
+    )
+    tail_args = [*page.projects, page.indexed_upto, *cursor_args, *driven.tail[1]]
+    hits_sql = (
+        f"SELECT {_COLUMNS} FROM (SELECT rowid AS hit FROM log_text WHERE log_text MATCH ?"
+        f" AND rowid <= ?{hit_past} ORDER BY rowid {order}) AS h"
+        f" CROSS JOIN log_entries ON log_entries.id = h.hit"
+        f" WHERE project IN ({marks}) AND ({driven.indexed[0]}) ORDER BY h.hit {order} LIMIT ?"
+    )
+    hits_args = [driven.match, page.indexed_upto, *cursor_args, *page.projects]
+    hits_args += driven.indexed[1]
+    runs = [(tail_sql, tail_args), (hits_sql, hits_args)]
+    if not page.desc:
+        runs.reverse()  # oldest first: the index's rows come before the newest
+    rows: list[tuple[Any, ...]] = []
+    for sql, args in runs:
+        rows += conn.execute(sql, [*args, wanted - len(rows)]).fetchall()
+        if len(rows) >= wanted:
+            break
+    return rows
+
+
 def _select(store: LogStore, page: _Page) -> tuple[list[tuple[Any, ...]], str | None]:
     """The rows of one page (``_COLUMNS``) and the token of the next, if any."""
     rows: list[tuple[Any, ...]] = []
     try:
         conn = store.reader()
-        for where, args in page.parts():
+        if page.driven is not None:
+            rows = _driven_rows(conn, page, page.size + 1)
+        for where, args in [] if page.driven is not None else page.parts():
             sql = f"SELECT {_COLUMNS} FROM log_entries WHERE {where}{page.order}"
             rows += conn.execute(sql, [*args, page.size + 1 - len(rows)]).fetchall()
             if len(rows) > page.size:

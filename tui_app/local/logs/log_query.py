@@ -21,6 +21,13 @@ Choices that the Logging documentation leaves to us:
   18-digit zero-padded `printf('%018d', id)`, which orders the same way); any other literal
   compares as a string against that padded form.
 * A bare search term (or `textPayload` / `jsonPayload.message`) searches the message text.
+* `SEARCH("text")` and `SEARCH(field, "text")` (Cloud Logging's token search) match lines that
+  hold every word of the text as a word, case-insensitively (a text in backticks: that phrase);
+  the only text field is the message.
+
+Given the full-text index's watermark (`indexed_upto`, `log_index.py`), a text term becomes
+"its candidates from the index, or rows above the watermark, and the exact check": the same
+lines as a scan (`model/logs/text_search.py` says why), found without reading every line.
 
 User text only ever reaches SQLite as a `?` parameter.
 """
@@ -37,16 +44,20 @@ from tui_app.model.filters.filter_expr import (
     Node,
     Not,
     Or,
+    Search,
     Text,
     parse_filter,
     parse_timestamp,
 )
 from tui_app.model.logs.severity import SEVERITIES, parse_severity, severity_name
+from tui_app.model.logs.text_search import substring_candidates, token_query, token_spec
 
 __all__ = [
     "MAX_SQL_NESTING",
     "SEVERITIES",
     "SUPPORTED_FIELDS",
+    "Driven",
+    "compile_driven",
     "compile_log_filter",
     "severity_name",
 ]
@@ -83,6 +94,10 @@ MAX_SQL_NESTING: Final = 24
 SQLite before 3.46 has a fixed parser stack that overflows at about 30 levels of
 `(a AND (b OR ...))`; real filters nest two or three levels, so deeper ones are refused with a
 ValueError instead of failing inside SQLite."""
+
+WORDS_FUNCTION: Final = "log_words"
+"""The SQL function (``text_search.words_match``, registered on every log store connection)
+that checks ``SEARCH`` on the lines the index has not reached."""
 
 _CHUNK: Final = 16
 _TRUE: Final[Sql] = ("1", [])
@@ -135,7 +150,7 @@ _TOP_LEVEL: Final = {
 }
 
 
-def compile_log_filter(text: str) -> tuple[str, list[object]]:
+def compile_log_filter(text: str, indexed_upto: int | None = None) -> tuple[str, list[object]]:
     """Compile an `entries:list` filter into a WHERE fragment over `log_entries`.
 
     The table::
@@ -150,6 +165,8 @@ def compile_log_filter(text: str) -> tuple[str, list[object]]:
     Args:
         text: The filter, e.g. gcloud's
             `(resource.type="ml_job" OR resource.type="cloudml_job") AND ...`.
+        indexed_upto: The full-text index's watermark (rows with a higher id are not in it);
+            None: text terms and `SEARCH` read the rows they are given one by one.
 
     Returns:
         `(sql, params)`: a fragment for `WHERE <sql>` using `?` placeholders, and its parameters
@@ -160,10 +177,10 @@ def compile_log_filter(text: str) -> tuple[str, list[object]]:
         ValueError: It names an unsupported field, or a literal is not a valid severity or
             timestamp for its field.
     """
-    node = parse_filter(text)
+    node = parse_filter(text, search=True)
     if node is None:
         return "1", []
-    sql, params = _compile(node, negated=False)
+    sql, params = _compile(node, negated=False, index=indexed_upto)
     depth = _nesting(sql)
     if depth > MAX_SQL_NESTING:
         raise ValueError(
@@ -178,7 +195,64 @@ def compile_log_filter(text: str) -> tuple[str, list[object]]:
     return sql, list(params)
 
 
-def _compile(node: Node, negated: bool) -> Sql:
+@dataclass(frozen=True)
+class Driven:
+    """A filter over every job whose rows the full-text index can hand out in id order, newest
+    or oldest first, a page at a time: ``match`` picks the rows the index holds (its hits, in
+    id order, stream without being collected first), ``indexed`` is the rest of the filter for
+    them, ``tail`` the whole filter for the rows after the index's watermark. Built for a
+    conjunction with a text term (``compile_driven``); ``entries`` runs it."""
+
+    match: str
+    indexed: Sql
+    tail: Sql
+
+
+def compile_driven(text: str) -> Driven | None:
+    """The filter as a ``Driven`` one, or None when no text term drives it: none at the top
+    level of an AND (under an OR or a NOT the index cannot pick the rows), or none with a word
+    that narrows (``text_search``)."""
+    node = parse_filter(text, search=True)
+    if node is None:
+        return None
+    items = _flatten(node, False, True) if isinstance(node, And) else [(node, False)]
+    for i, (item, negated) in enumerate(items):
+        match = None if negated else _driving_query(item)
+        if match is None:
+            continue
+        rest = [_compile(other, n) for j, (other, n) in enumerate(items) if j != i]
+        if isinstance(item, Search):
+            on_index, by_scan = _TRUE, _search(item, None)
+        else:
+            value = item.value if isinstance(item, Text | Compare) else ""
+            on_index = by_scan = _substring(_MESSAGE.name, value)
+        indexed, tail = _join([on_index, *rest], True), _join([by_scan, *rest], True)
+        for sql, _ in (indexed, tail):
+            if _nesting(sql) > MAX_SQL_NESTING:
+                return None  # compile_log_filter's path refuses it with the reason
+        return Driven(match, indexed, tail)
+    return None
+
+
+def _driving_query(node: Node) -> str | None:
+    """The FTS5 query that finds ``node``'s candidates, when it can drive (see ``Driven``)."""
+    if isinstance(node, Text):
+        return substring_candidates(node.value)
+    if isinstance(node, Search):
+        if node.path is not None and _resolve(node.path) is not _MESSAGE:
+            return None  # compile_log_filter refuses it
+        return token_query(node.value)
+    if isinstance(node, Compare) and node.op == ":" and not (node.value == "*" and not node.quoted):
+        try:
+            field = _resolve(node.path)
+        except ValueError:
+            return None
+        if field is _MESSAGE:
+            return substring_candidates(node.value)
+    return None
+
+
+def _compile(node: Node, negated: bool, index: int | None = None) -> Sql:
     """Compile `node` (or its negation) in negation normal form.
 
     NOTs are pushed down to the comparisons (De Morgan) and nested groups of the same kind are
@@ -187,17 +261,22 @@ def _compile(node: Node, negated: bool) -> Sql:
     grammar allows.
     """
     if isinstance(node, Not):
-        return _compile(node.item, not negated)
+        return _compile(node.item, not negated, index)
     if isinstance(node, And | Or):
         conjunction = isinstance(node, And) != negated
         parts = [
-            _compile(child, child_negated)
+            _compile(child, child_negated, index)
             for child, child_negated in _flatten(node, negated, conjunction)
         ]
         return _join(parts, conjunction)
-    sql = (
-        _substring(_MESSAGE.name, node.value) if isinstance(node, Text) else _compile_compare(node)
-    )
+    # The index narrows only where it is used positively (a NOT of it would read it all).
+    narrow = None if negated else index
+    if isinstance(node, Text):
+        sql = _text(node.value, narrow)
+    elif isinstance(node, Search):
+        sql = _search(node, index)
+    else:
+        sql = _compile_compare(node, narrow)
     if not negated:
         return sql
     if sql[0] in ("0", "1"):
@@ -314,7 +393,7 @@ def _nesting(sql: str) -> int:
     return deepest
 
 
-def _compile_compare(node: Compare) -> Sql:
+def _compile_compare(node: Compare, index: int | None = None) -> Sql:
     field = _resolve(node.path)
     op, value = node.op, node.value
     presence = op == ":" and value == "*" and not node.quoted
@@ -343,6 +422,8 @@ def _compile_compare(node: Compare) -> Sql:
         sql = _compare_severity(op, value, path)
     elif field.kind == "insert_id":
         sql = _compare_insert_id(op, value)
+    elif op == ":" and field is _MESSAGE:
+        sql = _text(value, index)
     elif op == ":":
         sql = _substring(field.name, value)
     else:
@@ -397,6 +478,48 @@ def _compare_constant(constant: str, op: str, value: str, presence: bool) -> boo
     if op == ">":
         return constant > value
     return constant >= value
+
+
+def _text(value: str, index: int | None) -> Sql:
+    """The message holds ``value`` (case-insensitively): the exact check, on the index's
+    candidates (and the rows it has not reached) where ``value`` has a word that narrows."""
+    exact = _substring(_MESSAGE.name, value)
+    query = substring_candidates(value) if index is not None else None
+    if query is None:
+        return exact
+    # One IN over a UNION, not "id > ? OR id IN (...)": SQLite looks the rows up by rowid only
+    # when the IN stands alone; under an OR it read every row to test both.
+    return (
+        "(id IN (SELECT rowid FROM log_text WHERE log_text MATCH ?"
+        f" UNION ALL SELECT id FROM log_entries WHERE id > ?) AND {exact[0]})",
+        [query, index, *exact[1]],
+    )
+
+
+def _search(node: Search, index: int | None) -> Sql:
+    """``SEARCH``: the lines holding every word (or the phrase) as words: from the index, with
+    the rows it has not reached checked one by one; without the index, every row so (a search
+    within one job, whose own rows are few next to the index's matches over every job)."""
+    if node.path is not None and _resolve(node.path) is not _MESSAGE:
+        raise ValueError(
+            f"SEARCH applies to the message only here (textPayload or jsonPayload.message),"
+            f" not {_display_path(node.path)}"
+        )
+    query = token_query(node.value)
+    if query is None:
+        return _FALSE  # no word to look for: matches nothing, as in Cloud Logging
+    spec = token_spec(node.value)
+    # The Python function runs only on lines SQLite found the ASCII words in.
+    words = [w for w in spec.split("\t")[1:] if w.isascii()]
+    check = "".join("instr(lower(message), ?) > 0 AND " for _ in words)
+    check += f"{WORDS_FUNCTION}(message, ?)"
+    if index is None:
+        return f"({check})", [*words, spec]
+    return (
+        "id IN (SELECT rowid FROM log_text WHERE log_text MATCH ? UNION ALL"
+        f" SELECT id FROM log_entries WHERE id > ? AND {check})",
+        [query, index, *words, spec],
+    )
 
 
 def _substring(column: str, value: str) -> Sql:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from tui_app.local.logs.log_index import LogIndex
 from tui_app.local.logs.log_ingest import LogSource
 from tui_app.local.store import LogStore
 
@@ -60,6 +61,11 @@ class LogWriter(threading.Thread):
         """Transactions committed so far: ``entries:follow`` asks again only once it moved."""
         self.error: str | None = None
         """The last write failure (disk full...), shown by ``service status``; None when healthy."""
+        self.rows = 0
+        """Entries committed by this writer so far."""
+        self._indexed_rows = 0
+        self.index = LogIndex()
+        """The full-text index, kept behind the commits (``log_index``)."""
 
     def add_source(self, source: LogSource) -> None:
         """Start tailing a file from the offset the store recorded for it."""
@@ -101,16 +107,26 @@ class LogWriter(threading.Thread):
         try:
             while True:
                 busy = self._cycle(conn)
+                self._keep_index(conn)
                 if self._stopping.is_set():
                     deadline = time.monotonic() + 30  # take what is already written, then stop
                     while self._cycle(conn) and time.monotonic() < deadline:
                         pass
                     return
-                if not busy:
+                if not busy and self.index.caught_up:
                     self._wake.wait(self._poll)
                     self._wake.clear()
         finally:
             conn.close()
+
+    def _keep_index(self, conn: sqlite3.Connection) -> None:
+        """Index what was committed, in batches between commits (``log_index``): rows wait at
+        most about a second, and a backlog is worked off a quarter second at a time."""
+        waiting = self.rows - self._indexed_rows
+        if self.index.due(waiting):
+            self.index.catch_up(conn)
+            if self.index.caught_up:
+                self._indexed_rows = self.rows
 
     def _cycle(self, conn: sqlite3.Connection) -> bool:
         """One pass: a bounded read of every source, one commit. True when bytes are waiting.
@@ -175,6 +191,7 @@ class LogWriter(threading.Thread):
                 conn.execute("COMMIT")
                 self._last_us = now
                 self.commits += 1
+                self.rows += len(rows)
                 self.error = None
             except sqlite3.Error as exc:
                 # Disk full or similar: keep the lines (roll back the offsets too) and retry.
