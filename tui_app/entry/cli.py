@@ -381,14 +381,18 @@ def _service(args: argparse.Namespace) -> int:
             if "containerEngine" in health:
                 print(f"containers: {engine_label(health.get('containerEngine'))}")
             index = health.get("logIndex")
-            if isinstance(index, dict) and isinstance(index.get("lines"), int):
-                behind = index.get("behind") or 0
-                state_text = (
-                    f"{behind:,} being indexed in the background (searches read them by scan)"
+            if isinstance(index, dict) and isinstance(index.get("behind"), int):
+                behind = index["behind"]
+                text = (
+                    f"{behind:,} lines being indexed in the background (searches read them "
+                    "by scan meanwhile)"
                     if behind
-                    else "all indexed for search"
+                    else "every line indexed for search"
                 )
-                print(f"logs: {index['lines']:,} lines stored, {state_text}")
+                size, oldest = index.get("storeBytes"), index.get("oldestLine")
+                if isinstance(size, int) and isinstance(oldest, str):
+                    text += f"; {size / 2**20:,.1f} MiB in use, oldest line {oldest}"
+                print(f"logs: {text}")
             if isinstance(index, dict) and index.get("error"):
                 print(f"warning: {index['error']}")
             if health.get("logWriterError"):

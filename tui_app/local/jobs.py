@@ -35,6 +35,7 @@ from tui_app.local.job_changes import JobChanges
 from tui_app.local.job_filter import compile_job_filter
 from tui_app.local.logs.log_index import progress
 from tui_app.local.logs.log_ingest import LogSource
+from tui_app.local.logs.log_retention import DEFAULT_MAX_BYTES, DEFAULT_RETENTION_DAYS, LogRetention
 from tui_app.local.logs.log_writer import LogWriter, ServiceEntry
 from tui_app.local.metrics import MetricsSampler
 from tui_app.local.page_tokens import NOT_OURS, decode_page_token, encode_page_token, fingerprint
@@ -48,7 +49,7 @@ from tui_app.local.storage.storage_env import (
     replica_storage_env,
 )
 from tui_app.local.store import DuplicateJobError, JobStore, LogStore, StoreError
-from tui_app.local.timefmt import job_time, parse_job_time
+from tui_app.local.timefmt import job_time, log_time, parse_job_time
 from tui_app.model.filters.filter_expr import FilterSyntaxError
 from tui_app.model.jobs import runtimes
 from tui_app.model.jobs.job_images import job_images
@@ -146,6 +147,8 @@ class JobService:
         executor: Executor | None = None,
         no_auth: bool = False,
         stall_seconds: float = DEFAULT_STALL_SECONDS,
+        log_retention_days: float = DEFAULT_RETENTION_DAYS,
+        log_max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         state.ensure()
         self.no_auth = no_auth
@@ -172,7 +175,10 @@ class JobService:
         self.grace_seconds = grace_seconds
         self.jobs = JobStore(state.jobs_db)
         self.logs = LogStore(state.logs_db)
-        self.writer = LogWriter(self.logs)
+        self.writer = LogWriter(
+            self.logs,
+            retention=LogRetention(lambda: list(self.runners), log_retention_days, log_max_bytes),
+        )
         self.runners: dict[tuple[str, str], JobRunner] = {}
         self.scheduler = Scheduler(
             self.executor.admission(machine_capacity(slots, gpus)),
@@ -547,14 +553,23 @@ class JobService:
         )
 
     def log_index_status(self) -> dict[str, Any]:
-        """``/healthz``'s ``logIndex``: lines stored and indexed (two rowid lookups)."""
+        """``/healthz``'s ``logIndex``: how many lines wait to be indexed (two rowid lookups),
+        and what retention's last pass found (the store's size, its oldest line)."""
         try:
             got = progress(self.logs.reader())
         except sqlite3.Error as exc:
             return {"error": f"Cannot read the log store: {exc}"}
-        out: dict[str, Any] = {"lines": got.newest, "behind": got.behind}
-        if self.writer.index.error:
-            out["error"] = self.writer.index.error
+        out: dict[str, Any] = {"behind": got.behind}
+        kept = self.writer.retention.state if self.writer.retention else None
+        if kept is not None:
+            out["deleted"] = kept.deleted
+            if kept.used_bytes:
+                out["storeBytes"] = kept.used_bytes
+            if kept.oldest_us is not None:
+                out["oldestLine"] = log_time(kept.oldest_us)
+        errors = [e for e in (self.writer.index.error, kept and kept.error) if e]
+        if errors:
+            out["error"] = "; ".join(str(e) for e in errors)
         return out
 
     def follow_log(self, source: LogSource) -> None:

@@ -43,6 +43,7 @@ from tui_app.local.environments.containers import (
 from tui_app.local.execution.executor import Executor, ExecutorError, factory_for
 from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, MAX_WARM_ACTORS
 from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
+from tui_app.local.logs.log_retention import DEFAULT_MAX_BYTES, DEFAULT_RETENTION_DAYS
 from tui_app.local.loopback import is_loopback
 from tui_app.local.paths import StateDir, StateDirError
 from tui_app.model.running.stalls import DEFAULT_STALL_SECONDS
@@ -161,6 +162,10 @@ class ServiceOptions:
     to 30 s) and for a node with room after one died (600 s), too long for their tests."""
     stall_seconds: float = DEFAULT_STALL_SECONDS
     """How long a replica prints nothing and idles before its job counts as stalled."""
+    log_retention_days: float = DEFAULT_RETENTION_DAYS
+    """Log lines older than this are deleted (``log_retention``)."""
+    log_max_gib: float = DEFAULT_MAX_BYTES / 2**30
+    """The most the log store may hold; past it the oldest lines go first."""
 
     @classmethod
     def from_args(
@@ -196,6 +201,8 @@ class ServiceOptions:
             _warm_actors(getattr(args, "ray_warm_actors", None)),
             restart_backoff_scale=getattr(args, "restart_backoff_scale", None) or 1.0,
             stall_seconds=getattr(args, "stall_seconds", None) or DEFAULT_STALL_SECONDS,
+            log_retention_days=getattr(args, "log_retention_days", None) or DEFAULT_RETENTION_DAYS,
+            log_max_gib=getattr(args, "log_max_gib", None) or DEFAULT_MAX_BYTES / 2**30,
         )
 
     def argv(self) -> list[str]:
@@ -211,6 +218,10 @@ class ServiceOptions:
             args += ["--restart-backoff-scale", repr(self.restart_backoff_scale)]
         if self.stall_seconds != DEFAULT_STALL_SECONDS:
             args += ["--stall-seconds", repr(self.stall_seconds)]
+        if self.log_retention_days != DEFAULT_RETENTION_DAYS:
+            args += ["--log-retention-days", repr(self.log_retention_days)]
+        if self.log_max_gib != DEFAULT_MAX_BYTES / 2**30:
+            args += ["--log-max-gib", repr(self.log_max_gib)]
         for python in self.pythons:
             args += ["--python", python]
         if self.replica_nice != DEFAULT_REPLICA_NICE:
@@ -367,6 +378,22 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         f"{DEFAULT_STALL_SECONDS:g}; tests use a few seconds)",
     )
     p.add_argument(
+        "--log-retention-days",
+        type=_positive_float,
+        default=DEFAULT_RETENTION_DAYS,
+        metavar="D",
+        help=f"delete log lines older than D days, never a live job's (default "
+        f"{DEFAULT_RETENTION_DAYS:g}, Cloud Logging's own)",
+    )
+    p.add_argument(
+        "--log-max-gib",
+        type=_positive_float,
+        default=DEFAULT_MAX_BYTES / 2**30,
+        metavar="G",
+        help=f"keep the log store under G GiB, deleting the oldest lines first, never a live "
+        f"job's (default {DEFAULT_MAX_BYTES / 2**30:g})",
+    )
+    p.add_argument(
         "--container-engine",
         default=None,
         metavar="CMD",
@@ -465,6 +492,8 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
             max_wait_scale=opts.max_wait_scale,
             restart_backoff_scale=opts.restart_backoff_scale,
             stall_seconds=opts.stall_seconds,
+            log_retention_days=opts.log_retention_days,
+            log_max_bytes=int(opts.log_max_gib * 2**30),
             pythons=opts.pythons,
             replica_nice=opts.replica_nice,
             engine=engine,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from tui_app.local.logs.log_index import LogIndex
 from tui_app.local.logs.log_ingest import LogSource
+from tui_app.local.logs.log_retention import LogRetention
 from tui_app.local.store import LogStore
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,12 @@ class ServiceEntry:
 class LogWriter(threading.Thread):
     """Polls registered sources every ``POLL_SECONDS`` and commits what they wrote."""
 
-    def __init__(self, store: LogStore, poll_seconds: float = POLL_SECONDS) -> None:
+    def __init__(
+        self,
+        store: LogStore,
+        poll_seconds: float = POLL_SECONDS,
+        retention: LogRetention | None = None,
+    ) -> None:
         super().__init__(name="log-writer", daemon=True)
         self._store = store
         self._poll = poll_seconds
@@ -66,6 +72,8 @@ class LogWriter(threading.Thread):
         self._indexed_rows = 0
         self.index = LogIndex()
         """The full-text index, kept behind the commits (``log_index``)."""
+        self.retention = retention
+        """Deletes lines past their age or the store's size cap (``log_retention``)."""
 
     def add_source(self, source: LogSource) -> None:
         """Start tailing a file from the offset the store recorded for it."""
@@ -108,6 +116,8 @@ class LogWriter(threading.Thread):
             while True:
                 busy = self._cycle(conn)
                 self._keep_index(conn)
+                if self.retention is not None and self.retention.due():
+                    self.retention.run(conn)
                 if self._stopping.is_set():
                     deadline = time.monotonic() + 30  # take what is already written, then stop
                     while self._cycle(conn) and time.monotonic() < deadline:
