@@ -9,6 +9,7 @@ from textual.widget import Widget
 
 from tui_app.shell.screens.picker_screen import PickerList
 from tui_app.shell.screens.presets_screen import PresetList
+from tui_app.shell.screens.search_screen import SearchHitList
 from tui_app.widgets.job_table import JobTable
 from tui_app.widgets.log_view import LogView
 from tui_app.widgets.params_table import ParamsTable
@@ -23,6 +24,7 @@ LISTS: list[type[Widget]] = [
     JobTable,
     TagPicker,
     LogView,
+    SearchHitList,
 ]
 
 

@@ -59,8 +59,10 @@ __all__ = [
     "CLOUD_POLL_SECONDS",
     "CLOUD_SETTLE_SECONDS",
     "LogStream",
+    "call_logging",
     "cloud_settle",
     "format_line",
+    "logging_request",
     "normalize_timestamp",
     "to_line",
 ]
@@ -224,6 +226,51 @@ def _call_error(exc: Any) -> ApiCallError:
     return ApiCallError(message, code, status, violations)
 
 
+def logging_request(connection: Connection, project: str) -> Callable[..., Any]:
+    """google-cloud-logging's HTTP ``api_request`` on ``connection``'s logging endpoint.
+
+    Every read of entries goes through it (``LogStream``, the search over every job), so they
+    all send the same credentials, user agent and endpoint, and read errors the same way.
+    """
+    from google.cloud import logging as gcl
+
+    client = gcl.Client(  # type: ignore[no-untyped-call]
+        project=project,
+        credentials=connection.credentials,
+        _use_grpc=False,
+        client_options={"api_endpoint": connection.logs_endpoint.rstrip("/")},
+    )
+    request: Callable[..., Any] = client.logging_api.api_request
+    return request
+
+
+def call_logging(
+    request: Callable[..., Any], path: str, body: dict[str, Any], timeout: float
+) -> dict[str, Any]:
+    """One POST through ``request`` (``logging_request``); every failure as an
+    ``ApiCallError`` with the server's status and message (an INVALID_ARGUMENT filter keeps
+    the service's "Invalid filter: ..." words)."""
+    from google.api_core import exceptions as gexc
+    from google.auth import exceptions as auth_exc
+    from requests import RequestException
+
+    try:
+        resp = request(method="POST", path=path, data=body, timeout=timeout)
+    except gexc.GoogleAPICallError as exc:
+        raise _call_error(exc) from None
+    except auth_exc.RefreshError as exc:
+        raise ApiCallError(f"Cannot get credentials: {exc}", 401, "UNAUTHENTICATED") from None
+    except (RequestException, auth_exc.TransportError, OSError) as exc:
+        raise ApiCallError(f"The logging service does not answer: {exc}") from None
+    except ValueError as exc:
+        raise ApiCallError(
+            f"The logging service sent a malformed answer: {exc}", 502, "UNKNOWN"
+        ) from None
+    if not isinstance(resp, dict):
+        raise ApiCallError("The logging service sent a malformed answer.", 502, "UNKNOWN")
+    return resp
+
+
 class LogStream:
     """The log lines of one job (optionally one replica, one trial), read forwards and back.
 
@@ -251,8 +298,6 @@ class LogStream:
     ) -> None:
         """``job`` (the Job as read) is needed on Vertex AI: its entries carry the numeric id
         and ``workerpoolN-i`` task names, not the jobId and ``master-replica-0``."""
-        from google.cloud import logging as gcl
-
         self.project = project
         self.job_id = job_id
         self.task_name = task_name
@@ -267,13 +312,7 @@ class LogStream:
         """The server orders entries of equal timestamp by insertId (the local service does;
         Cloud Logging does not promise it). Then a batch cut inside such a group needs no second
         read: under a flood a group holds thousands of lines, and that read doubled each poll."""
-        client = gcl.Client(  # type: ignore[no-untyped-call]
-            project=project,
-            credentials=connection.credentials,
-            _use_grpc=False,
-            client_options={"api_endpoint": connection.logs_endpoint.rstrip("/")},
-        )
-        self._request: Callable[..., Any] = client.logging_api.api_request
+        self._request: Callable[..., Any] = logging_request(connection, project)
         self.fast = connection.local and self.ordered_ties
         """Read through the local service's ``entries:follow``; False once it answered 404."""
         if connection.vertex:
@@ -362,25 +401,7 @@ class LogStream:
 
     def _call(self, path: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         """One POST; every failure as an ``ApiCallError`` with the server's status."""
-        from google.api_core import exceptions as gexc
-        from google.auth import exceptions as auth_exc
-        from requests import RequestException
-
-        try:
-            resp = self._request(method="POST", path=path, data=body, timeout=timeout)
-        except gexc.GoogleAPICallError as exc:
-            raise _call_error(exc) from None
-        except auth_exc.RefreshError as exc:
-            raise ApiCallError(f"Cannot get credentials: {exc}", 401, "UNAUTHENTICATED") from None
-        except (RequestException, auth_exc.TransportError, OSError) as exc:
-            raise ApiCallError(f"The logging service does not answer: {exc}") from None
-        except ValueError as exc:
-            raise ApiCallError(
-                f"The logging service sent a malformed answer: {exc}", 502, "UNKNOWN"
-            ) from None
-        if not isinstance(resp, dict):
-            raise ApiCallError("The logging service sent a malformed answer.", 502, "UNKNOWN")
-        return resp
+        return call_logging(self._request, path, body, timeout)
 
     def _fetch(
         self, filter_text: str, descending: bool = False, limit: int | None = None
@@ -567,6 +588,14 @@ class LogStream:
         """
         with self._lock:
             self._oldest = key
+
+    def start_after(self, key: tuple[str, str]) -> None:
+        """Put the forward cursor at ``key``: the next :meth:`poll` returns the lines after it.
+
+        For the lines that follow one line found elsewhere (a search hit's context).
+        """
+        with self._lock:
+            self._newest = key
 
     def older(self, limit: int) -> list[LogLine]:
         """The ``limit`` lines just before the oldest line taken, in ascending order.

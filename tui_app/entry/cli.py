@@ -1,7 +1,8 @@
 """The ``tui-app`` command line.
 
 ``tui-app service ...`` manages the local jobs service; ``tui-app --demo`` starts it if needed and
-submits the sample jobs (once: ``--demo --again`` submits a new set). Heavy imports happen
+submits the sample jobs (once: ``--demo --again`` submits a new set); ``tui-app jobs ...`` and
+``tui-app logs search`` are the TUI's views for scripts. Heavy imports happen
 inside the commands that need them, so the supervisor-free paths (``service status``,
 ``service env``) answer instantly.
 """
@@ -140,6 +141,85 @@ def _add_diff_and_wait(jsub: Any) -> None:
         action="store_true",
         help="when a job ends, ring the terminal's bell and raise a desktop notification "
         "through the terminal, as the TUI's w does (settings.yaml's notify: applies)",
+    )
+
+
+_LOGS_EXIT_CODES = """exit status:
+  0  done (no line matches is not an error: nothing is printed, and stderr says so)
+  1  the server refused or did not answer
+  2  the command line cannot be used as given: a QUERY the server cannot read
+     (INVALID_ARGUMENT: Invalid filter: ...), a bad --since or other option
+  130  interrupted (ctrl+c)"""
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = _non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"must be 1 or more: {text!r}")
+    return value
+
+
+def _add_logs(sub: Any) -> None:
+    """``logs search``: the TUI's search over every job's logs (``:grep``), for scripts."""
+    logs = sub.add_parser(
+        "logs",
+        help="every job's logs without the TUI, for scripts",
+        description="Every job's logs at once, as the TUI's :grep searches them.",
+    )
+    lsub = logs.add_subparsers(dest="action", required=True)
+    p = lsub.add_parser(
+        "search",
+        help="the lines of every job that hold a text, newest first, grouped by job",
+        description=textwrap.fill(
+            "The lines of every job of the project that match QUERY, newest first, grouped by "
+            "job, as the TUI's :grep shows them. QUERY is text (a case-insensitive substring, "
+            'sent as Cloud Logging\'s "..." search) unless it starts with SEARCH( (whole '
+            'words; SEARCH("`a phrase`") for adjacent words) or " (a quoted text), or holds a '
+            'field term such as severity>=ERROR or textPayload:"...": then it is a Logging '
+            "filter, sent as typed. Text output is one header line per job, then "
+            "TIME  TASK  LINE per hit (UTC; a trial's replica as TRIAL/TASK).",
+            79,
+        ),
+        epilog=_LOGS_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_connection(p)
+    p.add_argument("query", metavar="QUERY", help="the text to find, or a Logging filter")
+    p.add_argument(
+        "--since",
+        metavar="DURATION",
+        help="only lines of the last DURATION: 90s, 15m, 2h, 7d, 1h30m (default: all)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default: grouped by job) or json (a list of entries: job_id, task_name, "
+        "trial_id, timestamp, severity, message; with --context, each has before and after)",
+    )
+    p.add_argument(
+        "--context",
+        type=_non_negative_int,
+        default=0,
+        metavar="N",
+        help="also N lines before and after each hit, from that job's replica (default 0)",
+    )
+    p.add_argument(
+        "--limit",
+        type=_positive_int,
+        default=100,
+        metavar="N",
+        help="at most N hits, the newest (default 100); stderr says when more may match",
     )
 
 
@@ -303,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
         ":stacks answer, one entry per replica)",
     )
     _add_diff_and_wait(jsub)
+    _add_logs(sub)
 
     svc = sub.add_parser("service", help="manage the local jobs service")
     ssub = svc.add_subparsers(dest="action", required=True)
@@ -447,6 +528,10 @@ def main(argv: list[str] | None = None) -> int:
         from tui_app.entry.jobs_cli import run_jobs_command
 
         return run_jobs_command(args, settings)
+    if args.command == "logs":
+        from tui_app.entry.logs_cli import run_logs_command
+
+        return run_logs_command(args, settings)
     from tui_app.entry.launch import launch_tui
 
     return launch_tui(args, settings, problem)

@@ -471,6 +471,8 @@ class JobsApp(JobActions):
             job_id = self._command_job(command)
             if job_id is not None:
                 self.open_metrics(job_id)
+        elif name == "grep":
+            self.open_search(command.text)
 
     def _command_job(self, command: Command) -> str | None:
         """The job ``:logs``/``:describe``/``:metrics`` mean: the one named, else the one the user
@@ -505,9 +507,32 @@ class JobsApp(JobActions):
         else:
             self.open_describe(job_id)
 
-    def open_logs(self, job_id: str, *, trial: str | None = None) -> None:
-        """Show ``job_id``'s logs (only trial ``trial``'s lines) over what is open."""
-        self.push_screen(LogsScreen(job_id, trial=trial))
+    def open_logs(
+        self,
+        job_id: str,
+        *,
+        trial: str | None = None,
+        search: str = "",
+        at: tuple[str, str] | None = None,
+    ) -> None:
+        """Show ``job_id``'s logs (only trial ``trial``'s lines) over what is open; ``search``
+        and ``at`` open it on a search hit (``LogsScreen``'s arguments)."""
+        self.push_screen(LogsScreen(job_id, trial=trial, search=search, at=at))
+
+    def open_search(self, query: str = "") -> None:
+        """Show the search over every job's logs (``s``, ``:grep TEXT``) over what is open; when
+        it is what is showing, search for ``query`` there instead of opening another.
+
+        Loaded on first use, as the other views behind a key are.
+        """
+        from tui_app.shell.screens.search_screen import SearchScreen
+
+        screen = self.screen
+        if isinstance(screen, SearchScreen):
+            if query:
+                screen.set_query(query)
+            return
+        self.push_screen(SearchScreen(query, self.last_rows))
 
     def open_describe(self, job_id: str, *, yaml: bool = False) -> None:
         """Show ``job_id``'s detail (its raw YAML with ``yaml``) over what is open.

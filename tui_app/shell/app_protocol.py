@@ -7,12 +7,12 @@ project, the settings, the clock) and the requests they make (cancel, resubmit, 
 screen). Everything else goes the Textual way: the App hands a screen what it needs when it
 constructs it, and the App's workers reach screens with messages (``tui_app.shell.messages``).
 
-Every full screen (logs, describe, metrics, diff, the builder) is opened one way: an ``open_*``
-method here (``self.shell.open_logs(job_id)``), because the App owns the screen stack and what a
-screen reads (the metrics view's curves, the builder kept between visits), and loads the heavy
-screens on first use. A widget cannot import the shell: it posts a request message
-(``TrialsTable.TrialSelected``) that its screen answers with that method. A modal dialog that
-answers (confirm, prompt, picker, a parameter) is pushed by whoever asks, with
+Every full screen (logs, describe, metrics, diff, the log search, the builder) is opened one way:
+an ``open_*`` method here (``self.shell.open_logs(job_id)``), because the App owns the screen
+stack and what a screen reads (the metrics view's curves, the builder kept between visits), and
+loads the heavy screens on first use. A widget cannot import the shell: it posts a request
+message (``TrialsTable.TrialSelected``) that its screen answers with that method. A modal dialog
+that answers (confirm, prompt, picker, a parameter) is pushed by whoever asks, with
 ``self.app.push_screen(dialog, callback)``: the answer goes back to the asker, not the App.
 
 Textual's own App methods (``push_screen``, ``notify``, ``call_from_thread``...) stay on
@@ -91,8 +91,21 @@ class ShellApp(Protocol):
         """Show the builder: on ``job``, on a new form (``new``), or on the form as it was left."""
         ...
 
-    def open_logs(self, job_id: str, *, trial: str | None = None) -> None:
-        """Show the job's logs (only trial ``trial``'s lines) over what is open."""
+    def open_logs(
+        self,
+        job_id: str,
+        *,
+        trial: str | None = None,
+        search: str = "",
+        at: tuple[str, str] | None = None,
+    ) -> None:
+        """Show the job's logs (only trial ``trial``'s lines) over what is open; with ``search``
+        (a regex) set as ``/`` sets it, and the cursor on the line keyed ``at`` (a search hit's
+        (timestamp, insertId)) once the pane has it."""
+        ...
+
+    def open_search(self, query: str = "") -> None:
+        """Show the search over every job's logs, searching for ``query`` at once when given."""
         ...
 
     def open_describe(self, job_id: str, *, yaml: bool = False) -> None:

@@ -33,6 +33,7 @@ def keymap_scopes(app_bindings: Iterable[BindingType]) -> dict[str, Scope]:
     from tui_app.shell.screens.picker_screen import PickerScreen
     from tui_app.shell.screens.presets_screen import PresetsScreen
     from tui_app.shell.screens.prompt_screen import PromptScreen
+    from tui_app.shell.screens.search_screen import SearchHitList, SearchScreen
     from tui_app.shell.screens.stacks_screen import StacksScreen
     from tui_app.widgets.code_preview import CodePreview
     from tui_app.widgets.detail_scroll import DetailScroll
@@ -50,6 +51,7 @@ def keymap_scopes(app_bindings: Iterable[BindingType]) -> dict[str, Scope]:
         "the metrics": (MetricsScreen, TagPicker),
         "a diff": (DiffScreen, DetailScroll),
         "the stacks": (StacksScreen, DetailScroll),
+        "the log search": (SearchScreen, SearchHitList),
         "the builder": (BuilderScreen, CodePreview, ParamsTable),
         "help": (HelpScreen, DetailScroll),
         "the command line": (CommandScreen,),

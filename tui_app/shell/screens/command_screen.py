@@ -1,5 +1,5 @@
 """``:`` command mode (as in k9s): ``:jobs``, ``:logs [ID]``, ``:describe [ID]``,
-``:metrics [ID]``, ``:diff [A [B]]``, ``:builder``, ``:new``, ``:q``.
+``:metrics [ID]``, ``:diff [A [B]]``, ``:grep [TEXT]``, ``:builder``, ``:new``, ``:q``.
 
 The App carries out the command the screen dismisses with, except ``:diff``: the job list does
 that one itself (its ``D``, with the ids resolved against its rows), so the screen hands it
@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "describe": "detail of the selected job, or of :describe ID",
     "metrics": "metric curves of the selected job, or of :metrics ID",
     "diff": "two jobs side by side: :diff A B, or :diff A against its earlier run",
+    "grep": "search every job's logs: :grep TEXT (or a Logging filter)",
     "builder": "the config builder",
     "new": "the builder with a new job",
     "help": "every key",
@@ -37,6 +38,8 @@ COMMANDS: dict[str, str] = {
 TAKES_JOB_ID = frozenset({"logs", "describe", "metrics", "diff"})
 """Commands that may name a job: ``:logs mnist_20261122_083000`` (k9s's ``:logs <pod>``);
 ``:diff`` up to two."""
+TAKES_TEXT = frozenset({"grep"})
+"""Commands whose argument is free text, spaces and all: ``:grep out of memory``."""
 ALIASES: dict[str, str] = {
     "quit": "q",
     "job": "jobs",
@@ -46,6 +49,7 @@ ALIASES: dict[str, str] = {
     "desc": "describe",
     "metric": "metrics",
     "compare": "diff",
+    "search": "grep",
 }
 
 
@@ -53,6 +57,8 @@ class Command(NamedTuple):
     name: str
     job_id: str = ""
     """The id typed after a command in ``TAKES_JOB_ID``, as typed (the App resolves it)."""
+    text: str = ""
+    """The text typed after a command in ``TAKES_TEXT`` (``:grep``'s query), as typed."""
 
 
 def resolve_command(text: str) -> Command | str:
@@ -66,6 +72,8 @@ def resolve_command(text: str) -> Command | str:
         if len(found) != 1:
             return f"Unknown command {text.strip()!r}; try {', '.join(COMMANDS)}."
         name = found.pop()
+    if name in TAKES_TEXT:
+        return Command(name, text=rest)
     if rest and name not in TAKES_JOB_ID:
         takers = [f":{c}" for c in COMMANDS if c in TAKES_JOB_ID]
         listed = ", ".join(takers[:-1]) + " and " + takers[-1]
@@ -79,6 +87,8 @@ def resolve_command(text: str) -> Command | str:
 def _placeholder(command: str) -> str:
     if command == "diff":
         return "diff A B"
+    if command in TAKES_TEXT:
+        return f"{command} TEXT"
     return f"{command} ID" if command in TAKES_JOB_ID else command
 
 

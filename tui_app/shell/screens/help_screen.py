@@ -29,6 +29,7 @@ SCREEN_NAMES: dict[str, str] = {
     "MetricsScreen": "a job's metrics",
     "DiffScreen": "a diff of two jobs",
     "StacksScreen": "a job's stacks",
+    "SearchScreen": "the search over every job's logs",
     "BuilderScreen": "the config builder",
     "PresetsScreen": "the builder's presets",
     "ParamEditScreen": "the parameter editor",

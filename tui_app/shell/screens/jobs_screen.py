@@ -62,6 +62,14 @@ class JobsScreen(Screen[None]):
         Binding("enter,d", "describe", "Describe", id="jobs.describe"),
         Binding("y", "yaml", "YAML", id="jobs.yaml"),
         Binding("l", "logs", "Logs", id="jobs.logs", tooltip="Live logs of every replica"),
+        Binding(
+            "s",
+            "search_logs",
+            "Search logs",
+            show=False,
+            id="jobs.search-logs",
+            tooltip="Every job's log lines holding a text, by job (:grep TEXT)",
+        ),
         Binding("x,ctrl+d", "cancel_jobs", "Cancel", id="jobs.cancel"),
         Binding("M", "metrics", "Metrics", id="jobs.metrics", tooltip="Live metric curves"),
         Binding(
@@ -441,6 +449,10 @@ class JobsScreen(Screen[None]):
         job_id = self._one_job("Logs")
         if job_id is not None:
             self.shell.open_logs(job_id)
+
+    def action_search_logs(self) -> None:
+        """``s``: search every job's logs, not only the one under the cursor."""
+        self.shell.open_search()
 
     def action_metrics(self) -> None:
         job_id = self._one_job("Metrics")

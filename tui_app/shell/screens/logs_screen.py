@@ -179,7 +179,21 @@ class LogsScreen(Screen[None], ScreenToasts):
         task: str | None = None,
         trial: str | None = None,
         max_lines: int = 100_000,
+        *,
+        search: str = "",
+        at: tuple[str, str] | None = None,
     ) -> None:
+        """Args:
+        job_id: The job.
+        task: Open on this replica's view (None: every replica merged).
+        trial: Only this trial's lines.
+        max_lines: Lines each view keeps.
+        search: Open with this search set (a regex, as ``/`` takes it): its matches are
+            highlighted and ``n``/``N`` go from one to the next, as after ``/``.
+        at: The key (timestamp, insertId) of a line to put the cursor on once the merged view
+            holds it (a search hit): the view stops following there. A line older than the
+            lines the pane loads is reached by scrolling up, then ``n``/``N``.
+        """
         super().__init__()
         self.job_id = job_id
         self.max_lines = max_lines
@@ -194,7 +208,9 @@ class LogsScreen(Screen[None], ScreenToasts):
         self._floor = 0
         self._ts_mode = 0
         self._filter: tuple[FilterMode, str] | None = None
-        self._search = ""
+        self._search = search
+        self.goto: tuple[str, str] | None = at
+        """The line to put the cursor on when it arrives (``at``); None once done."""
         self.status = ""
         self.stopped = False
         self.error: str | None = None
@@ -235,6 +251,8 @@ class LogsScreen(Screen[None], ScreenToasts):
 
     def on_mount(self) -> None:
         self.view(ALL).show_tags = True
+        if self._search:  # opened from a search: the other views get it in _apply_settings
+            self.view(ALL).search(self._search)
         self._render_title()
         self._fetch_job_then_stream()
 
@@ -527,6 +545,7 @@ class LogsScreen(Screen[None], ScreenToasts):
             self._ensure_view(task)
             self.view(task).prepend(older, texts)
         merged.prepend(lines, cleaned)
+        self._seek_goto(lines)
 
     def _job_known(self) -> None:
         for task in self._expected_tasks():
@@ -565,6 +584,23 @@ class LogsScreen(Screen[None], ScreenToasts):
             self._ensure_view(task)
             self.view(task).append(lines, texts)
         merged.append(batch, cleaned)
+        self._seek_goto(batch)
+        self._render_info()
+
+    def _seek_goto(self, batch: list[LogLine]) -> None:
+        """Put the cursor on the line the pane was opened at (``goto``) once a batch brought
+        it into the merged view; batches are in key order, so only one whose keys span it can
+        hold it."""
+        goto = self.goto
+        if goto is None or not batch or not batch[0].key <= goto <= batch[-1].key:
+            return
+        merged = self.view(ALL)
+        index = merged.first_matching(lambda line: line.key == goto)
+        if index is None:
+            return
+        self.goto = None
+        self.current = ALL
+        merged.move_to(index)  # it stops following: the line stays under the cursor
         self._render_info()
 
     async def on_lines_skipped(self, message: LinesSkipped) -> None:
@@ -682,6 +718,8 @@ class LogsScreen(Screen[None], ScreenToasts):
 
     def _prepend(self, task: str, lines: list[LogLine]) -> None:
         added = self.view(task).prepend(lines)
+        if task == ALL:
+            self._seek_goto(lines)
         if added:
             self._render_info()
             self.notify(f"{added:,} older lines loaded.", timeout=1.5)
