@@ -91,8 +91,11 @@ def pick(
     job: dict[str, Any],
     replica: str | None,
     trial: str | None,
+    stalled: bool = False,
 ) -> list[tuple[str | None, ReplicaHandle]]:
     """The live replicas asked for.
+
+    ``stalled``: stacks were kept when the job stalled (the refusal says where they are).
 
     Raises:
         ApiError: FAILED_PRECONDITION when the job runs none; NOT_FOUND for a replica it does
@@ -102,7 +105,7 @@ def pick(
     job_id = job["jobId"]
     if not live:
         state = JobState(job["state"])
-        kept = " Its stacks from when it stalled: ?at=stall." if job.get("stall") else ""
+        kept = " Its stacks from when it stalled: ?at=stall." if stalled else ""
         raise ApiError(
             "FAILED_PRECONDITION",
             f"The job {job_id} has no replica running now ({state.value}).{kept}",
@@ -121,6 +124,11 @@ def pick(
             asked = f"{asked} of trial {trial}".strip()
         raise ApiError("NOT_FOUND", f"The job {job_id} runs no replica {asked}; it runs {names}.")
     return chosen
+
+
+def kept(job_dir: Path) -> bool:
+    """Whether stacks were kept when the job stalled."""
+    return (job_dir / STALL_STACKS_FILE).is_file()
 
 
 def keep(job_dir: Path, stacks: JobStacks) -> None:

@@ -418,7 +418,8 @@ class JobService:
     ) -> dict[str, Any]:
         """Every live replica's Python threads now (or the ones asked for)."""
         job = self.stored(project, job_id)
-        chosen = job_stacks.pick(self.runners.get((project, job_id)), job, replica, trial)
+        stalled = job_stacks.kept(self.state.job_dir(project, job_id))
+        chosen = job_stacks.pick(self.runners.get((project, job_id)), job, replica, trial, stalled)
         got = await job_stacks.take(self.executor, self.container_engine, chosen, with_locals)
         return got.to_json()
 

@@ -169,7 +169,12 @@ class StallWatch:
         live: set[JobKey] = set()
         for (project, job_id), runner in list(self._host.runners.items()):
             live.add((project, job_id))
-            stall = job_stall(self._activities(project, job_id, runner), now, self.threshold)
+            activities = self._activities(project, job_id, runner)
+            if not activities:
+                # No replica runs (the job is ending, or between a restart's runs): what its
+                # field says stands; a stall it ended with is part of its record.
+                continue
+            stall = job_stall(activities, now, self.threshold)
             shown = () if stall is None else tuple((r.task_name, r.state) for r in stall.replicas)
             if shown == self._shown.get((project, job_id), ()):
                 continue
