@@ -16,10 +16,9 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from tests.conftest import serve, unique_id
 from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, wait_for
-from tests.support.live_service import LiveService, basic_job
-from tests.support.task_packages import task_package
+from tests.support.live_service import LiveService
+from tests.support.task_packages import serve_ended_jobs
 from tui_app.model.logs.log_line import LogLine
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.jobs_screen import JobsScreen
@@ -42,15 +41,9 @@ TASK = (
 @pytest.fixture(scope="module")
 def two_jobs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveService, str, str]]:
     """A service of the module's own with both jobs ended: (service, the OOM job, the other)."""
-    for svc in serve(tmp_path_factory, "svc-grep-tui"):
-        uri = svc.stage(task_package(tmp_path_factory.mktemp("grep"), "grep_tui_lines", TASK))
-        client = svc.client(PROJECT)
-        oom, ok = unique_id("grep_oom"), unique_id("grep_ok")
-        for job_id, which in ((oom, "oom"), (ok, "ok")):
-            client.create(basic_job(job_id, uri, which, pythonModule="grep_tui_lines.task"))
-        for job_id in (oom, ok):
-            assert svc.wait_state(job_id, timeout=90, project=PROJECT)["state"] == "SUCCEEDED"
-        yield svc, oom, ok
+    jobs = {"oom": "oom", "ok": "ok"}
+    for svc, ids in serve_ended_jobs(tmp_path_factory, "grep_tui", PROJECT, TASK, jobs):
+        yield svc, ids["oom"], ids["ok"]
 
 
 def search_app(service: LiveService, tmp_path: Path) -> JobsApp:

@@ -17,9 +17,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import serve, unique_id
-from tests.support.live_service import LiveService, basic_job
-from tests.support.task_packages import task_package
+from tests.support.live_service import LiveService
+from tests.support.task_packages import serve_ended_jobs
 
 PROJECT = "grep-cli-project"
 """A project of the module's own: the search is over every job of the project."""
@@ -43,15 +42,9 @@ ROW = re.compile(r"(> |  )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  (?P<task>\S+)\s+(?P<t
 @pytest.fixture(scope="module")
 def two_jobs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveService, str, str]]:
     """A service of the module's own with both jobs ended: (service, the OOM job, the other)."""
-    for svc in serve(tmp_path_factory, "svc-grep-cli"):
-        uri = svc.stage(task_package(tmp_path_factory.mktemp("grep"), "grep_lines", TASK))
-        client = svc.client(PROJECT)
-        oom, ok = unique_id("grep_oom"), unique_id("grep_ok")
-        for job_id, which in ((oom, "oom"), (ok, "ok")):
-            client.create(basic_job(job_id, uri, which, pythonModule="grep_lines.task"))
-        for job_id in (oom, ok):
-            assert svc.wait_state(job_id, timeout=90, project=PROJECT)["state"] == "SUCCEEDED"
-        yield svc, oom, ok
+    jobs = {"oom": "oom", "ok": "ok"}
+    for svc, ids in serve_ended_jobs(tmp_path_factory, "grep_cli", PROJECT, TASK, jobs):
+        yield svc, ids["oom"], ids["ok"]
 
 
 def search(service: LiveService, *args: str) -> subprocess.CompletedProcess[str]:
@@ -141,3 +134,18 @@ def test_a_query_the_service_cannot_read_exits_2(two_jobs: tuple[LiveService, st
     assert "Traceback" not in bad.stderr
     since = search(svc, "memory", "--since", "yesterday")
     assert since.returncode == 2 and "--since 'yesterday'" in since.stderr
+
+
+def test_the_job_lists_filter_narrows_the_jobs_searched(
+    two_jobs: tuple[LiveService, str, str],
+) -> None:
+    """``--filter`` takes the list's language: the jobs it keeps are the ones searched."""
+    svc, oom, ok = two_jobs
+    # "epoch 1 loss" is in both jobs; the filter keeps one of them by a word of its id.
+    only_ok = search(svc, "EPOCH 1 LOSS", "--filter", ok.rsplit("_", 1)[-1])
+    assert only_ok.returncode == 0, only_ok.stderr
+    assert only_ok.stdout.splitlines()[0] == f"{ok}  (1 hit)" and oom not in only_ok.stdout
+    failed = search(svc, "EPOCH 1 LOSS", "--filter", "state:FAILED")
+    assert (failed.returncode, failed.stdout) == (0, "") and "No line matches" in failed.stderr
+    bad = search(svc, "EPOCH 1 LOSS", "--filter", "state:BOGUS")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --filter: "), bad.stderr

@@ -196,6 +196,12 @@ def _add_logs(sub: Any) -> None:
     _add_connection(p)
     p.add_argument("query", metavar="QUERY", help="the text to find, or a Logging filter")
     p.add_argument(
+        "--filter",
+        metavar="LIST-FILTER",
+        help="only the jobs the job list shows with this filter: its words, state:, label: "
+        "(as `tui-app jobs list --filter`)",
+    )
+    p.add_argument(
         "--since",
         metavar="DURATION",
         help="only lines of the last DURATION: 90s, 15m, 2h, 7d, 1h30m (default: all)",

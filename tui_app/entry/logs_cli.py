@@ -68,6 +68,8 @@ def run_logs_command(args: argparse.Namespace, settings: Settings) -> int:
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
     from tui_app.api.log_search import MAX_PAGE_SIZE, LogSearch
+    from tui_app.model.filters.list_filter import filter_rows, parse_list_filter
+    from tui_app.model.views.job_view import JobRow
 
     query = search_filter(args.query)
     if not query:
@@ -81,15 +83,27 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
             print(why, file=sys.stderr)
             return USAGE
         window = since_term(datetime.now(UTC), seconds)
+    jobs_filter = None
+    if args.filter:
+        jobs_filter = parse_list_filter(args.filter)
+        if jobs_filter.error:
+            print(f"error: --filter: {jobs_filter.error}", file=sys.stderr)
+            return USAGE
     profile, project, state_dir = resolve(args, settings)
-    search = LogSearch(connector(profile, state_dir)(), project)
+    connection = connector(profile, state_dir)()
+    search = LogSearch(connection, project)
+    wanted: set[str] | None = None
+    if jobs_filter is not None:
+        # The job list's filter (what the list shows with it), as the jobs it keeps.
+        rows = [JobRow.from_job(j) for j in connection.jobs(project).list_jobs()]
+        wanted = {r.job_id for r in filter_rows(rows, jobs_filter)}
     hits: list[SearchHit] = []
     token: str | None = None
     while len(hits) < args.limit:
         page = search.page(
             with_window(query, window), min(MAX_PAGE_SIZE, args.limit - len(hits)), token
         )
-        hits += page.hits
+        hits += [h for h in page.hits if wanted is None or h.job_id in wanted]
         token = page.next_page_token
         if token is None:
             break
