@@ -477,8 +477,10 @@ def _service(args: argparse.Namespace) -> int:
                     else "every line indexed for search"
                 )
                 size, oldest = index.get("storeBytes"), index.get("oldestLine")
-                if isinstance(size, int) and isinstance(oldest, str):
-                    text += f"; {size / 2**20:,.1f} MiB in use, oldest line {oldest}"
+                if isinstance(size, int):
+                    text += f"; {size / 2**20:,.1f} MiB in use"
+                if isinstance(oldest, str):
+                    text += f", oldest line {oldest}"
                 print(f"logs: {text}")
             if isinstance(index, dict) and index.get("error"):
                 print(f"warning: {index['error']}")

@@ -35,7 +35,12 @@ from tui_app.local.job_changes import JobChanges
 from tui_app.local.job_filter import compile_job_filter
 from tui_app.local.logs.log_index import progress
 from tui_app.local.logs.log_ingest import LogSource
-from tui_app.local.logs.log_retention import DEFAULT_MAX_BYTES, DEFAULT_RETENTION_DAYS, LogRetention
+from tui_app.local.logs.log_retention import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_RETENTION_DAYS,
+    LogRetention,
+    used_bytes,
+)
 from tui_app.local.logs.log_writer import LogWriter, ServiceEntry
 from tui_app.local.metrics import MetricsSampler
 from tui_app.local.page_tokens import NOT_OURS, decode_page_token, encode_page_token, fingerprint
@@ -554,20 +559,21 @@ class JobService:
         )
 
     def log_index_status(self) -> dict[str, Any]:
-        """``/healthz``'s ``logIndex``: how many lines wait to be indexed (two rowid lookups),
-        and what retention's last pass found (the store's size, its oldest line)."""
+        """``/healthz``'s ``logIndex``: how many lines wait to be indexed, the store's size in
+        use and its oldest line (a few rowid lookups and pragmas), what retention deleted."""
         try:
-            got = progress(self.logs.reader())
+            conn = self.logs.reader()
+            got = progress(conn)
+            size = used_bytes(conn)
+            first = conn.execute("SELECT ts_us FROM log_entries ORDER BY id LIMIT 1").fetchone()
         except sqlite3.Error as exc:
             return {"error": f"Cannot read the log store: {exc}"}
-        out: dict[str, Any] = {"behind": got.behind}
+        out: dict[str, Any] = {"behind": got.behind, "storeBytes": size}
+        if first is not None:
+            out["oldestLine"] = log_time(int(first[0]))
         kept = self.writer.retention.state if self.writer.retention else None
         if kept is not None:
             out["deleted"] = kept.deleted
-            if kept.used_bytes:
-                out["storeBytes"] = kept.used_bytes
-            if kept.oldest_us is not None:
-                out["oldestLine"] = log_time(kept.oldest_us)
         errors = [e for e in (self.writer.index.error, kept and kept.error) if e]
         if errors:
             out["error"] = "; ".join(str(e) for e in errors)
