@@ -89,6 +89,9 @@ class LogIndex:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 self.error = f"Cannot index log lines: {exc}"
+                # Retried a second later (``due``), not at once: a full disk must not spin the
+                # writer's thread. Searches read the rows it could not index by scan meanwhile.
+                self.caught_up = True
                 return done
             self.error = None
             done += n
