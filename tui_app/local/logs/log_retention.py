@@ -36,13 +36,10 @@ JobKey = tuple[str, str]
 
 @dataclass
 class RetentionState:
-    """What the last passes did, for ``service status``."""
+    """What the passes did, for ``service status`` (which reads the store's size itself)."""
 
     deleted: int = 0
     """Lines deleted since the service started."""
-    oldest_us: int | None = None
-    """The oldest line kept (microseconds since the epoch), as of the last pass."""
-    used_bytes: int = 0
     error: str | None = None
 
 
@@ -136,9 +133,6 @@ class LogRetention:
         self._busy = bool(deleted) and time.monotonic() - started >= budget
         if not self._busy:
             self._next = time.monotonic() + self.every
-        oldest = conn.execute("SELECT ts_us FROM log_entries ORDER BY id LIMIT 1").fetchone()
-        self.state.oldest_us = int(oldest[0]) if oldest else None
-        self.state.used_bytes = used_bytes(conn)
         return deleted
 
     def _delete(self, conn: sqlite3.Connection, upto: int, live: set[JobKey]) -> int:
