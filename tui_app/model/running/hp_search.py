@@ -253,11 +253,9 @@ class Search:
     def seed_trial(self, hyperparameters: Mapping[str, str], objective: float | None) -> bool:
         """Count a trial of an earlier job (``resumePreviousJobId``): a grid skips its point, the
         Bayesian optimiser learns from its objective. False when it does not fit this spec."""
-        try:
-            internal = {p.name: p.internal(str(hyperparameters[p.name])) for p in self.params}
-        except (KeyError, ValueError):
+        internal = self._done_point(hyperparameters)
+        if internal is None:
             return False
-        self._done_points.add(tuple(sorted(internal_key(internal).items())))
         ok = objective is not None and math.isfinite(objective)
         opt = _optuna()
         self.study.add_trial(
@@ -275,12 +273,24 @@ class Search:
         """The point of a trial that was cut off (the service restarted under it), asked anew so
         that the trial runs again with the same values and its outcome teaches the optimiser
         as any trial's does. None when the values do not fit this spec."""
+        internal = self._done_point(hyperparameters)
+        if internal is None:
+            return None
+        self.study.enqueue_trial(internal)
+        return self._asked()
+
+    def _done_point(self, hyperparameters: Mapping[str, str]) -> dict[str, Any] | None:
+        """A trial's values (as the API shows them) in the study's terms, its point marked as
+        done for a grid; None when they do not fit this spec."""
         try:
             internal = {p.name: p.internal(str(hyperparameters[p.name])) for p in self.params}
         except (KeyError, ValueError):
             return None
         self._done_points.add(tuple(sorted(internal_key(internal).items())))
-        self.study.enqueue_trial(internal)
+        return internal
+
+    def _asked(self) -> Suggestion:
+        """The study's next trial (an enqueued point first) as a Suggestion."""
         trial = self.study.ask(self.distributions)
         values = {p.name: p.value(trial.params[p.name]) for p in self.params}
         return Suggestion(trial.number, values, trial)
@@ -295,9 +305,7 @@ class Search:
                 break
             else:
                 return None
-        trial = self.study.ask(self.distributions)
-        values = {p.name: p.value(trial.params[p.name]) for p in self.params}
-        return Suggestion(trial.number, values, trial)
+        return self._asked()
 
     def report(self, s: Suggestion, step: int, value: float) -> None:
         """An intermediate metric of a running trial: each step counts once, and only steps on
