@@ -74,17 +74,25 @@ def substring_candidates(text: str) -> str | None:
     return " AND ".join(terms) if terms else None
 
 
-def token_query(text: str) -> str | None:
-    """The FTS5 query of ``SEARCH(text)``: every word of ``text``, in any order; a text in
-    backticks is one phrase (its words in order, adjacent). None when it has no word."""
+def _search_words(text: str) -> tuple[bool, list[str]]:
+    """``SEARCH(text)``'s reading: whether it is a phrase (in backticks), and its words (all
+    of a phrase's; at most ``MAX_TERMS`` otherwise). ``token_query`` and ``token_spec`` both
+    read it so, so the index and the check of unindexed lines look for the same words."""
     phrase = len(text) >= 2 and text.startswith("`") and text.endswith("`")
     body = text[1:-1] if phrase else text
     words = [body[s:e] for s, e in word_runs(body)]
+    return phrase, words if phrase else words[:MAX_TERMS]
+
+
+def token_query(text: str) -> str | None:
+    """The FTS5 query of ``SEARCH(text)``: every word of ``text``, in any order; a text in
+    backticks is one phrase (its words in order, adjacent). None when it has no word."""
+    phrase, words = _search_words(text)
     if not words:
         return None
     if phrase:
         return _quoted(" ".join(words))
-    return " AND ".join(_quoted(w) for w in words[:MAX_TERMS])
+    return " AND ".join(_quoted(w) for w in words)
 
 
 def _words(text: str) -> list[str]:
@@ -94,9 +102,8 @@ def _words(text: str) -> list[str]:
 def token_spec(text: str) -> str:
     """``SEARCH(text)`` as ``words_match`` takes it: ``p`` (a phrase) or ``w`` (words), then
     the folded words, tab-separated (a word never holds a tab)."""
-    phrase = len(text) >= 2 and text.startswith("`") and text.endswith("`")
-    words = _words(text[1:-1] if phrase else text)
-    return ("p" if phrase else "w") + "\t".join(["", *words[:MAX_TERMS]])
+    phrase, words = _search_words(text)
+    return ("p" if phrase else "w") + "\t".join(["", *(w.casefold() for w in words)])
 
 
 def words_match(message: str, spec: str) -> bool:
