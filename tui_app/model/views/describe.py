@@ -156,17 +156,17 @@ def stall_rows(
     if stall is None:
         return []
     raw = as_mapping(job.get("stall"))
-    since = format_time(raw.get("since"), tz) or ""
+    since = _epoch_time(stall.since, tz)
     if job.get("state") not in {s.value for s in states.TERMINAL_STATES}:
         since += f" ({format_duration(now.timestamp() - stall.since)} ago)"
     rows: list[tuple[str, str]] = [("Since", since)]
-    for r, entry in zip(stall.replicas, _stall_entries(raw), strict=False):
+    for r in stall.replicas:
         name = f"trial {r.trial_id} {r.task_name}" if r.trial_id else r.task_name
         parts: list[str] = [r.state]
         if r.cpu_percent is not None:
             parts.append(f"CPU {r.cpu_percent:.1f}%")
-        when = format_time(entry.get("lastOutputTime"), tz)
-        if when:
+        if r.last_output is not None:
+            when = _epoch_time(r.last_output, tz)
             line = f": {r.last_line}" if r.last_line else ""
             parts.append(f"last line at {when}{line}")
         else:
@@ -181,18 +181,9 @@ def stall_rows(
     return rows
 
 
-def _stall_entries(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The ``stall`` replicas ``stall_from_job`` kept, in its order, as they came."""
-    kept = []
-    for item in as_list(raw.get("replicas")):
-        entry = as_mapping(item)
-        if (
-            isinstance(entry.get("taskName"), str)
-            and entry.get("state") in ("quiet", "stalled")
-            and parse_time(entry.get("since")) is not None
-        ):
-            kept.append(entry)
-    return kept
+def _epoch_time(seconds: float, tz: tzinfo) -> str:
+    """``format_time`` of a moment given in seconds since the epoch."""
+    return format_time(datetime.fromtimestamp(seconds, UTC).isoformat(), tz) or ""
 
 
 FRAMEWORK_ROWS: tuple[str, ...] = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-keras")
