@@ -256,8 +256,7 @@ class TuningRunner(JobRunner):
         job = self.host.stored(self.project, self.job_id)
         ti: dict[str, Any] = job["trainingInput"]
         if self.cancel_requested.is_set():
-            self._finish_live_trials(JobState.CANCELLED)
-            await self._end(*self.stop_reason)
+            await self._stop_cut_study()
             return
         self._resumed = dict(job.get("trainingOutput") or {})
         trials = self._resumed.get("trials") or []
@@ -274,8 +273,7 @@ class TuningRunner(JobRunner):
         grant = self._held.pop(0)
         cancelled, prepared = await self._until_cancelled(self._prepare(ti))
         if cancelled:
-            self._finish_live_trials(JobState.CANCELLED)
-            await self._end(*self.stop_reason)
+            await self._stop_cut_study()
             return
         if isinstance(prepared, str):
             self._finish_live_trials(JobState.FAILED)
@@ -284,6 +282,13 @@ class TuningRunner(JobRunner):
             return
         pythonpath, job_dir = prepared
         await self._train(ti, pythonpath, job_dir, grant)
+
+    async def _stop_cut_study(self) -> None:
+        """Stopped before the study went on (a cancel, the service stopping): the cut-off
+        trials end as the job does."""
+        state, message = self.stop_reason
+        self._finish_live_trials(state)
+        await self._end(state, message)
 
     def _resume_study(self, search: Search) -> None:
         """Take up the study a restart of the service cut off: its finished trials teach the
