@@ -1,5 +1,5 @@
 """What a typed search query sends, what it highlights, and the logs pane's pattern for it
-(``model.logs.log_search``, ``search_screen.logs_pattern``)."""
+(``model.logs.log_search``, its ``logs_pattern`` included)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from tui_app.model.logs.log_search import (
     group_by_job,
     highlight_terms,
     is_logging_filter,
+    logs_pattern,
     search_filter,
     since_term,
     window_label,
     with_window,
 )
-from tui_app.shell.screens.search_screen import logs_pattern
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ __all__ = [
     "group_by_job",
     "highlight_terms",
     "is_logging_filter",
+    "logs_pattern",
     "quote_text",
     "search_filter",
     "since_term",
@@ -180,3 +181,17 @@ def group_by_job(hits: Iterable[SearchHit]) -> list[tuple[str, list[SearchHit]]]
     for hit in hits:
         groups.setdefault(hit.job_id, []).append(hit)
     return list(groups.items())
+
+
+_REGEX_SPECIAL: Final = re.compile(r"([.^$*+?{}\[\]\\|()])")
+
+
+def logs_pattern(terms: tuple[str, ...] | list[str]) -> str:
+    """The logs pane's search (a regex, shown in its info bar) for the texts a search matched:
+    each literal, the longest first so ``n`` lands on the whole phrase, in any case (the
+    service's text search folds case; the pane's smart case would not for a capital, so a
+    capital gets ``(?i)``). Only regex syntax is escaped: ``out of memory`` stays readable."""
+    if not terms:
+        return ""
+    pattern = "|".join(_REGEX_SPECIAL.sub(r"\\\1", t) for t in sorted(terms, key=len, reverse=True))
+    return f"(?i){pattern}" if any(c.isupper() for c in pattern) else pattern

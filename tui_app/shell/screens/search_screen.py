@@ -47,6 +47,7 @@ from tui_app.model.logs.log_search import (
     SearchHit,
     group_by_job,
     highlight_terms,
+    logs_pattern,
     search_filter,
     since_term,
     window_label,
@@ -63,7 +64,7 @@ from tui_app.widgets.line_cursor import option_list_bindings
 if TYPE_CHECKING:  # the clients load in the search worker, not before the screen's first frame
     from tui_app.api.log_search import EntriesPage, LogSearch
 
-__all__ = ["DEBOUNCE_SECONDS", "SearchHitList", "SearchScreen", "logs_pattern"]
+__all__ = ["DEBOUNCE_SECONDS", "SearchHitList", "SearchScreen"]
 
 DEBOUNCE_SECONDS: Final = 0.15
 """Quiet after the last key before a search is sent: a word typed at speed sends one search,
@@ -88,20 +89,6 @@ class SearchRequest:
     filter_text: str
     terms: tuple[str, ...]
     page_token: str | None = None
-
-
-_REGEX_SPECIAL: Final = re.compile(r"([.^$*+?{}\[\]\\|()])")
-
-
-def logs_pattern(terms: tuple[str, ...] | list[str]) -> str:
-    """The logs pane's search (a regex, shown in its info bar) for the texts a search matched:
-    each literal, the longest first so ``n`` lands on the whole phrase, in any case (the
-    service's text search folds case; the pane's smart case would not for a capital, so a
-    capital gets ``(?i)``). Only regex syntax is escaped: ``out of memory`` stays readable."""
-    if not terms:
-        return ""
-    pattern = "|".join(_REGEX_SPECIAL.sub(r"\\\1", t) for t in sorted(terms, key=len, reverse=True))
-    return f"(?i){pattern}" if any(c.isupper() for c in pattern) else pattern
 
 
 def _matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
