@@ -108,6 +108,19 @@ def test_a_wrong_filter_is_an_error_a_script_can_see(service: LiveService) -> No
     assert "Invalid regex" in bad_regex.stderr and "literally" not in bad_regex.stderr
 
 
+def test_an_empty_job_id_or_one_with_a_slash_is_an_error_not_a_traceback(
+    service: LiveService,
+) -> None:
+    """jobs.get cannot ask for "" or "a/b" (the client refuses the name): the finder says so."""
+    for action in ("describe", "stacks"):
+        empty = tui(service, action, "")
+        assert empty.returncode == 2, empty.stderr
+        assert empty.stderr == "error: JOB_ID is empty: give a job id, or the start of one.\n"
+        slash = tui(service, action, "a/b")
+        assert slash.returncode == 1 and "Traceback" not in slash.stderr, slash.stderr
+        assert slash.stderr.startswith("error: NOT_FOUND: No job 'a/b' in project ")
+
+
 def test_a_job_id_may_be_a_prefix_only_one_job_starts_with(
     service: LiveService, package_uri: str
 ) -> None:

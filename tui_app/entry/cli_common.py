@@ -52,11 +52,15 @@ class JobFinder:
                 (``USAGE``, listing them).
             ApiCallError: a call failed otherwise.
         """
-        try:
-            return self.client.get(text)
-        except ApiCallError as exc:
-            if exc.status_code != 404:
-                raise
+        if not text.strip():
+            raise Refused("JOB_ID is empty: give a job id, or the start of one.", USAGE)
+        # A name jobs.get cannot even ask for (a "/" in it) is a prefix or a typo to match.
+        if "/" not in text:
+            try:
+                return self.client.get(text)
+            except ApiCallError as exc:
+                if exc.status_code != 404:
+                    raise
         if self._ids is None:
             self._ids = [str(j.get("jobId")) for j in self.client.list_jobs()]
         match = match_job_id(text, self._ids)
