@@ -33,6 +33,7 @@ from tui_app.local.execution.stall_watch import StallWatch
 from tui_app.local.execution.trials import make_runner
 from tui_app.local.job_changes import JobChanges
 from tui_app.local.job_filter import compile_job_filter
+from tui_app.local.logs.entries import DEFAULT_SCAN_SECONDS
 from tui_app.local.logs.log_index import progress
 from tui_app.local.logs.log_ingest import LogSource
 from tui_app.local.logs.log_retention import (
@@ -154,8 +155,12 @@ class JobService:
         stall_seconds: float = DEFAULT_STALL_SECONDS,
         log_retention_days: float = DEFAULT_RETENTION_DAYS,
         log_max_bytes: int = DEFAULT_MAX_BYTES,
+        log_scan_seconds: float = DEFAULT_SCAN_SECONDS,
     ) -> None:
         state.ensure()
+        self.log_scan_seconds = log_scan_seconds
+        """How long one ``entries:list`` page may read lines by scan before it answers with
+        what it found (``logs/entries``: ``--log-scan-seconds``)."""
         self.no_auth = no_auth
         """Started without its token (``--no-auth``): container jobs are refused (below)."""
         self.executor: Executor = executor if executor is not None else LocalExecutor()

@@ -296,7 +296,7 @@ async def patch_job(request: web.Request) -> web.Response:
 async def entries_list(request: web.Request) -> web.Response:
     svc = request.app[SERVICE_KEY]
     body = await _body(request)
-    return _json(await asyncio.to_thread(list_entries, svc.logs, body))
+    return _json(await asyncio.to_thread(list_entries, svc.logs, body, svc.log_scan_seconds))
 
 
 FOLLOW_MAX_WAIT_SECONDS = 5.0

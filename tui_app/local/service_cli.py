@@ -43,6 +43,7 @@ from tui_app.local.environments.containers import (
 from tui_app.local.execution.executor import Executor, ExecutorError, factory_for
 from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, MAX_WARM_ACTORS
 from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
+from tui_app.local.logs.entries import DEFAULT_SCAN_SECONDS
 from tui_app.local.logs.log_retention import DEFAULT_MAX_BYTES, DEFAULT_RETENTION_DAYS
 from tui_app.local.loopback import is_loopback
 from tui_app.local.paths import StateDir, StateDirError
@@ -166,6 +167,8 @@ class ServiceOptions:
     """Log lines older than this are deleted (``log_retention``)."""
     log_max_gib: float = DEFAULT_MAX_BYTES / 2**30
     """The most the log store may hold; past it the oldest lines go first."""
+    log_scan_seconds: float = DEFAULT_SCAN_SECONDS
+    """How long one log page may read lines by scan before it answers with what it found."""
 
     @classmethod
     def from_args(
@@ -203,6 +206,7 @@ class ServiceOptions:
             stall_seconds=getattr(args, "stall_seconds", None) or DEFAULT_STALL_SECONDS,
             log_retention_days=getattr(args, "log_retention_days", None) or DEFAULT_RETENTION_DAYS,
             log_max_gib=getattr(args, "log_max_gib", None) or DEFAULT_MAX_BYTES / 2**30,
+            log_scan_seconds=getattr(args, "log_scan_seconds", None) or DEFAULT_SCAN_SECONDS,
         )
 
     def argv(self) -> list[str]:
@@ -222,6 +226,8 @@ class ServiceOptions:
             args += ["--log-retention-days", repr(self.log_retention_days)]
         if self.log_max_gib != DEFAULT_MAX_BYTES / 2**30:
             args += ["--log-max-gib", repr(self.log_max_gib)]
+        if self.log_scan_seconds != DEFAULT_SCAN_SECONDS:
+            args += ["--log-scan-seconds", repr(self.log_scan_seconds)]
         for python in self.pythons:
             args += ["--python", python]
         if self.replica_nice != DEFAULT_REPLICA_NICE:
@@ -394,6 +400,15 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         f"job's (default {DEFAULT_MAX_BYTES / 2**30:g})",
     )
     p.add_argument(
+        "--log-scan-seconds",
+        type=_positive_float,
+        default=DEFAULT_SCAN_SECONDS,
+        metavar="S",
+        help="a log search the index cannot answer reads lines for at most S seconds a page, "
+        "then answers with what it found and a token to go on (default "
+        f"{DEFAULT_SCAN_SECONDS:g})",
+    )
+    p.add_argument(
         "--container-engine",
         default=None,
         metavar="CMD",
@@ -494,6 +509,7 @@ async def _serve(state: StateDir, opts: ServiceOptions, token: str | None) -> in
             stall_seconds=opts.stall_seconds,
             log_retention_days=opts.log_retention_days,
             log_max_bytes=int(opts.log_max_gib * 2**30),
+            log_scan_seconds=opts.log_scan_seconds,
             pythons=opts.pythons,
             replica_nice=opts.replica_nice,
             engine=engine,

@@ -1,0 +1,87 @@
+"""A search over every job that the index cannot answer reads lines for a bounded time a page.
+
+The service runs with ``--log-scan-seconds`` far below one id range's read, so each
+``entries:list`` page reads one range and answers with what it found (often nothing) and a
+token to go on. Followed to the end, the pages give exactly what the scan of the job's own
+lines gives, in either order: nothing dropped or doubled at the ranges' edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.conftest import serve, unique_id
+from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.task_packages import task_package
+
+LINES = 30_000
+RARE = (3, 4_096, 4_097, 15_000, LINES - 2)
+"""Lines that say NaN: at the store's oldest end, astride the first range's edge, the middle
+and the newest end."""
+
+TASK = (
+    f"RARE = {RARE!r}\n"
+    f"for i in range({LINES}):\n"
+    "    print(f'step {i} loss NaN' if i in RARE else f'step {i} loss 0.25', flush=False)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def bounded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveService, str]]:
+    for svc in serve(tmp_path_factory, "svc-scan-bound", "--log-scan-seconds", "0.001"):
+        uri = svc.stage(task_package(tmp_path_factory.mktemp("many"), "many", TASK))
+        job_id = unique_id("scan_bound")
+        svc.client().create(basic_job(job_id, uri, pythonModule="many.task"))
+        assert svc.wait_state(job_id, timeout=120)["state"] == "SUCCEEDED"
+        yield svc, job_id
+
+
+def _pages(svc: LiveService, flt: str, order: str) -> list[list[dict[str, Any]]]:
+    body: dict[str, Any] = {
+        "resourceNames": [f"projects/{PROJECT}"],
+        "filter": flt,
+        "orderBy": order,
+        "pageSize": 1000,
+    }
+    pages: list[list[dict[str, Any]]] = []
+    while True:
+        status, resp = svc.post("/v2/entries:list", body)
+        assert status == 200, resp
+        pages.append(resp.get("entries", []))
+        if not resp.get("nextPageToken"):
+            return pages
+        body["pageToken"] = resp["nextPageToken"]
+
+
+def _messages(pages: list[list[dict[str, Any]]]) -> list[str]:
+    return [str(e["jsonPayload"]["message"]) for page in pages for e in page]
+
+
+@pytest.mark.parametrize("order", ["timestamp asc", "timestamp desc"])
+def test_a_scan_over_every_job_answers_a_range_at_a_time(
+    bounded: tuple[LiveService, str], order: str
+) -> None:
+    svc, job_id = bounded
+    expected = [f"step {i} loss NaN" for i in RARE]
+    if order == "timestamp desc":
+        expected.reverse()
+    pages = _pages(svc, '"NaN"', order)
+    assert _messages(pages) == expected
+    # Bounded: the answer came in several pages, some of them empty but for the token.
+    assert len(pages) > 3 and any(not page for page in pages[:-1]), [len(p) for p in pages]
+    # The job's own scan (its index gives the order) agrees, and is one page.
+    scoped = _pages(svc, f'resource.labels.job_id="{job_id}" AND "NaN"', order)
+    assert len(scoped) == 1 and _messages(scoped) == expected
+
+
+def test_a_filter_with_no_text_pages_every_line_once(bounded: tuple[LiveService, str]) -> None:
+    """Every line of the store, over every job, by ranges: the job's lines in order, once."""
+    svc, job_id = bounded
+    everything = _messages(_pages(svc, 'severity>=DEFAULT AND NOT "no such text"', "timestamp asc"))
+    scoped = svc.entries(f'resource.labels.job_id="{job_id}"')
+    own = [str(e["jsonPayload"]["message"]) for e in scoped]
+    assert everything == own  # one job in this service: every line is the job's
+    assert sum(m.startswith("step ") for m in own) == LINES
