@@ -35,13 +35,15 @@ def serve_ended_jobs(
     project: str,
     task: str,
     jobs: dict[str, str],
+    *flags: str,
 ) -> Iterator[tuple[LiveService, dict[str, str]]]:
-    """A service of a module's own whose jobs of the package ``name`` (``task``) have all
-    SUCCEEDED: one job per key of ``jobs``, given the value as its argument. Yields the service
-    and the job id of each key; stops the service after the module (``yield from`` it)."""
+    """A service of a module's own (started with ``flags``) whose jobs of the package ``name``
+    (``task``) have all SUCCEEDED: one job per key of ``jobs``, given the value as its argument.
+    Yields the service and the job id of each key; stops the service after the module
+    (``yield from`` it)."""
     from tests.conftest import serve, unique_id
 
-    for svc in serve(tmp_path_factory, f"svc-{name}"):
+    for svc in serve(tmp_path_factory, f"svc-{name}", *flags):
         uri = svc.stage(task_package(tmp_path_factory.mktemp(name), name, task))
         client = svc.client(project)
         ids = {key: unique_id(f"{name}_{key}") for key in jobs}

@@ -17,7 +17,7 @@ No Textual here: every call blocks; the TUI runs them in thread workers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -114,6 +114,37 @@ class LogSearch:
         ]
         token = resp.get("nextPageToken")
         return EntriesPage(hits, str(token) if token else None)
+
+    def pages(
+        self,
+        filter_text: str,
+        wanted: int,
+        jobs: Collection[str] | None = None,
+        page_token: str | None = None,
+    ) -> Iterator[EntriesPage]:
+        """The hits of ``filter_text``, newest first, one server page at a time, until
+        ``wanted`` came or none follow; with ``jobs``, only those jobs' hits.
+
+        A page may hold none and still be followed by more: the local service answers a search
+        its index cannot drive after a bounded scan (``--log-scan-seconds``), with what it found
+        so far, and ``jobs`` may keep none of a page. The caller shows each page as it comes and
+        stops reading when it stops iterating. The last page may take the count past
+        ``wanted`` (its token then follows its last hit).
+
+        Raises:
+            ApiCallError: as ``page``.
+        """
+        got = 0
+        token = page_token
+        while True:
+            size = MAX_PAGE_SIZE if jobs is not None else wanted - got
+            page = self.page(filter_text, size, token)
+            hits = page.hits if jobs is None else [h for h in page.hits if h.job_id in jobs]
+            got += len(hits)
+            token = page.next_page_token
+            yield EntriesPage(hits, token)
+            if token is None or got >= wanted:
+                return
 
     def context(self, hit: SearchHit, lines: int) -> tuple[list[LogLine], list[LogLine]]:
         """The ``lines`` lines before ``hit`` and after it in its job's replica (its trial's,

@@ -67,8 +67,9 @@ def run_logs_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
-    from tui_app.api.log_search import MAX_PAGE_SIZE, LogSearch
-    from tui_app.model.filters.list_filter import filter_rows, parse_list_filter
+    from tui_app.api.log_search import LogSearch
+    from tui_app.model.filters.job_scope import JobScope
+    from tui_app.model.filters.list_filter import parse_list_filter
     from tui_app.model.views.job_view import JobRow
 
     query = search_filter(args.query)
@@ -92,22 +93,18 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
     profile, project, state_dir = resolve(args, settings)
     connection = connector(profile, state_dir)()
     search = LogSearch(connection, project)
-    wanted: set[str] | None = None
+    wanted: frozenset[str] | None = None
     if jobs_filter is not None:
         # The job list's filter (what the list shows with it), as the jobs it keeps.
         rows = [JobRow.from_job(j) for j in connection.jobs(project).list_jobs()]
-        wanted = {r.job_id for r in filter_rows(rows, jobs_filter)}
+        wanted = JobScope(jobs_filter).jobs(rows)
     hits: list[SearchHit] = []
     token: str | None = None
-    while len(hits) < args.limit:
-        page = search.page(
-            with_window(query, window), min(MAX_PAGE_SIZE, args.limit - len(hits)), token
-        )
-        hits += [h for h in page.hits if wanted is None or h.job_id in wanted]
+    for page in search.pages(with_window(query, window), args.limit, wanted):
+        hits += page.hits
         token = page.next_page_token
-        if token is None:
-            break
-    hits = hits[: args.limit]
+    if len(hits) > args.limit:
+        hits, token = hits[: args.limit], token or "more"
     contexts = [search.context(hit, args.context) for hit in hits] if args.context else None
     if args.format == "json":
         print(json.dumps(_json_hits(hits, contexts), indent=2))

@@ -521,7 +521,8 @@ class JobsApp(JobActions):
 
     def open_search(self, query: str = "") -> None:
         """Show the search over every job's logs (``s``, ``:grep TEXT``) over what is open; when
-        it is what is showing, search for ``query`` there instead of opening another.
+        it is what is showing, search for ``query`` there instead of opening another. It
+        searches the jobs the list's filter shows (``JobScope``), until ``f`` there lifts it.
 
         Loaded on first use, as the other views behind a key are.
         """
@@ -532,7 +533,9 @@ class JobsApp(JobActions):
             if query:
                 screen.set_query(query)
             return
-        self.push_screen(SearchScreen(query, self.last_rows))
+        listing = next((s for s in self.screen_stack if isinstance(s, JobsScreen)), None)
+        scope = listing.job_scope if listing is not None else None
+        self.push_screen(SearchScreen(query, self.last_rows, scope))
 
     def open_describe(self, job_id: str, *, yaml: bool = False) -> None:
         """Show ``job_id``'s detail (its raw YAML with ``yaml``) over what is open.

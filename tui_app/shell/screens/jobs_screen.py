@@ -16,6 +16,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from tui_app.model.filters.job_scope import JobScope
 from tui_app.model.filters.list_filter import (
     FilterIndex,
     ListFilter,
@@ -121,6 +122,11 @@ class JobsScreen(Screen[None]):
         self._select_after: str | None = None
         self._loaded = False
         self._longest_id = 0
+
+    @property
+    def job_scope(self) -> JobScope:
+        """What the list narrows to (its filter, ``z``): the log search searches those jobs."""
+        return JobScope(self._filter, self.faults_only)
 
     @property
     def table(self) -> JobTable:

@@ -40,6 +40,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from tui_app.api.errors import ApiCallError
+from tui_app.model.filters.job_scope import JobScope
 from tui_app.model.jobs.states import STATE_SYMBOL, JobState
 from tui_app.model.logs.log_line import task_tag
 from tui_app.model.logs.log_search import (
@@ -89,6 +90,8 @@ class SearchRequest:
     filter_text: str
     terms: tuple[str, ...]
     page_token: str | None = None
+    jobs: frozenset[str] | None = None
+    """Only these jobs' hits (the list's filter, ``JobScope``); None: every job's."""
 
 
 def _matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
@@ -171,17 +174,33 @@ class SearchScreen(Screen[None], ScreenToasts):
             tooltip="Only lines of the last 1h, 24h, 7d, 30d, or all",
         ),
         Binding("m", "more", "More", id="search.more", tooltip="The next page of hits"),
+        Binding(
+            "f",
+            "toggle_scope",
+            "Jobs",
+            id="search.scope",
+            tooltip="Only the jobs the list's filter shows, or every job",
+        ),
     ]
 
-    def __init__(self, query: str = "", rows: list[JobRow] | None = None) -> None:
+    def __init__(
+        self, query: str = "", rows: list[JobRow] | None = None, scope: JobScope | None = None
+    ) -> None:
         """Args:
         query: What to search for at once (``:grep TEXT``); "" waits for typing.
-        rows: The job list as the App last had it: the headers' states (the list's later
-            polls update them).
+        rows: The job list as the App last had it: the headers' states, and the jobs
+            ``scope`` keeps (the list's later polls update both).
+        scope: The job list's filter when the view opened: only the jobs it shows are
+            searched until ``f`` lifts it.
         """
         super().__init__()
         self.initial_query = query
-        self.states: dict[str, JobState] = {r.job_id: r.state for r in rows or []}
+        self.rows: list[JobRow] = list(rows or [])
+        self.states: dict[str, JobState] = {r.job_id: r.state for r in self.rows}
+        self.scope = scope if scope is not None and scope.narrows else None
+        """The list's narrowing, when it narrows (``f`` turns ``scoped`` off and on)."""
+        self.scoped = self.scope is not None
+        """Only the jobs ``scope`` keeps are searched."""
         self.window = 0
         """Index into ``SEARCH_WINDOWS`` (``t``)."""
         self.hits: list[SearchHit] = []
@@ -277,8 +296,16 @@ class SearchScreen(Screen[None], ScreenToasts):
             self._show_error(None)
             self._show_hits([], None, (), "")
             return
-        request = SearchRequest(self._serial, filter_text, tuple(highlight_terms(typed)))
+        request = SearchRequest(
+            self._serial, filter_text, tuple(highlight_terms(typed)), jobs=self._kept_jobs()
+        )
         self._read(request)
+
+    def _kept_jobs(self) -> frozenset[str] | None:
+        """The jobs searched: the scope's among the list's rows, or None for every job."""
+        if self.scope is None or not self.scoped:
+            return None
+        return self.scope.jobs(self.rows)
 
     def _read(self, request: SearchRequest) -> None:
         self._pending = request
@@ -287,16 +314,27 @@ class SearchScreen(Screen[None], ScreenToasts):
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="Search")
     def _read_page(self, request: SearchRequest) -> None:
-        """One page of hits, in a thread (the read blocks); a newer search cancels this one's
-        answer (``exclusive``), and ``_answered`` drops it if it still comes."""
+        """A page of hits, in a thread (the reads block), shown as each server page comes: a
+        search the service answers by a bounded scan (or one the scope thins out) comes in
+        several, some empty. A newer search cancels this one (``exclusive``: it stops reading),
+        and ``_answered`` drops what still comes."""
         worker = get_current_worker()
-        answer: EntriesPage | ApiCallError
+        first = True
         try:
-            answer = self._searcher().page(request.filter_text, PAGE_SIZE, request.page_token)
+            searcher = self._searcher()
+            pages = searcher.pages(request.filter_text, PAGE_SIZE, request.jobs, request.page_token)
+            for page in pages:
+                if worker.is_cancelled:
+                    return
+                done = page.next_page_token is None
+                self.app.call_from_thread(self._answered, request, page, first, done)
+                first = False
         except ApiCallError as exc:
-            answer = exc
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._answered, request, exc, first, True)
+            return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._answered, request, answer)
+            self.app.call_from_thread(self._settled, request)
 
     def _searcher(self) -> LogSearch:
         """The project's searches on the current connection (blocking: the worker's)."""
@@ -308,18 +346,39 @@ class SearchScreen(Screen[None], ScreenToasts):
             reader = self._reader = LogSearch(connection, self.shell.project)
         return reader
 
-    def _answered(self, request: SearchRequest, answer: EntriesPage | ApiCallError) -> None:
+    def _answered(
+        self,
+        request: SearchRequest,
+        answer: EntriesPage | ApiCallError,
+        first: bool = True,
+        done: bool = True,
+    ) -> None:
+        """One server page of ``request`` (``first``: its first, which replaces what a new search
+        showed; ``done``: no page follows)."""
         if request.serial != self._serial or not self.is_attached:
             return  # typed on since: a newer search is on its way
-        self._pending = None
-        self.answers += 1
+        if done:
+            self._pending = None
         if isinstance(answer, ApiCallError):
+            self.answers += 1
+            self._pending = None
             self._show_error(_refusal(answer))  # the last results stay
             self._render_title()
             return
         self._show_error(None)
-        hits = answer.hits if request.page_token is None else [*self.hits, *answer.hits]
+        fresh = first and request.page_token is None  # a new search's first page
+        hits = answer.hits if fresh else [*self.hits, *answer.hits]
         self._show_hits(hits, answer.next_page_token, request.terms, request.filter_text)
+        if done:
+            self.answers += 1
+
+    def _settled(self, request: SearchRequest) -> None:
+        """The reads of ``request`` stopped with a page's worth: ``m`` reads on."""
+        if request.serial != self._serial or not self.is_attached or self._pending is None:
+            return
+        self._pending = None
+        self.answers += 1
+        self._render_title()
 
     def _show_error(self, error: str | None) -> None:
         self.error = error
@@ -363,6 +422,8 @@ class SearchScreen(Screen[None], ScreenToasts):
 
     def _render_title(self) -> None:
         parts = [" Search every job's logs", f"window: {window_label(SEARCH_WINDOWS[self.window])}"]
+        if self.scope is not None:
+            parts.append(f"jobs: {self.scope.label()}" if self.scoped else "jobs: all (f)")
         if self.hits or self.shown_filter:
             jobs = len({h.job_id for h in self.hits})
             count = f"{len(self.hits)} hit{'s' if len(self.hits) != 1 else ''}"
@@ -375,6 +436,7 @@ class SearchScreen(Screen[None], ScreenToasts):
 
     def on_jobs_refreshed(self, message: JobsRefreshed) -> None:
         """The headers' states follow the list."""
+        self.rows = list(message.rows)
         states = {r.job_id: r.state for r in message.rows}
         if states == self.states:
             return
@@ -436,6 +498,16 @@ class SearchScreen(Screen[None], ScreenToasts):
         if self.query_one(Input).value.strip():
             self._search_now()
 
+    def action_toggle_scope(self) -> None:
+        """``f``: search every job, or again only the jobs the list's filter shows."""
+        if self.scope is None:
+            self.notify("The job list shows every job: every job is searched.", timeout=3)
+            return
+        self.scoped = not self.scoped
+        self._render_title()
+        if self.query_one(Input).value.strip():
+            self._search_now()
+
     def action_more(self) -> None:
         """``m``: the next page of hits, added below the shown ones."""
         if self.next_token is None or not self.shown_filter:
@@ -444,7 +516,10 @@ class SearchScreen(Screen[None], ScreenToasts):
         if self._pending is not None:
             return
         self._serial += 1
-        self._read(SearchRequest(self._serial, self.shown_filter, self.terms, self.next_token))
+        request = SearchRequest(
+            self._serial, self.shown_filter, self.terms, self.next_token, self._kept_jobs()
+        )
+        self._read(request)
 
 
 def _refusal(exc: ApiCallError) -> str:
