@@ -1,9 +1,10 @@
-"""A search over every job that the index cannot answer reads lines for a bounded time a page.
+"""A search over every job reads lines for a bounded time a page.
 
-The service runs with ``--log-scan-seconds`` far below one id range's read, so each
-``entries:list`` page reads one range and answers with what it found (often nothing) and a
-token to go on. Followed to the end, the pages give exactly what the scan of the job's own
-lines gives, in either order: nothing dropped or doubled at the ranges' edges.
+The service runs with ``--log-scan-seconds`` (1 µs) below any id range's read, so each
+``entries:list`` page reads one range (by scan, or through the full-text index) and answers
+with what it found (often nothing) and a token to go on. Followed to the end, the pages give
+exactly what a read of the job's own lines gives, in either order: nothing dropped or doubled
+at the ranges' edges.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ TASK = (
 
 @pytest.fixture(scope="module")
 def bounded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveService, str]]:
-    for svc in serve(tmp_path_factory, "svc-scan-bound", "--log-scan-seconds", "0.001"):
+    for svc in serve(tmp_path_factory, "svc-scan-bound", "--log-scan-seconds", "0.000001"):
         uri = svc.stage(task_package(tmp_path_factory.mktemp("many"), "many", TASK))
         job_id = unique_id("scan_bound")
         svc.client().create(basic_job(job_id, uri, pythonModule="many.task"))
@@ -61,19 +62,27 @@ def _messages(pages: list[list[dict[str, Any]]]) -> list[str]:
 
 
 @pytest.mark.parametrize("order", ["timestamp asc", "timestamp desc"])
-def test_a_scan_over_every_job_answers_a_range_at_a_time(
-    bounded: tuple[LiveService, str], order: str
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"NaN"',  # one word as a substring: nothing for the index to narrow with, a scan
+        'SEARCH("nan")',  # the index's hits, read a range at a time
+        '"loss NaN"',  # the index narrows (a word starting "nan"), the text decides
+    ],
+)
+def test_a_search_over_every_job_answers_a_range_at_a_time(
+    bounded: tuple[LiveService, str], order: str, text: str
 ) -> None:
     svc, job_id = bounded
     expected = [f"step {i} loss NaN" for i in RARE]
     if order == "timestamp desc":
         expected.reverse()
-    pages = _pages(svc, '"NaN"', order)
+    pages = _pages(svc, text, order)
     assert _messages(pages) == expected
     # Bounded: the answer came in several pages, some of them empty but for the token.
     assert len(pages) > 3 and any(not page for page in pages[:-1]), [len(p) for p in pages]
-    # The job's own scan (its index gives the order) agrees, and is one page.
-    scoped = _pages(svc, f'resource.labels.job_id="{job_id}" AND "NaN"', order)
+    # The job's own read (its index gives the order) agrees, and is one page.
+    scoped = _pages(svc, f'resource.labels.job_id="{job_id}" AND {text}', order)
     assert len(scoped) == 1 and _messages(scoped) == expected
 
 

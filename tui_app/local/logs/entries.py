@@ -45,12 +45,15 @@ them (``strftime`` above all) was a third of a page's time in SQLite; the client
 timestamp's date once per second of a flood."""
 ROW_FORMATS: Final = ("text", "numeric")
 DEFAULT_SCAN_SECONDS = 1.0
-"""How long one page over every job may read lines by scan (``_scanned_rows``) before it
-answers with what it found and a token to go on from where it stopped."""
-_FIRST_SCAN_IDS = 4_096
-_MOST_SCAN_IDS = 262_144
-"""A scan reads id ranges from this size, doubling up to the second: the newest lines come back
-at once, and a long scan checks its time every quarter second or so (about a million lines a
+"""How long one page over every job may read (``_ranged_rows``) before it answers with what it
+found and a token to go on from where it stopped."""
+FIRST_ANSWER_SECONDS = 0.05
+"""A page over every job that found something answers after this long, full or not: the
+newest hits reach a person at once while the rest are read page by page."""
+_FIRST_RANGE_IDS = 4_096
+_MOST_RANGE_IDS = 262_144
+"""Ranges are read from the first size, doubling up to the second: the newest lines come back at
+once, and a long read checks its time every quarter second or so (about a million lines a
 second here)."""
 
 
@@ -130,9 +133,9 @@ def list_entries(
 ) -> dict[str, Any]:
     """Answer one entries:list request (blocking: run it in a thread).
 
-    ``scan_seconds`` bounds a page over every job that the index cannot answer
-    (``_scanned_rows``): past it the page holds what was found, maybe nothing, and a
-    ``nextPageToken`` to go on, as Cloud Logging answered a long search."""
+    ``scan_seconds`` bounds a page over every job (``_ranged_rows``): past it the page holds
+    what was found, maybe nothing, and a ``nextPageToken`` to go on, as Cloud Logging answered
+    a long search."""
     page = _Page.read(body, MAX_PAGE_SIZE, _watermark(store))
     rows, token = _select(store, page, scan_seconds)
     resp: dict[str, Any] = {}
@@ -201,13 +204,13 @@ class _Page:
     cursor: tuple[int, int] | None
     """(ts_us, id) of the last entry of the previous page."""
     driven: Driven | None = None
-    """A text search over every job, read through the full-text index (``_driven_rows``)."""
+    """A text search over every job, read through the full-text index (``_ranged_rows``)."""
     indexed_upto: int = 0
     """The index's watermark when the page was asked for."""
     projects: tuple[str, ...] = ()
     scan: bool = False
     """Over every job, with no text term the index can drive: read by id ranges, bounded in
-    time (``_scanned_rows``). The cursor is the id, as for a ``Driven`` page."""
+    time (``_ranged_rows``), as a ``Driven`` page is. The cursor is the id."""
 
     @classmethod
     def read(cls, body: object, max_size: int, indexed_upto: int | None = None) -> _Page:
@@ -301,94 +304,102 @@ class _Page:
         return encode_page_token({"t": ts_us, "i": rid, "k": self.key})
 
 
-def _driven_rows(conn: sqlite3.Connection, page: _Page, wanted: int) -> list[tuple[Any, ...]]:
-    """Up to ``wanted`` rows of a ``Driven`` page, in id order (the timestamps' order: one
-    writer stamps both, ``log_writer``): the index's hits stream in that order and each is
-    checked against the rest of the filter, so a word in every line costs a page, not every
-    match. Rows after the watermark (the newest) are read by scan. The cursor is the id."""
-    driven = page.driven
-    assert driven is not None
-    marks = ",".join("?" * len(page.projects))
-    after = page.cursor[1] if page.cursor else None
-    step = "<" if page.desc else ">"
+def _range_rows(
+    conn: sqlite3.Connection, page: _Page, first: int, last: int, limit: int
+) -> list[tuple[Any, ...]]:
+    """Up to ``limit`` rows of a ranged page with ids in [first, last], in the page's order.
+
+    A ``Driven`` page reads the index's hits in the range (FTS5 seeks a rowid range), each
+    checked against the rest of the filter; ids above the index's watermark (the last second's
+    rows, or a store the index is still catching up with) are read by scan. A ``scan`` page
+    reads the range's rows."""
     order = "DESC" if page.desc else "ASC"
-    past = f" AND id {step} ?" if after is not None else ""
-    hit_past = f" AND rowid {step} ?" if after is not None else ""
-    cursor_args = [after] if after is not None else []
-    tail_sql = (
-        f"SELECT {_COLUMNS} FROM log_entries WHERE +project IN ({marks}) AND id > ?"
-        f"{past} AND ({driven.tail[0]}) ORDER BY id {order} LIMIT ?"
-    )
-    tail_args = [*page.projects, page.indexed_upto, *cursor_args, *driven.tail[1]]
-    hits_sql = (
-        f"SELECT {_COLUMNS} FROM (SELECT rowid AS hit FROM log_text WHERE log_text MATCH ?"
-        f" AND rowid <= ?{hit_past} ORDER BY rowid {order}) AS h"
-        f" CROSS JOIN log_entries ON log_entries.id = h.hit"
-        f" WHERE project IN ({marks}) AND ({driven.indexed[0]}) ORDER BY h.hit {order} LIMIT ?"
-    )
-    hits_args = [driven.match, page.indexed_upto, *cursor_args, *page.projects]
-    hits_args += driven.indexed[1]
-    runs = [(tail_sql, tail_args), (hits_sql, hits_args)]
+    marks = ",".join("?" * len(page.projects))
+    driven = page.driven
+    if driven is None:
+        sql = (
+            f"SELECT {_COLUMNS} FROM log_entries WHERE id >= ? AND id <= ? AND {page.where}"
+            f" ORDER BY id {order} LIMIT ?"
+        )
+        return conn.execute(sql, [first, last, *page.args, limit]).fetchall()
+    upto = page.indexed_upto
+    runs: list[tuple[str, list[Any]]] = []
+    if last > upto:
+        tail_sql = (
+            f"SELECT {_COLUMNS} FROM log_entries WHERE id >= ? AND id <= ?"
+            f" AND +project IN ({marks}) AND ({driven.tail[0]}) ORDER BY id {order} LIMIT ?"
+        )
+        runs.append((tail_sql, [max(first, upto + 1), last, *page.projects, *driven.tail[1]]))
+    if first <= upto:
+        hits_sql = (
+            f"SELECT {_COLUMNS} FROM (SELECT rowid AS hit FROM log_text WHERE log_text MATCH ?"
+            f" AND rowid >= ? AND rowid <= ? ORDER BY rowid {order}) AS h"
+            f" CROSS JOIN log_entries ON log_entries.id = h.hit"
+            f" WHERE project IN ({marks}) AND ({driven.indexed[0]}) ORDER BY h.hit {order}"
+            f" LIMIT ?"
+        )
+        bounds = [first, min(last, upto)]
+        runs.append((hits_sql, [driven.match, *bounds, *page.projects, *driven.indexed[1]]))
     if not page.desc:
         runs.reverse()  # oldest first: the index's rows come before the newest
     rows: list[tuple[Any, ...]] = []
     for sql, args in runs:
-        rows += conn.execute(sql, [*args, wanted - len(rows)]).fetchall()
-        if len(rows) >= wanted:
+        rows += conn.execute(sql, [*args, limit - len(rows)]).fetchall()
+        if len(rows) >= limit:
             break
     return rows
 
 
-def _scanned_rows(
+def _ranged_rows(
     conn: sqlite3.Connection, page: _Page, budget_s: float
 ) -> tuple[list[tuple[Any, ...]], str | None]:
-    """A ``scan`` page: id ranges read newest (or oldest) first, each row checked against the
-    filter, until the page is full, the store ends or ``budget_s`` has passed.
+    """A page over every job (``Driven`` or ``scan``): id ranges read newest (or oldest)
+    first (``_range_rows``) until the page is full, the store ends, or time is up.
 
-    Without a job in the filter no index gives the timestamps' order, so SQLite read every line
-    and sorted them before the first came back (about 10 s over 10 million lines). Ids and
-    timestamps grow together (one writer stamps both, ``log_writer``), so an id range is a time
-    range and the rowid reads it in order. Past the budget the answer is the rows found so far,
-    and a token that goes on where the scan stopped, even when it found none: a client that
-    follows ``nextPageToken`` (gcloud, google-cloud-logging) gets the whole answer, a page at a
-    time, each within the budget.
+    Without a job in the filter no index gives the timestamps' order, so SQLite read every
+    matching line and sorted them before the first came back: about 10 s over 10 million lines
+    for a word the index cannot narrow, as long for one whose candidates are most lines
+    (``"NaN loss"``: ``loss`` starts a word in nearly every line). Ids and timestamps grow
+    together (one writer stamps both, ``log_writer``), so an id range is a time range, and the
+    rowid, or the index's rowid, reads it in order.
+
+    Time is up at ``budget_s``, or sooner (``FIRST_ANSWER_SECONDS``) once something was found:
+    the answer is the rows so far and a token that goes on where the reading stopped, even
+    with no rows, as Cloud Logging answered a long search. A client that follows
+    ``nextPageToken`` (gcloud, google-cloud-logging, the search view) gets the whole answer, a
+    page at a time, each within the budget, and a person sees the newest hits at once.
     """
-    low, high = conn.execute("SELECT min(id), max(id) FROM log_entries").fetchone()
-    if low is None:
+    # Apart: SQLite finds a lone min() or max() in the rowid's b-tree, both at once by a scan.
+    low = conn.execute("SELECT min(id) FROM log_entries").fetchone()[0]
+    high = conn.execute("SELECT max(id) FROM log_entries").fetchone()[0]
+    if low is None or high is None:
         return [], None
     wanted = page.size + 1
     rows: list[tuple[Any, ...]] = []
-    order = "DESC" if page.desc else "ASC"
-    sql = (
-        f"SELECT {_COLUMNS} FROM log_entries WHERE id >= ? AND id <= ? AND {page.where}"
-        f" ORDER BY id {order} LIMIT ?"
-    )
-    # [start, end]: the ids left to read, in the page's order.
+    # [start, end]: the ids left to read, in the page's order; the cursor is "ids past this".
     if page.desc:
         start = min(high, page.cursor[1] - 1) if page.cursor else high
         end = low
     else:
         start = max(low, page.cursor[1] + 1) if page.cursor else low
         end = high
-    deadline = time.monotonic() + budget_s
-    span = _FIRST_SCAN_IDS
+    began = time.monotonic()
+    span = _FIRST_RANGE_IDS
     while (start >= end) if page.desc else (start <= end):
         if page.desc:
             first, last = max(end, start - span + 1), start
-            rows += conn.execute(sql, [first, last, *page.args, wanted - len(rows)]).fetchall()
             start = first - 1
         else:
             first, last = start, min(end, start + span - 1)
-            rows += conn.execute(sql, [first, last, *page.args, wanted - len(rows)]).fetchall()
             start = last + 1
+        rows += _range_rows(conn, page, first, last, wanted - len(rows))
         if len(rows) >= wanted:
             break
-        span = min(span * 2, _MOST_SCAN_IDS)
+        span = min(span * 2, _MOST_RANGE_IDS)
+        spent = time.monotonic() - began
         more = (start >= end) if page.desc else (start <= end)
-        if more and time.monotonic() >= deadline:
-            # Go on after the last id read: the cursor is "ids past this one".
-            stop = start + 1 if page.desc else start - 1
-            return rows, page.token(0, stop)
+        if more and (spent >= budget_s or (rows and spent >= FIRST_ANSWER_SECONDS)):
+            return rows, page.token(0, start + 1 if page.desc else start - 1)
     if len(rows) <= page.size:
         return rows, None
     last_row = rows[page.size - 1]
@@ -402,11 +413,9 @@ def _select(
     rows: list[tuple[Any, ...]] = []
     try:
         conn = store.reader()
-        if page.scan:
-            return _scanned_rows(conn, page, scan_seconds)
-        if page.driven is not None:
-            rows = _driven_rows(conn, page, page.size + 1)
-        for where, args in [] if page.driven is not None else page.parts():
+        if page.scan or page.driven is not None:
+            return _ranged_rows(conn, page, scan_seconds)
+        for where, args in page.parts():
             sql = f"SELECT {_COLUMNS} FROM log_entries WHERE {where}{page.order}"
             rows += conn.execute(sql, [*args, page.size + 1 - len(rows)]).fetchall()
             if len(rows) > page.size:
