@@ -552,16 +552,7 @@ class JobService:
     def service_log(
         self, project: str, job_id: str, message: str, severity: int, trial: str | None = None
     ) -> None:
-        self.writer.emit(
-            ServiceEntry(
-                project,
-                job_id,
-                message,
-                severity,
-                f"projects/{project}/logs/ml.googleapis.com%2F{job_id}",
-                trial_id=trial,
-            )
-        )
+        self.writer.emit(ServiceEntry.of_job(project, job_id, message, severity, trial))
 
     def log_index_status(self) -> dict[str, Any]:
         """``/healthz``'s ``logIndex``: how many lines wait to be indexed, the store's size in

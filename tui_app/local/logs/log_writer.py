@@ -20,6 +20,7 @@ from tui_app.local.logs.log_index import LogIndex
 from tui_app.local.logs.log_ingest import LogSource
 from tui_app.local.logs.log_retention import LogRetention
 from tui_app.local.store import LogStore
+from tui_app.model.logs.severity import SEVERITIES
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,14 @@ class ServiceEntry:
     log_name: str
     task_name: str = "service"
     trial_id: str | None = None
+
+    @classmethod
+    def of_job(
+        cls, project: str, job_id: str, message: str, severity: int, trial: str | None = None
+    ) -> ServiceEntry:
+        """A line in the job's own log, under the log name AI Platform gave the platform's."""
+        log_name = f"projects/{project}/logs/ml.googleapis.com%2F{job_id}"
+        return cls(project, job_id, message, severity, log_name, trial_id=trial)
 
 
 class LogWriter(threading.Thread):
@@ -67,6 +76,10 @@ class LogWriter(threading.Thread):
         """Transactions committed so far: ``entries:follow`` asks again only once it moved."""
         self.error: str | None = None
         """The last write failure (disk full...), shown by ``service status``; None when healthy."""
+        self._failed_since: float | None = None
+        """When writes began to fail (``time.time()``), until one succeeds again."""
+        self._failed_jobs: set[tuple[str, str]] = set()
+        """(project, job id) of each job whose lines waited meanwhile: told when they are in."""
         self.rows = 0
         """Entries committed by this writer so far."""
         self._indexed_rows = 0
@@ -202,6 +215,8 @@ class LogWriter(threading.Thread):
                 self._last_us = now
                 self.commits += 1
                 self.rows += len(rows)
+                if self._failed_since is not None:
+                    self._tell_recovered()
                 self.error = None
             except sqlite3.Error as exc:
                 # Disk full or similar: keep the lines (roll back the offsets too) and retry.
@@ -209,6 +224,9 @@ class LogWriter(threading.Thread):
                     conn.execute("ROLLBACK")
                 self.error = f"Cannot write log entries: {exc}"
                 log.error(self.error)
+                if self._failed_since is None:
+                    self._failed_since = time.time()
+                self._failed_jobs |= {(str(r[0]), str(r[1])) for r in rows}
                 self._rewind(list(sources.values()))
                 with self._lock:
                     self._pending = pending + self._pending
@@ -224,6 +242,29 @@ class LogWriter(threading.Thread):
                     self._sources.pop(str(s.path), None)
             fut.set_result(None)
         return bool(waiting)
+
+    def _tell_recovered(self) -> None:
+        """Say in each waiting job's log that its lines could not be stored for a while, once
+        they are: its log is on the same disk, so this is the first moment it can be said.
+        The lines themselves waited in the replicas' files and are all in; their timestamps
+        are when they were stored (the writer stamps lines as it reads them)."""
+        assert self._failed_since is not None
+        began = time.strftime("%H:%M:%S", time.gmtime(self._failed_since))
+        lasted = max(1, round(time.time() - self._failed_since))
+        cause = (self.error or "").removeprefix("Cannot write log entries: ")
+        message = (
+            f"The log store could not be written for {lasted}s, from {began} UTC ({cause}). "
+            "No line was lost: each waited in its replica's output and was stored when writing "
+            "worked again, stamped with the time it was stored."
+        )
+        with self._lock:
+            self._pending += [
+                ServiceEntry.of_job(project, job_id, message, SEVERITIES["WARNING"])
+                for project, job_id in sorted(self._failed_jobs)
+            ]
+        self._failed_since = None
+        self._failed_jobs = set()
+        self._wake.set()
 
     def _rewind(self, sources: list[LogSource]) -> None:
         """After a failed commit, re-read what was not committed, from the store's offsets."""
