@@ -150,6 +150,11 @@ class CappedLogStore(LogStore):
         self.conn.execute("PRAGMA max_page_count=1073741823")
 
 
+def write_error(writer: LogWriter) -> str | None:
+    """The writer's error, read afresh (its thread changes it)."""
+    return writer.error
+
+
 def test_log_ingestion_on_a_full_disk_retries_and_loses_nothing(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -176,7 +181,7 @@ def test_log_ingestion_on_a_full_disk_retries_and_loses_nothing(
             time.sleep(0.05)
         replica = "SELECT message FROM log_entries WHERE task_name != 'service' ORDER BY id"
         assert [m for (m,) in reader.execute(replica)] == lines
-        assert writer.error is None
+        assert write_error(writer) is None
         # The job's own log says so, once its lines are in: the first moment it can be said.
         told = "SELECT job_id, severity, message FROM log_entries WHERE task_name = 'service'"
         while not reader.execute(told).fetchall() and time.monotonic() < deadline:
