@@ -50,6 +50,9 @@ found and a token to go on from where it stopped."""
 FIRST_ANSWER_SECONDS = 0.05
 """A page over every job that found something answers after this long, full or not: the
 newest hits reach a person at once while the rest are read page by page."""
+_SCAN_SECONDS_PER_ID = 1e-6
+"""About what reading a row and checking a text on it costs here (a million a second): an index
+read of a range slower than that gives way to the scan (``_ranged_rows``)."""
 _FIRST_RANGE_IDS = 4_096
 _MOST_RANGE_IDS = 262_144
 """Ranges are read from the first size, doubling up to the second: the newest lines come back at
@@ -305,14 +308,19 @@ class _Page:
 
 
 def _range_rows(
-    conn: sqlite3.Connection, page: _Page, first: int, last: int, limit: int
+    conn: sqlite3.Connection,
+    page: _Page,
+    first: int,
+    last: int,
+    limit: int,
+    scan: bool = False,
 ) -> list[tuple[Any, ...]]:
     """Up to ``limit`` rows of a ranged page with ids in [first, last], in the page's order.
 
     A ``Driven`` page reads the index's hits in the range (FTS5 seeks a rowid range), each
     checked against the rest of the filter; ids above the index's watermark (the last second's
-    rows, or a store the index is still catching up with) are read by scan. A ``scan`` page
-    reads the range's rows."""
+    rows, or a store the index is still catching up with) are read by scan, and so is the
+    whole range with ``scan``. A ``scan`` page reads the range's rows."""
     order = "DESC" if page.desc else "ASC"
     marks = ",".join("?" * len(page.projects))
     driven = page.driven
@@ -322,15 +330,16 @@ def _range_rows(
             f" ORDER BY id {order} LIMIT ?"
         )
         return conn.execute(sql, [first, last, *page.args, limit]).fetchall()
-    upto = page.indexed_upto
+    upto = last if scan else page.indexed_upto
     runs: list[tuple[str, list[Any]]] = []
-    if last > upto:
+    if scan or last > upto:
         tail_sql = (
             f"SELECT {_COLUMNS} FROM log_entries WHERE id >= ? AND id <= ?"
             f" AND +project IN ({marks}) AND ({driven.tail[0]}) ORDER BY id {order} LIMIT ?"
         )
-        runs.append((tail_sql, [max(first, upto + 1), last, *page.projects, *driven.tail[1]]))
-    if first <= upto:
+        tail_first = first if scan else max(first, upto + 1)
+        runs.append((tail_sql, [tail_first, last, *page.projects, *driven.tail[1]]))
+    if not scan and first <= upto:
         hits_sql = (
             f"SELECT {_COLUMNS} FROM (SELECT rowid AS hit FROM log_text WHERE log_text MATCH ?"
             f" AND rowid >= ? AND rowid <= ? ORDER BY rowid {order}) AS h"
@@ -385,6 +394,7 @@ def _ranged_rows(
         end = high
     began = time.monotonic()
     span = _FIRST_RANGE_IDS
+    scan = False
     while (start >= end) if page.desc else (start <= end):
         if page.desc:
             first, last = max(end, start - span + 1), start
@@ -392,9 +402,15 @@ def _ranged_rows(
         else:
             first, last = start, min(end, start + span - 1)
             start = last + 1
-        rows += _range_rows(conn, page, first, last, wanted - len(rows))
+        t0 = time.monotonic()
+        rows += _range_rows(conn, page, first, last, wanted - len(rows), scan)
         if len(rows) >= wanted:
             break
+        if not scan and page.driven is not None and last <= page.indexed_upto:
+            # An index slower than reading the rows: a prefix of a word in most lines
+            # (``"NaN loss"`` asks for words starting ``loss``), whose doclists FTS5 merges
+            # whole for every range. The rest of the page is read by scan: the same rows.
+            scan = time.monotonic() - t0 > (last - first + 1) * _SCAN_SECONDS_PER_ID
         span = min(span * 2, _MOST_RANGE_IDS)
         spent = time.monotonic() - began
         more = (start >= end) if page.desc else (start <= end)
