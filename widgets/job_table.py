@@ -59,8 +59,8 @@ from tui_app.model.views.job_view import (
 from tui_app.widgets.line_cursor import (
     ControlMessage,
     LineCursorView,
-    cursor_bindings,
     cursor_css,
+    list_bindings,
     scroll_target,
 )
 from tui_app.widgets.state_colours import state_classes, state_css
@@ -252,8 +252,7 @@ class JobTable(LineCursorView[_Styles], can_focus=True):
     )
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        *cursor_bindings("job-table"),
-        Binding("end,G", "last", "Last", show=False, id="job-table.last"),
+        *list_bindings("job-table"),
         Binding(
             "space",
             "toggle_mark",

@@ -23,9 +23,10 @@ from textual.widget import Widget
 __all__ = [
     "ControlMessage",
     "LineCursorView",
+    "back_binding",
     "cursor_bindings",
     "cursor_css",
-    "option_list_bindings",
+    "list_bindings",
     "scroll_target",
     "table_bindings",
 ]
@@ -68,9 +69,15 @@ def cursor_bindings(prefix: str, first: str = "first") -> list[BindingType]:
     ]
 
 
-def option_list_bindings(prefix: str) -> list[BindingType]:
-    """``cursor_bindings`` for an ``OptionList`` (its actions have the same names), with
-    ``end``/``G`` to the last option: pickers move as every other list does."""
+def back_binding(prefix: str) -> Binding:
+    """``esc`` or ``q`` leaves a full screen for the one beneath (its ``back`` action), the same
+    key on every screen; the id (``<prefix>.back``) is the screen's own, for a user's keymap."""
+    return Binding("escape,q", "back", "Back", id=f"{prefix}.back")
+
+
+def list_bindings(prefix: str) -> list[BindingType]:
+    """``cursor_bindings`` with ``end``/``G`` to the last row, for a list whose actions have
+    those names (an ``OptionList``, the job table, the tag picker): every list moves alike."""
     return [
         *cursor_bindings(prefix),
         Binding("end,G", "last", "Last", show=False, id=f"{prefix}.last"),

@@ -37,8 +37,8 @@ from tui_app.model.metrics.metric_tags import tag_groups
 from tui_app.widgets.line_cursor import (
     ControlMessage,
     LineCursorView,
-    cursor_bindings,
     cursor_css,
+    list_bindings,
     scroll_target,
 )
 from tui_app.widgets.widget_options import WidgetOptions
@@ -98,8 +98,7 @@ class TagPicker(LineCursorView[_Styles]):
     """ + cursor_css("TagPicker", "tag-picker--cursor")
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        *cursor_bindings("tag-picker"),
-        Binding("end,G", "last", "Last", show=False, id="tag-picker.last"),
+        *list_bindings("tag-picker"),
         Binding(
             "space",
             "toggle_mark",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -119,6 +119,32 @@ def _differs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     return _etag(old) != _etag(new) or old.get("state") != new.get("state")
 
 
+class _Troubles:
+    """One reader's run of failed reads (of a job, or with ``job_id`` None of a project's
+    list): each is reported as a ``ReadTrouble``, and the first good read after them too."""
+
+    def __init__(self, put: Callable[[WaitEvent], None], project: str, job_id: str | None):
+        self._put = put
+        self._where = (project, job_id)
+        self._count = 0
+
+    def failed(self, exc: ApiCallError) -> float:
+        """Report a failed read; the seconds to wait before the next try, or -1 to give up."""
+        if not exc.transient:
+            self._put(ReadTrouble(*self._where, exc, fatal=True))
+            return -1.0
+        self._put(ReadTrouble(*self._where, exc))
+        delay = BACKOFF_SECONDS[min(self._count, len(BACKOFF_SECONDS) - 1)]
+        self._count += 1
+        return delay
+
+    def read(self) -> None:
+        """A read went through: say so if the reads before it failed."""
+        if self._count:
+            self._put(ReadTrouble(*self._where, None))
+            self._count = 0
+
+
 class JobWaiter:
     """Reads the given jobs until each has ended, and hands the changes to ``next_event``.
 
@@ -206,21 +232,13 @@ class JobWaiter:
         if not self._stop.is_set():
             self._events.put(event)
 
-    def _failed(self, project: str, job_id: str | None, exc: ApiCallError, failures: int) -> float:
-        """Report a failed read; the seconds to wait before the next try, or -1 to give up."""
-        if not exc.transient:
-            self._put(ReadTrouble(project, job_id, exc, fatal=True))
-            return -1.0
-        self._put(ReadTrouble(project, job_id, exc))
-        return BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)]
-
     def _read_job(self, project: str, job: dict[str, Any]) -> None:
         """One job's reader: long polls while the service has them, else ``jobs.get``."""
         job_id = str(job.get("jobId"))
         client: JobsApi | None = None
         metrics: MetricsClient | None = None
         long_poll = self.long_poll
-        failures = 0
+        troubles = _Troubles(self._put, project, job_id)
         delay = 0.0 if long_poll else self.interval
         try:
             while not self._stop.wait(delay):
@@ -238,14 +256,11 @@ class JobWaiter:
                             client = self.connection.jobs(project)
                         fresh = client.get(job_id)
                 except ApiCallError as exc:
-                    delay = self._failed(project, job_id, exc, failures)
+                    delay = troubles.failed(exc)
                     if delay < 0:
                         return
-                    failures += 1
                     continue
-                if failures:
-                    self._put(ReadTrouble(project, job_id, None))
-                    failures = 0
+                troubles.read()
                 delay = self.interval
                 if _differs(job, fresh):
                     job = fresh
@@ -264,7 +279,7 @@ class JobWaiter:
         that pages it away) is read by itself."""
         pending = {str(j.get("jobId")): j for j in jobs}
         client: JobsApi | None = None
-        failures = 0
+        troubles = _Troubles(self._put, project, None)
         delay = self.interval
         while pending and not self._stop.wait(delay):
             try:
@@ -274,14 +289,11 @@ class JobWaiter:
                 for job_id in pending.keys() - listed.keys():
                     listed[job_id] = client.get(job_id)
             except ApiCallError as exc:
-                delay = self._failed(project, None, exc, failures)
+                delay = troubles.failed(exc)
                 if delay < 0:
                     return
-                failures += 1
                 continue
-            if failures:
-                self._put(ReadTrouble(project, None, None))
-                failures = 0
+            troubles.read()
             delay = self.interval
             for job_id, old in list(pending.items()):
                 fresh = listed[job_id]

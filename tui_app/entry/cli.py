@@ -53,6 +53,11 @@ def _add_connection(p: argparse.ArgumentParser, *, top: bool = False) -> None:
     )
 
 
+def _add_format(p: argparse.ArgumentParser, helptext: str, *, plain: str = "text") -> None:
+    """``--format``: ``plain`` (the default) or ``json``, as every command that prints data."""
+    p.add_argument("--format", choices=(plain, "json"), default=plain, help=helptext)
+
+
 def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
@@ -109,11 +114,9 @@ def _add_diff_and_wait(jsub: Any) -> None:
     _add_connection(p)
     p.add_argument("job_a", metavar="A", help=prefix)
     p.add_argument("job_b", metavar="B", help=prefix)
-    p.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="text (default: unified diff) or json (the differences field by field)",
+    _add_format(
+        p,
+        "text (default: unified diff) or json (the differences field by field)",
     )
     p = jsub.add_parser(
         "wait",
@@ -206,11 +209,9 @@ def _add_logs(sub: Any) -> None:
         metavar="DURATION",
         help="only lines of the last DURATION: 90s, 15m, 2h, 7d, 1h30m (default: all)",
     )
-    p.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="text (default: grouped by job) or json (a list of entries: job_id, task_name, "
+    _add_format(
+        p,
+        "text (default: grouped by job) or json (a list of entries: job_id, task_name, "
         "trial_id, timestamp, severity, message; with --context, each has before and after)",
     )
     p.add_argument(
@@ -358,12 +359,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("job_id", metavar="JOB_ID", help=prefix)
     p.add_argument("--trial", metavar="N", help="only this trial of a tuning job")
     p.add_argument("--tag", metavar="T", help="only this tag, e.g. epoch_loss")
-    p.add_argument(
-        "--format",
-        choices=("csv", "json"),
-        default="csv",
-        help="csv (default; a header row, non-finite values as nan/inf) or json (one object "
+    _add_format(
+        p,
+        "csv (default; a header row, non-finite values as nan/inf) or json (one object "
         'per series, points as [step, wall_time, value]; NaN written as "NaN")',
+        plain="csv",
     )
     p = job_command(
         "stacks",
@@ -381,11 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the stacks the service kept when the job stalled, instead of now",
     )
-    p.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="text (default: folded sections, as the TUI shows them) or json (the service's "
+    _add_format(
+        p,
+        "text (default: folded sections, as the TUI shows them) or json (the service's "
         ":stacks answer, one entry per replica)",
     )
     _add_diff_and_wait(jsub)

@@ -1,5 +1,5 @@
 """What the ``tui-app jobs`` commands share: their exit statuses, finding a job by the id or
-prefix the user typed, and how a failed call reads on stderr.
+prefix the user typed, and how a failed call (or any error a command answers) reads on stderr.
 
 ``jobs_cli`` (list, describe, cancel, resubmit, logs), ``diff_cli`` and ``wait_cli`` each import
 this module; none imports another, so the commands stay independent of each other.
@@ -7,13 +7,24 @@ this module; none imports another, so the commands stay independent of each othe
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from typing import Any
 
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_api import JobsApi
+from tui_app.config.settings import SettingsError
 from tui_app.model.jobs.job_id import match_job_id
 
-__all__ = ["AMBIGUOUS_SHOWN", "REFUSED", "USAGE", "JobFinder", "Refused", "error_lines"]
+__all__ = [
+    "AMBIGUOUS_SHOWN",
+    "REFUSED",
+    "USAGE",
+    "JobFinder",
+    "Refused",
+    "error_lines",
+    "exit_status",
+]
 
 REFUSED = 1
 """Exit status: the server refused the call, or what was named does not exist."""
@@ -93,3 +104,22 @@ def error_lines(exc: ApiCallError) -> list[str]:
         if str(v.get("description") or "").rstrip(".") not in exc.message:
             lines.append(f"  {v.get('field')}: {v.get('description')}")
     return lines
+
+
+def exit_status(command: Callable[[], int], failed_call: Callable[[ApiCallError], int]) -> int:
+    """``command``'s exit status, or the one its error stands for, said on stderr: ^C is 130,
+    bad settings ``USAGE``, a ``Refused`` its own status, a failed call ``failed_call``'s
+    answer to it (commands read a failed call differently)."""
+    try:
+        return command()
+    except KeyboardInterrupt:
+        return 130
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return USAGE
+    except Refused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.status
+    except ApiCallError as exc:
+        print("\n".join(error_lines(exc)), file=sys.stderr)
+        return failed_call(exc)

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_api import JobsApi
 from tui_app.api.resubmit import resubmit
-from tui_app.config.settings import Settings, SettingsError
-from tui_app.entry.cli_common import REFUSED, USAGE, JobFinder, Refused, error_lines
+from tui_app.config.settings import Settings
+from tui_app.entry.cli_common import REFUSED, USAGE, JobFinder, Refused, exit_status
 from tui_app.entry.launch import connector, resolve
 from tui_app.model.filters.gcloud_filter import ACCEPTED
 from tui_app.model.filters.list_filter import filter_rows, parse_list_filter
@@ -70,41 +70,34 @@ def _table(rows: Sequence[JobRow], now: datetime) -> str:
 
 
 def run_jobs_command(args: argparse.Namespace, settings: Settings) -> int:
-    try:
-        profile, project, state_dir = resolve(args, settings)
-        connection: Connection = connector(profile, state_dir)()
-        client = connection.jobs(project)
-        if args.action == "logs":
-            return _logs(args, connection, client)
-        if args.action == "diff":
-            from tui_app.entry.diff_cli import diff_command
+    # diff's 1 is "they differ": a service that cannot be reached is its 2, as diff(1) has it.
+    failed_call = USAGE if args.action == "diff" else REFUSED
+    return exit_status(partial(_jobs_command, args, settings), lambda _exc: failed_call)
 
-            return diff_command(args, connection, project)
-        if args.action == "wait":
-            from tui_app.entry.wait_cli import wait_command
 
-            return wait_command(args, connection, project, settings)
-        if args.action == "stacks":
-            from tui_app.entry.stacks_cli import stacks_command
+def _jobs_command(args: argparse.Namespace, settings: Settings) -> int:
+    profile, project, state_dir = resolve(args, settings)
+    connection: Connection = connector(profile, state_dir)()
+    client = connection.jobs(project)
+    if args.action == "logs":
+        return _logs(args, connection, client)
+    if args.action == "diff":
+        from tui_app.entry.diff_cli import diff_command
 
-            return stacks_command(args, connection, project, JobFinder(client).find(args.job_id))
-        if args.action == "metrics":
-            from tui_app.entry.metrics_cli import metrics_command
+        return diff_command(args, connection, project)
+    if args.action == "wait":
+        from tui_app.entry.wait_cli import wait_command
 
-            return metrics_command(args, connection, client, JobFinder(client).find(args.job_id))
-        return _run(args, client, partial(_extensions, connection, project))
-    except KeyboardInterrupt:
-        return 130
-    except SettingsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return USAGE
-    except Refused as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.status
-    except ApiCallError as exc:
-        print("\n".join(error_lines(exc)), file=sys.stderr)
-        # diff's 1 is "they differ": a service that cannot be reached is its 2, as diff(1) has it.
-        return USAGE if args.action == "diff" else REFUSED
+        return wait_command(args, connection, project, settings)
+    if args.action == "stacks":
+        from tui_app.entry.stacks_cli import stacks_command
+
+        return stacks_command(args, connection, project, JobFinder(client).find(args.job_id))
+    if args.action == "metrics":
+        from tui_app.entry.metrics_cli import metrics_command
+
+        return metrics_command(args, connection, client, JobFinder(client).find(args.job_id))
+    return _run(args, client, partial(_extensions, connection, project))
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,12 @@ import os
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from tui_app.api.errors import ApiCallError
-from tui_app.config.settings import Settings, SettingsError
-from tui_app.entry.cli_common import REFUSED, USAGE, error_lines
+from tui_app.config.settings import Settings
+from tui_app.entry.cli_common import REFUSED, USAGE, exit_status
 from tui_app.entry.launch import connector, resolve
 from tui_app.model.logs.log_line import LogLine
 from tui_app.model.logs.log_search import (
@@ -46,24 +47,20 @@ Context = tuple[list[LogLine], list[LogLine]]
 
 def run_logs_command(args: argparse.Namespace, settings: Settings) -> int:
     """``tui-app logs ...`` (only ``search`` so far); the exit status (module doc)."""
+    if args.action != "search":
+        return USAGE
     try:
-        if args.action == "search":
-            return _search(args, settings)
-        return USAGE
-    except KeyboardInterrupt:
-        return 130
-    except SettingsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return USAGE
-    except ApiCallError as exc:
-        print("\n".join(error_lines(exc)), file=sys.stderr)
-        # The server could not read the query: the command line is what must change.
-        return USAGE if exc.status == "INVALID_ARGUMENT" else REFUSED
+        return exit_status(partial(_search, args, settings), _failed_search)
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep Python's final flush quiet.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+
+
+def _failed_search(exc: ApiCallError) -> int:
+    # The server could not read the query: the command line is what must change.
+    return USAGE if exc.status == "INVALID_ARGUMENT" else REFUSED
 
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:

@@ -75,6 +75,7 @@ from tui_app.local.environments.containers import stats as container_stats
 from tui_app.local.errors import invalid_field, not_found_job
 from tui_app.local.execution.executor import Executor
 from tui_app.local.execution.local_executor import SUPERVISOR_MODULE
+from tui_app.local.service_loop import ServiceLoop
 from tui_app.local.store import SAMPLES_SCHEMA, JobStore, connect
 from tui_app.local.timefmt import log_time
 from tui_app.model.jobs.states import JobState
@@ -460,27 +461,22 @@ class MetricsSampler:
         self._jobs = jobs
         self._procs = ProcessSampler()
         self._compacted: dict[Key, float] = {}
-        self._stopping = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._rounds = ServiceLoop("metrics-sampler")
         self._last_error: str | None = None
         self.latest: dict[LiveKey, tuple[float, float]] = {}
         """Each live replica's last sample: (time, CPU percent of one core), trials' too."""
 
     def start(self) -> None:
-        self._stopping.clear()
-        self._task = asyncio.get_running_loop().create_task(self._loop(), name="metrics-sampler")
+        self._rounds.start(self._loop)
 
     async def stop(self) -> None:
         """Stop sampling (a sample being taken finishes first) and close the store."""
-        self._stopping.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        await self._rounds.stop()
         self.store.close()
 
     async def _loop(self) -> None:
         loop = asyncio.get_running_loop()
-        while not self._stopping.is_set():
+        while not self._rounds.stopping.is_set():
             started = loop.time()
             try:
                 await asyncio.to_thread(self.sample_once)
@@ -490,9 +486,7 @@ class MetricsSampler:
                 self._last_error = str(exc)
             else:
                 self._last_error = None
-            wait = max(0.05, self.interval - (loop.time() - started))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), wait)
+            await self._rounds.pause(max(0.05, self.interval - (loop.time() - started)))
 
     def sample_once(self, now: float | None = None) -> int:
         """Take one sample of every live replica; returns how many were stored (blocking).

@@ -14,13 +14,12 @@ stream-logs shows too.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tui_app.local.service_loop import ServiceLoop
 from tui_app.local.timefmt import job_time
 from tui_app.model.logs.severity import SEVERITIES
 from tui_app.model.running.stalls import (
@@ -110,27 +109,21 @@ class StallWatch:
         self._taken: dict[JobKey, str | None] = {}
         """When each job's stacks were kept (once, at its first stall): every later write of
         its ``stall`` field says so too."""
-        self._stopping = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._rounds = ServiceLoop("stall-watch")
 
     def start(self) -> None:
-        self._stopping.clear()
-        self._task = asyncio.get_running_loop().create_task(self._loop(), name="stall-watch")
+        self._rounds.start(self._loop)
 
     async def stop(self) -> None:
-        self._stopping.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        await self._rounds.stop()
 
     async def _loop(self) -> None:
-        while not self._stopping.is_set():
+        while not self._rounds.stopping.is_set():
             try:
                 await self.check(time.time())
             except Exception:  # a bug here must not stop the service
                 log.exception("watching for stalled jobs failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), self.interval)
+            await self._rounds.pause(self.interval)
 
     def _activities(self, project: str, job_id: str, runner: JobRunner) -> list[ReplicaActivity]:
         latest = self._latest()

@@ -57,6 +57,7 @@ from tui_app.shell.messages import JobsRefreshed
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.detail_scroll import DetailScroll
 from tui_app.widgets.key_footer import KeyFooter
+from tui_app.widgets.line_cursor import back_binding
 from tui_app.widgets.replica_usage import ReplicaUsage
 from tui_app.widgets.status_header import StatusHeader
 from tui_app.widgets.trials_table import TrialsSection, TrialsTable
@@ -81,7 +82,7 @@ class DescribeScreen(Screen[None], ScreenToasts):
     shell = shell_app()
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "back", "Back", id="describe.back"),
+        back_binding("describe"),
         Binding("y", "toggle_yaml", "Summary/YAML", id="describe.yaml"),
         Binding("l", "logs", "Logs", id="describe.logs"),
         Binding("M", "metrics", "Metrics", id="describe.metrics", tooltip="Live metric curves"),

@@ -59,6 +59,7 @@ from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.detail_scroll import DetailScroll
 from tui_app.widgets.diff_table import DiffHeading, DiffTable, label_width
 from tui_app.widgets.key_footer import KeyFooter
+from tui_app.widgets.line_cursor import back_binding
 from tui_app.widgets.status_header import StatusHeader
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ class DiffScreen(Screen[None], ScreenToasts):
     shell = shell_app()
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "back", "Back", id="diff.back"),
+        back_binding("diff"),
         Binding(
             "u",
             "toggle_unchanged",

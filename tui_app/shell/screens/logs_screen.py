@@ -52,6 +52,7 @@ from tui_app.shell.screens.picker_screen import PickerScreen
 from tui_app.shell.screens.prompt_screen import ask_where_to_save
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.key_footer import KeyFooter
+from tui_app.widgets.line_cursor import back_binding
 from tui_app.widgets.log_view import FilterMode, LogView, TimestampMode
 
 if TYPE_CHECKING:  # the clients load in the stream worker, not before the first frame
@@ -126,7 +127,7 @@ class LogsScreen(Screen[None], ScreenToasts):
     shell = shell_app()
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "back", "Back", id="logs.back"),
+        back_binding("logs"),
         Binding(
             "left_square_bracket",
             "switch(-1)",

@@ -74,6 +74,7 @@ from tui_app.shell.screens.picker_screen import PickerScreen
 from tui_app.shell.screens.prompt_screen import PromptScreen
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.key_footer import KeyFooter
+from tui_app.widgets.line_cursor import back_binding
 from tui_app.widgets.metric_chart import (
     LEGEND_MAX_LINES,
     ChartLine,
@@ -136,7 +137,7 @@ class MetricsScreen(Screen[None], ScreenToasts):
     shell = shell_app()
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "back", "Back", id="metrics.back"),
+        back_binding("metrics"),
         Binding(
             "s",
             "smoothing",

@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 
-from tui_app.widgets.line_cursor import option_list_bindings
+from tui_app.widgets.line_cursor import list_bindings
 
 LABEL_CELLS = 40
 """The widest label that fits the dialog (``#picker-dialog``: 50 columns less its border,
@@ -33,7 +33,7 @@ def fitted(label: str, cells: int = LABEL_CELLS) -> str:
 class PickerList(OptionList):
     """The picker's options, moved with ``j``/``k``, ``g``/``G`` as every list is."""
 
-    BINDINGS: ClassVar[list[BindingType]] = option_list_bindings("picker")
+    BINDINGS: ClassVar[list[BindingType]] = list_bindings("picker")
 
 
 class PickerScreen(ModalScreen[str | None]):

@@ -20,7 +20,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui_app.config.presets import preset_name_error
-from tui_app.widgets.line_cursor import option_list_bindings
+from tui_app.widgets.line_cursor import list_bindings
 
 PresetAction = tuple[Literal["save", "load", "delete"], str]
 PresetChoice = tuple[str, str | None]
@@ -114,7 +114,7 @@ class PresetList(OptionList):
     """The presets; ``d`` or ``delete`` asks to delete the highlighted one."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        *option_list_bindings("presets"),
+        *list_bindings("presets"),
         Binding("d,delete", "delete", "Delete preset", id="presets.delete"),
     ]
 

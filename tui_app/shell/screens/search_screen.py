@@ -61,7 +61,7 @@ from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.messages import JobsRefreshed
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.key_footer import KeyFooter
-from tui_app.widgets.line_cursor import option_list_bindings
+from tui_app.widgets.line_cursor import back_binding, list_bindings
 
 if TYPE_CHECKING:  # the clients load in the search worker, not before the screen's first frame
     from tui_app.api.log_search import EntriesPage, LogSearch
@@ -156,7 +156,7 @@ class SearchHitList(OptionList):
     """The hits under their jobs' headers (disabled options: the cursor steps over them), moved
     with ``j``/``k``, ``g``/``G`` as every list is."""
 
-    BINDINGS: ClassVar[list[BindingType]] = option_list_bindings("search-hits")
+    BINDINGS: ClassVar[list[BindingType]] = list_bindings("search-hits")
 
 
 class SearchScreen(Screen[None], ScreenToasts):
@@ -166,7 +166,7 @@ class SearchScreen(Screen[None], ScreenToasts):
     shell = shell_app()
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "back", "Back", id="search.back"),
+        back_binding("search"),
         Binding("slash", "edit_query", "Query", id="search.query", tooltip="Back to the box"),
         Binding("down", "to_hits", "Hits", show=False, id="search.to-hits"),
         Binding("n", "hit(1)", "Next hit", show=False, id="search.next-hit"),

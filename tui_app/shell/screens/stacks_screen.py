@@ -63,6 +63,7 @@ from tui_app.shell.app_protocol import shell_app
 from tui_app.shell.screens.screen_toasts import ScreenToasts
 from tui_app.widgets.detail_scroll import DetailScroll
 from tui_app.widgets.key_footer import KeyFooter
+from tui_app.widgets.line_cursor import back_binding
 from tui_app.widgets.status_header import StatusHeader
 
 NO_ENDPOINT = NO_STACKS_ENDPOINT
@@ -197,7 +198,7 @@ class StacksScreen(Screen[None], ScreenToasts):
     shell = shell_app()
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "back", "Back", id="stacks.back"),
+        back_binding("stacks"),
         Binding(
             "left_square_bracket,p",
             "group(-1)",
