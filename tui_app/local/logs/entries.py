@@ -306,6 +306,14 @@ class _Page:
     def token(self, ts_us: int, rid: int) -> str:
         return encode_page_token({"t": ts_us, "i": rid, "k": self.key})
 
+    def cut(self, rows: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], str | None]:
+        """Up to ``size + 1`` rows (``_COLUMNS``) read for this page: the page's rows, and the
+        token of the next page when the extra row says one follows."""
+        if len(rows) <= self.size:
+            return rows, None
+        last = rows[self.size - 1]
+        return rows[: self.size], self.token(last[6], last[0])
+
 
 def _range_rows(
     conn: sqlite3.Connection,
@@ -416,10 +424,7 @@ def _ranged_rows(
         more = (start >= end) if page.desc else (start <= end)
         if more and (spent >= budget_s or (rows and spent >= FIRST_ANSWER_SECONDS)):
             return rows, page.token(0, start + 1 if page.desc else start - 1)
-    if len(rows) <= page.size:
-        return rows, None
-    last_row = rows[page.size - 1]
-    return rows[: page.size], page.token(last_row[6], last_row[0])
+    return page.cut(rows)
 
 
 def _select(
@@ -438,10 +443,7 @@ def _select(
                 break
     except sqlite3.OperationalError as exc:
         raise ApiError("UNAVAILABLE", f"The log store is busy, retry: {exc}") from None
-    if len(rows) <= page.size:
-        return rows, None
-    last = rows[page.size - 1]
-    return rows[: page.size], page.token(last[6], last[0])
+    return page.cut(rows)
 
 
 def _joined_rows(
