@@ -127,7 +127,8 @@ def main() -> int:
         cells = " ".join(f"{t * 1000:.0f}" for t in ts)
         print(f"  {query!r:18} median {statistics.median(ts) * 1000:6.1f} ms   runs: {cells}")
     print(f"first query, first run: {first * 1000:.1f} ms")
-    verdict = "PASS" if statistics.median(every) <= 0.1 and first <= 0.1 else "FAIL"
+    medians = [statistics.median(ts) for ts in times.values()]
+    verdict = "PASS" if max(medians) <= 0.1 and first <= 0.1 else "FAIL"
     print(
         f"all runs: median {statistics.median(every) * 1000:.1f} ms, max "
         f"{max(every) * 1000:.1f} ms (goal <= 100 ms) {verdict}"

@@ -20,7 +20,7 @@ from tests.support.live_service import PROJECT, LiveService, basic_job
 from tests.support.task_packages import task_package
 from tui_app.local.logs import entries
 from tui_app.local.logs.entries import list_entries
-from tui_app.local.logs.log_index import LogIndex
+from tui_app.local.logs.log_index import LogIndex, indexed_upto
 from tui_app.local.store import LogStore
 
 LINES = 30_000
@@ -153,3 +153,21 @@ def test_an_index_slower_than_a_scan_gives_way_to_it_with_the_same_answer(
     # The rest of the filter is checked on the scanned rows too.
     assert _every_page(store, 'SEARCH("nan") AND severity>=INFO', order) == expected
     assert _every_page(store, 'SEARCH("nan") AND severity>=ERROR', order) == []
+
+
+def test_a_prefix_of_a_word_in_most_lines_is_read_by_scan(tmp_path: Path) -> None:
+    """The exact words decide: ``loss`` is in every line, so ``"NaN loss"`` (words starting
+    ``loss``) is read by scan; ``"loss NaN"`` (words starting ``nan``, one line in 7) by the
+    index. The answers are the same either way (the test above); only the time differs."""
+    store = _store_of(tmp_path, 20_000)
+    conn = store.reader()
+    upto = indexed_upto(conn)
+
+    def narrows(text: str) -> bool:
+        body = {"resourceNames": ["projects/p"], "filter": text, "orderBy": "timestamp desc"}
+        page = entries._Page.read(body, 1000, upto)
+        return entries._index_narrows(conn, page, upto)
+
+    assert not narrows('"NaN loss"')
+    assert narrows('"loss NaN"')
+    assert narrows('SEARCH("loss")')  # whole words: FTS5 seeks them, no prefix to merge
