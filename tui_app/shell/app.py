@@ -40,10 +40,7 @@ from tui_app.shell.job_actions import JobActions
 from tui_app.shell.job_watch import JobEnded, JobRestarted, JobStalled, JobWatch
 from tui_app.shell.jobs_source import JobsSource
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
-from tui_app.shell.screens.command_screen import Command, CommandScreen
-from tui_app.shell.screens.help_screen import HelpScreen, key_label
 from tui_app.shell.screens.jobs_screen import JobsScreen
-from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.themes import DEFAULT_THEME, register_themes
 from tui_app.widgets.job_table import WATCH_GLYPH, JobTable
 
@@ -51,6 +48,7 @@ if TYPE_CHECKING:
     from tui_app.api.connection import Connection
     from tui_app.api.jobs_api import JobsApi
     from tui_app.shell.screens.builder_screen import BuilderScreen
+    from tui_app.shell.screens.command_screen import Command
     from tui_app.shell.screens.metrics_screen import ScalarsFactory, ScalarSource
 
 RETRY_SECONDS = 2.0
@@ -445,6 +443,8 @@ class JobsApp(JobActions):
         self.push_screen(screen)
 
     def action_command(self) -> None:
+        from tui_app.shell.screens.command_screen import CommandScreen  # loaded on first use
+
         if not isinstance(self.screen, CommandScreen):
             self.push_screen(CommandScreen(), self.run_command)
 
@@ -497,6 +497,7 @@ class JobsApp(JobActions):
         """``:logs ID``/``:describe ID``: the logs or detail over the list, closing what was
         open above it (unless they are already showing)."""
         from tui_app.shell.screens.describe_screen import DescribeScreen  # pydantic: see jobs
+        from tui_app.shell.screens.logs_screen import LogsScreen
 
         kind = LogsScreen if logs else DescribeScreen
         if isinstance(self.screen, kind) and self.screen.job_id == job_id:
@@ -516,7 +517,12 @@ class JobsApp(JobActions):
         at: tuple[str, str] | None = None,
     ) -> None:
         """Show ``job_id``'s logs (only trial ``trial``'s lines) over what is open; ``search``
-        and ``at`` open it on a search hit (``LogsScreen``'s arguments)."""
+        and ``at`` open it on a search hit (``LogsScreen``'s arguments).
+
+        Loaded on first use, as the other views behind a key are.
+        """
+        from tui_app.shell.screens.logs_screen import LogsScreen
+
         self.push_screen(LogsScreen(job_id, trial=trial, search=search, at=at))
 
     def open_search(self, query: str = "") -> None:
@@ -612,6 +618,8 @@ class JobsApp(JobActions):
         return None
 
     def action_help(self) -> None:
+        from tui_app.shell.screens.help_screen import HelpScreen  # loaded on first use
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
@@ -623,6 +631,8 @@ class JobsApp(JobActions):
         the palette, so an action shown without its key (or with one the keymap replaced)
         teaches nothing, or the wrong thing.
         """
+        from tui_app.shell.screens.help_screen import key_label  # the palette: on first use
+
         offered: set[str] = set()
         # The list's own w (its table's binding: it acts on the table's cursor and marks).
         tables = list(screen.query(JobTable))
