@@ -204,7 +204,10 @@ class JobsApp(JobActions):
         if self.keymap_warning:
             self.notify(self.keymap_warning, severity="warning", timeout=15)
         if self._poll_enabled:
-            self._poll()
+            # After the first frame: the poll's first call imports the client libraries
+            # (google-auth, httplib2, googleapiclient: ~150 ms of Python), and in a thread
+            # beside the event loop they would hold the GIL while the list's frame is drawn.
+            self.call_after_refresh(self._poll)
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme the user picked (palette or settings)."""
