@@ -6,11 +6,14 @@ to the screens only by posting messages, so a slow or dead service never freezes
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import gc
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -96,6 +99,32 @@ class RowCache:
         if changed:
             self._order = sorted((row for _, row in fresh.values()), key=default_key)
         return self._order, changed
+
+
+class WorkerThreads(ThreadPoolExecutor):
+    """The loop's executor for thread workers: each call runs in a copy of the caller's context.
+
+    Textual's thread worker sets its ``active_worker`` ContextVar inside the executor thread,
+    in that thread's own context, which lives as long as the thread. The last worker each idle
+    thread ran stayed reachable from there, and with it the worker's node and bound method: a
+    closed logs screen (its lines, up to 100k per view) was never freed (log_bench, issue 45).
+    Run in a copy (what ``asyncio.to_thread`` does), the variable is set in the copy, which is
+    dropped with the call.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        return super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
+
+
+def _use_worker_threads(loop: asyncio.AbstractEventLoop) -> None:
+    """Make ``WorkerThreads`` the loop's default executor (once per loop); one the loop had
+    already (made by an earlier ``run_in_executor``) takes no new work and ends when idle."""
+    before = getattr(loop, "_default_executor", None)
+    if isinstance(before, WorkerThreads):
+        return
+    loop.set_default_executor(WorkerThreads(thread_name_prefix="asyncio"))
+    if isinstance(before, ThreadPoolExecutor):
+        before.shutdown(wait=False)
 
 
 def _palette_help(keys: str, what: str) -> str:
@@ -198,6 +227,7 @@ class JobsApp(JobActions):
         return {k: v for k, v in keymap.items() if k not in refused}
 
     def on_mount(self) -> None:
+        _use_worker_threads(asyncio.get_running_loop())  # before any worker starts
         self.push_screen(JobsScreen())
         if self.startup_warning:
             self.notify(self.startup_warning, severity="warning", timeout=10)
