@@ -226,17 +226,18 @@ class JobsApp(JobActions):
         refused = {p.binding_id for p in problems}
         return {k: v for k, v in keymap.items() if k not in refused}
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         _use_worker_threads(asyncio.get_running_loop())  # before any worker starts
-        self.push_screen(JobsScreen())
+        mounted = self.push_screen(JobsScreen())
         if self.startup_warning:
             self.notify(self.startup_warning, severity="warning", timeout=10)
         if self.keymap_warning:
             self.notify(self.keymap_warning, severity="warning", timeout=15)
         if self._poll_enabled:
-            # After the first frame: the poll's first call imports the client libraries
+            # After the list's first frame: the poll's first call imports the client libraries
             # (google-auth, httplib2, googleapiclient: ~150 ms of Python), and in a thread
-            # beside the event loop they would hold the GIL while the list's frame is drawn.
+            # beside the event loop they would hold the GIL while that frame is drawn.
+            await mounted
             self.call_after_refresh(self._poll)
 
     def watch_theme(self, theme: str) -> None:
