@@ -12,6 +12,7 @@ from tui_app.local.execution.cluster_env import cluster_addresses, replica_env, 
 from tui_app.local.execution.executor import Endpoint
 from tui_app.model.jobs.cluster import ml_units_per_hour, replicas
 from tui_app.model.jobs.job_id import (
+    TIMESTAMP_FORMAT,
     base_name,
     find_job_id,
     is_valid_job_id,
@@ -59,6 +60,23 @@ def test_base_name_and_timestamp() -> None:
     assert new_job_id("mnist_20261122_083000", now) == "mnist_20261122_091500"
     assert new_job_id("m" * 128, now) == "m" * 112 + "_20261122_091500"
     assert is_valid_job_id(new_job_id("m" * 128, now))
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    ["20261122_083000", "20240229_235959", "00010101_000000", "20260229_000000",
+     "20261131_000000", "20261122_240000", "20261122_006000", "20261122_000060",
+     "00000101_000000", "20260001_000000", "20261100_000000"],
+)  # fmt: skip
+def test_the_stamp_is_what_strptime_reads(stamp: str) -> None:
+    """The suffix is read digit by digit (strptime cost two fifths of a list row): a stamp
+    strptime refuses (no such day, hour 24, second 60, year 0) is no stamp here either."""
+    try:
+        expected = datetime.strptime(stamp, TIMESTAMP_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        assert split_job_id(f"m_{stamp}") == (f"m_{stamp}", None)
+    else:
+        assert split_job_id(f"m_{stamp}") == ("m", expected)
 
 
 def test_find_job_id_exact_unique_prefix_ambiguous_unknown() -> None:

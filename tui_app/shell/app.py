@@ -6,11 +6,14 @@ to the screens only by posting messages, so a slow or dead service never freezes
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import gc
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -40,10 +43,7 @@ from tui_app.shell.job_actions import JobActions
 from tui_app.shell.job_watch import JobEnded, JobRestarted, JobStalled, JobWatch
 from tui_app.shell.jobs_source import JobsSource
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
-from tui_app.shell.screens.command_screen import Command, CommandScreen
-from tui_app.shell.screens.help_screen import HelpScreen, key_label
 from tui_app.shell.screens.jobs_screen import JobsScreen
-from tui_app.shell.screens.logs_screen import LogsScreen
 from tui_app.themes import DEFAULT_THEME, register_themes
 from tui_app.widgets.job_table import WATCH_GLYPH, JobTable
 
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from tui_app.api.connection import Connection
     from tui_app.api.jobs_api import JobsApi
     from tui_app.shell.screens.builder_screen import BuilderScreen
+    from tui_app.shell.screens.command_screen import Command
     from tui_app.shell.screens.metrics_screen import ScalarsFactory, ScalarSource
 
 RETRY_SECONDS = 2.0
@@ -98,6 +99,32 @@ class RowCache:
         if changed:
             self._order = sorted((row for _, row in fresh.values()), key=default_key)
         return self._order, changed
+
+
+class WorkerThreads(ThreadPoolExecutor):
+    """The loop's executor for thread workers: each call runs in a copy of the caller's context.
+
+    Textual's thread worker sets its ``active_worker`` ContextVar inside the executor thread,
+    in that thread's own context, which lives as long as the thread. The last worker each idle
+    thread ran stayed reachable from there, and with it the worker's node and bound method: a
+    closed logs screen (its lines, up to 100k per view) was never freed (log_bench, issue 45).
+    Run in a copy (what ``asyncio.to_thread`` does), the variable is set in the copy, which is
+    dropped with the call.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        return super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
+
+
+def _use_worker_threads(loop: asyncio.AbstractEventLoop) -> None:
+    """Make ``WorkerThreads`` the loop's default executor (once per loop); one the loop had
+    already (made by an earlier ``run_in_executor``) takes no new work and ends when idle."""
+    before = getattr(loop, "_default_executor", None)
+    if isinstance(before, WorkerThreads):
+        return
+    loop.set_default_executor(WorkerThreads(thread_name_prefix="asyncio"))
+    if isinstance(before, ThreadPoolExecutor):
+        before.shutdown(wait=False)
 
 
 def _palette_help(keys: str, what: str) -> str:
@@ -199,14 +226,19 @@ class JobsApp(JobActions):
         refused = {p.binding_id for p in problems}
         return {k: v for k, v in keymap.items() if k not in refused}
 
-    def on_mount(self) -> None:
-        self.push_screen(JobsScreen())
+    async def on_mount(self) -> None:
+        _use_worker_threads(asyncio.get_running_loop())  # before any worker starts
+        mounted = self.push_screen(JobsScreen())
         if self.startup_warning:
             self.notify(self.startup_warning, severity="warning", timeout=10)
         if self.keymap_warning:
             self.notify(self.keymap_warning, severity="warning", timeout=15)
         if self._poll_enabled:
-            self._poll()
+            # After the list's first frame: the poll's first call imports the client libraries
+            # (google-auth, httplib2, googleapiclient: ~150 ms of Python), and in a thread
+            # beside the event loop they would hold the GIL while that frame is drawn.
+            await mounted
+            self.call_after_refresh(self._poll)
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme the user picked (palette or settings)."""
@@ -445,6 +477,8 @@ class JobsApp(JobActions):
         self.push_screen(screen)
 
     def action_command(self) -> None:
+        from tui_app.shell.screens.command_screen import CommandScreen  # loaded on first use
+
         if not isinstance(self.screen, CommandScreen):
             self.push_screen(CommandScreen(), self.run_command)
 
@@ -497,6 +531,7 @@ class JobsApp(JobActions):
         """``:logs ID``/``:describe ID``: the logs or detail over the list, closing what was
         open above it (unless they are already showing)."""
         from tui_app.shell.screens.describe_screen import DescribeScreen  # pydantic: see jobs
+        from tui_app.shell.screens.logs_screen import LogsScreen
 
         kind = LogsScreen if logs else DescribeScreen
         if isinstance(self.screen, kind) and self.screen.job_id == job_id:
@@ -516,7 +551,12 @@ class JobsApp(JobActions):
         at: tuple[str, str] | None = None,
     ) -> None:
         """Show ``job_id``'s logs (only trial ``trial``'s lines) over what is open; ``search``
-        and ``at`` open it on a search hit (``LogsScreen``'s arguments)."""
+        and ``at`` open it on a search hit (``LogsScreen``'s arguments).
+
+        Loaded on first use, as the other views behind a key are.
+        """
+        from tui_app.shell.screens.logs_screen import LogsScreen
+
         self.push_screen(LogsScreen(job_id, trial=trial, search=search, at=at))
 
     def open_search(self, query: str = "") -> None:
@@ -615,6 +655,8 @@ class JobsApp(JobActions):
         return None
 
     def action_help(self) -> None:
+        from tui_app.shell.screens.help_screen import HelpScreen  # loaded on first use
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
@@ -626,6 +668,8 @@ class JobsApp(JobActions):
         the palette, so an action shown without its key (or with one the keymap replaced)
         teaches nothing, or the wrong thing.
         """
+        from tui_app.shell.screens.help_screen import key_label  # the palette: on first use
+
         offered: set[str] = set()
         # The list's own w (its table's binding: it acts on the table's cursor and marks).
         tables = list(screen.query(JobTable))

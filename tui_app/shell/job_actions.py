@@ -20,14 +20,8 @@ from textual.app import App, SuspendNotSupported
 
 from tui_app.api.errors import ApiCallError
 from tui_app.config.settings import Settings
-from tui_app.model.builder.tier_summary import ROLE_LABELS
-from tui_app.model.jobs.cluster import ml_units_per_hour, replica_groups
 from tui_app.model.jobs.states import CANCELLABLE_STATES, JobState
-from tui_app.model.jobs.tiers import DEFAULT_SCALE_TIER
-from tui_app.model.jobs.wire import as_mapping
 from tui_app.shell.messages import JobsSubmitted
-from tui_app.shell.screens.confirm_screen import ConfirmScreen
-from tui_app.shell.screens.message_screen import MessageScreen
 
 if TYPE_CHECKING:
     from tui_app.shell.jobs_source import JobsSource
@@ -35,6 +29,12 @@ if TYPE_CHECKING:
 
 def resubmit_details(body: Mapping[str, Any], where: str) -> list[str]:
     """What the resubmit question lists: the cluster the copy starts, and where."""
+    # Imported here, as the dialogs below are: nothing of a resubmit is on the list's first frame.
+    from tui_app.model.builder.tier_summary import ROLE_LABELS
+    from tui_app.model.jobs.cluster import ml_units_per_hour, replica_groups
+    from tui_app.model.jobs.tiers import DEFAULT_SCALE_TIER
+    from tui_app.model.jobs.wire import as_mapping
+
     ti = as_mapping(body.get("trainingInput"))
     try:
         groups = replica_groups(ti)
@@ -81,6 +81,8 @@ class JobActions(App[None]):
             which = done[0] if len(done) == 1 else f"{len(done)} jobs"
             self.notify(f"Nothing to cancel: {which} already finished.", severity="warning")
             return
+        from tui_app.shell.screens.confirm_screen import ConfirmScreen
+
         question = f"Cancel {len(live)} job{'s' if len(live) > 1 else ''}?"
         if done:
             question += f" ({len(done)} finished one{'s' if len(done) > 1 else ''} skipped)"
@@ -103,6 +105,8 @@ class JobActions(App[None]):
                 failed.append(f"{job_id}: {exc}")
         self.refresh_now()
         if failed:
+            from tui_app.shell.screens.message_screen import MessageScreen
+
             self.call_from_thread(
                 self.push_screen, MessageScreen("Some jobs were not cancelled", "\n".join(failed))
             )
@@ -134,6 +138,7 @@ class JobActions(App[None]):
             return
         question = f"Resubmit {job_id} as {body['jobId']}?"
         where = self.source.label
+        from tui_app.shell.screens.confirm_screen import ConfirmScreen
 
         def answered(yes: bool | None) -> None:
             if yes:

@@ -65,8 +65,22 @@ def split_job_id(job_id: str) -> tuple[str, datetime | None]:
     """Split an id into its base name and the timestamp suffix, when it has a valid one."""
     m = _SUFFIX.match(job_id)
     if m:
+        # The digits read by position: what strptime(TIMESTAMP_FORMAT) accepts of 8 + 6 digits
+        # (a month, day or time out of range is a ValueError in both), without its per-call
+        # regex and locale checks, which were two fifths of building the list's rows.
+        ts = m.group("ts")
+        if not ts.isascii():  # \d matches other scripts' digits; strptime did not
+            return job_id, None
         try:
-            stamp = datetime.strptime(m.group("ts"), TIMESTAMP_FORMAT).replace(tzinfo=UTC)
+            stamp = datetime(
+                int(ts[0:4]),
+                int(ts[4:6]),
+                int(ts[6:8]),
+                int(ts[9:11]),
+                int(ts[11:13]),
+                int(ts[13:15]),
+                tzinfo=UTC,
+            )
         except ValueError:
             return job_id, None
         return m.group("base"), stamp
