@@ -20,6 +20,7 @@ from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, wait_for
 from tests.support.live_service import LiveService
 from tests.support.task_packages import serve_ended_jobs
 from tui_app.model.logs.log_line import LogLine
+from tui_app.model.logs.log_search import SearchHit
 from tui_app.shell.app import JobsApp
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.shell.screens.logs_screen import ALL, LogsScreen
@@ -196,3 +197,44 @@ async def test_a_query_the_service_refuses_keeps_the_results(
             box.value = 'SEARCH("`out of memory`")'
             await wait_for(pilot, lambda: search.error is None and not search.searching)
             assert not error_shown()
+
+
+def shows(rows: list[str], hits: list[SearchHit]) -> bool:
+    """Whether each row is its hit's line, in order."""
+    return len(rows) == len(hits) and all(
+        r.endswith(h.line.text) for r, h in zip(rows, hits, strict=True)
+    )
+
+
+async def test_a_job_with_many_hits_shows_three_and_enter_shows_the_rest(
+    two_jobs: tuple[LiveService, str, str], tmp_path: Path
+) -> None:
+    """The OOM job prints 300 step lines: three stand under its header, then ``… N more in
+    this job``; enter there shows the rest, the cursor on the first of them."""
+    svc, oom, ok = two_jobs
+    app = search_app(svc, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        search = await open_search(pilot, app)
+        await pilot.press(*"loss=0.")
+        await wait_for(
+            pilot,
+            lambda: search.shown_filter == '"loss=0."' and not search.searching,
+            describe=lambda: f"{search.answers} answers, {len(search.hits)} hits",
+        )
+        oom_hits = [h for h in search.hits if h.job_id == oom]
+        assert len(oom_hits) > 3 and any(h.job_id == ok for h in search.hits)
+        rows = [text.plain for _, text in prompts(search)]
+        at = next(i for i, row in enumerate(rows) if row.startswith(oom))
+        assert shows(rows[at + 1 : at + 4], oom_hits[:3])
+        folded = rows[at + 4]
+        assert folded.strip() == f"… {len(oom_hits) - 3} more in this job: enter"
+        await pilot.press("enter")  # to the hits
+        await wait_for(pilot, lambda: search.hit_list.has_focus)
+        search.hit_list.highlighted = at + 4
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: oom in search.expanded)
+        rows = [text.plain for _, text in prompts(search)]
+        shown = rows[at + 1 : at + 1 + len(oom_hits)]
+        assert shows(shown, oom_hits)
+        assert search.hit_list.highlighted == at + 4  # the fourth hit, where the fold was
+        assert not any("more in this job" in r for r in rows[at : at + 1 + len(oom_hits)])

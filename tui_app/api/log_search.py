@@ -121,6 +121,7 @@ class LogSearch:
         wanted: int,
         jobs: Collection[str] | None = None,
         page_token: str | None = None,
+        first_size: int | None = None,
     ) -> Iterator[EntriesPage]:
         """The hits of ``filter_text``, newest first, one server page at a time, until
         ``wanted`` came or none follow; with ``jobs``, only those jobs' hits.
@@ -129,15 +130,19 @@ class LogSearch:
         its index cannot drive after a bounded scan (``--log-scan-seconds``), with what it found
         so far, and ``jobs`` may keep none of a page. The caller shows each page as it comes and
         stops reading when it stops iterating. The last page may take the count past
-        ``wanted`` (its token then follows its last hit).
+        ``wanted`` (its token then follows its last hit). ``first_size`` asks the first server
+        page for fewer, to show them sooner.
 
         Raises:
             ApiCallError: as ``page``.
         """
         got = 0
         token = page_token
+        first = first_size
         while True:
             size = MAX_PAGE_SIZE if jobs is not None else wanted - got
+            if first is not None:
+                size, first = min(size, first), None
             page = self.page(filter_text, size, token)
             hits = page.hits if jobs is None else [h for h in page.hits if h.job_id in jobs]
             got += len(hits)

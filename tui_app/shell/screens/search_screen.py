@@ -72,11 +72,15 @@ DEBOUNCE_SECONDS: Final = 0.15
 """Quiet after the last key before a search is sent: a word typed at speed sends one search,
 not one per letter, and a pause shows its answer at once."""
 FIRST_PAGE_SIZE: Final = 50
-"""Hits of a new search's first read: more than a screenful, and quick to lay out (a page of 200
-hits over many jobs is some 350 rows to lay out, about 30 ms here, as long as the rest of the
-answer together)."""
+"""Hits of a new search's first server page, shown at once: more than a screenful, and quick to
+lay out (200 hits over many jobs are some 350 rows, about 30 ms here, as long as the rest of
+the answer together). The rest of ``PAGE_SIZE`` follows in the same read."""
 PAGE_SIZE: Final = 200
-"""Hits per read after the first (``m``)."""
+"""Hits per read (``m`` reads the next)."""
+HITS_PER_JOB: Final = 3
+"""Hits shown under a job's header before ``… N more in this job`` (enter shows them): the
+question is often which jobs, and a job that printed a line a thousand times would bury the
+others."""
 SHOWN_CHARS: Final = 400
 """Characters of a hit's line kept (around its first match): a 10k-character line would
 otherwise be laid out whole for one row."""
@@ -97,8 +101,8 @@ class SearchRequest:
     page_token: str | None = None
     jobs: frozenset[str] | None = None
     """Only these jobs' hits (the list's filter, ``JobScope``); None: every job's."""
-    size: int = FIRST_PAGE_SIZE
-    """Hits wanted (``FIRST_PAGE_SIZE`` for a new search, ``PAGE_SIZE`` for ``m``)."""
+    first_size: int | None = FIRST_PAGE_SIZE
+    """The first server page's hits (``FIRST_PAGE_SIZE`` for a new search), None: all at once."""
 
 
 def _matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
@@ -225,8 +229,11 @@ class SearchScreen(Screen[None], ScreenToasts):
         self._serial = 0
         self._pending: SearchRequest | None = None
         self._timer: Timer | None = None
-        self._row_hits: list[SearchHit | None] = []
-        """Per option of the list: its hit, None for a job's header."""
+        self._row_hits: list[SearchHit | str | None] = []
+        """Per option of the list: its hit, None for a job's header, the job's id for its
+        ``… N more in this job`` line."""
+        self.expanded: set[str] = set()
+        """Jobs whose every hit read is shown (enter on ``… N more``); a new search folds all."""
         self._reader: LogSearch | None = None
         self._reader_lock = threading.Lock()
         """Kept between searches (its HTTP client); made again for a new connection."""
@@ -341,7 +348,11 @@ class SearchScreen(Screen[None], ScreenToasts):
         try:
             searcher = self._searcher()
             pages = searcher.pages(
-                request.filter_text, request.size, request.jobs, request.page_token
+                request.filter_text,
+                PAGE_SIZE,
+                request.jobs,
+                request.page_token,
+                first_size=request.first_size,
             )
             for page in pages:
                 if worker.is_cancelled:
@@ -388,6 +399,8 @@ class SearchScreen(Screen[None], ScreenToasts):
             return
         self._show_error(None)
         fresh = first and request.page_token is None  # a new search's first page
+        if fresh:
+            self.expanded = set()
         hits = answer.hits if fresh else [*self.hits, *answer.hits]
         self._show_hits(hits, answer.next_page_token, request.terms, request.filter_text)
         if done:
@@ -412,8 +425,8 @@ class SearchScreen(Screen[None], ScreenToasts):
     def _show_hits(
         self, hits: list[SearchHit], token: str | None, terms: tuple[str, ...], filter_text: str
     ) -> None:
-        """Lay out ``hits`` under their jobs' headers, keeping the cursor on the hit it was on
-        (``m`` adds a page below it)."""
+        """Lay out ``hits`` under their jobs' headers, ``HITS_PER_JOB`` each unless expanded,
+        keeping the cursor on the hit it was on (``m`` adds a page below it)."""
         listing = self.hit_list
         was = self._current_hit()
         self.hits, self.next_token, self.terms = hits, token, terms
@@ -426,12 +439,18 @@ class SearchScreen(Screen[None], ScreenToasts):
             state = self.states.get(job_id)
             options.append(Option(header_text(job_id, len(group), state, more), disabled=True))
             self._row_hits.append(None)
-            for hit in group:
+            shown = group if job_id in self.expanded else group[:HITS_PER_JOB]
+            for hit in shown:
                 options.append(Option(hit_text(hit, terms, tz)))
                 self._row_hits.append(hit)
+            if len(shown) < len(group):
+                folded = len(group) - len(shown)
+                options.append(Option(Text(f"  … {folded} more in this job: enter", style="dim")))
+                self._row_hits.append(job_id)
         listing.set_options(options)
-        keep = next((i for i, h in enumerate(self._row_hits) if h is not None and h == was), None)
-        first = next((i for i, h in enumerate(self._row_hits) if h is not None), None)
+        rows = self._row_hits
+        keep = next((i for i, h in enumerate(rows) if isinstance(h, SearchHit) and h == was), None)
+        first = next((i for i, h in enumerate(rows) if isinstance(h, SearchHit)), None)
         listing.highlighted = keep if keep is not None else first
         self._render_title()
 
@@ -439,7 +458,8 @@ class SearchScreen(Screen[None], ScreenToasts):
         index = self.hit_list.highlighted
         if index is None or not 0 <= index < len(self._row_hits):
             return None
-        return self._row_hits[index]
+        row = self._row_hits[index]
+        return row if isinstance(row, SearchHit) else None
 
     def _render_title(self) -> None:
         parts = [" Search every job's logs", f"window: {window_label(SEARCH_WINDOWS[self.window])}"]
@@ -469,9 +489,16 @@ class SearchScreen(Screen[None], ScreenToasts):
 
     @on(OptionList.OptionSelected, "#search-hits")
     def _open_hit(self, event: OptionList.OptionSelected) -> None:
-        """enter on a hit: its job's logs, the search set and the cursor on this line."""
+        """enter on a hit: its job's logs, the search set and the cursor on this line; on
+        ``… N more``: that job's every hit read, the cursor on the first one it showed."""
         event.stop()
         hit = self._row_hits[event.option_index]
+        if isinstance(hit, str):
+            self.expanded.add(hit)
+            following = [h for h in self.hits if h.job_id == hit][HITS_PER_JOB]
+            self._show_hits(self.hits, self.next_token, self.terms, self.shown_filter)
+            self.hit_list.highlighted = self._row_hits.index(following)
+            return
         if hit is None:
             return
         self.shell.open_logs(hit.job_id, search=logs_pattern(self.terms), at=hit.line.key)
@@ -539,7 +566,7 @@ class SearchScreen(Screen[None], ScreenToasts):
         self._serial += 1
         jobs = self._kept_jobs()
         request = SearchRequest(
-            self._serial, self.shown_filter, self.terms, self.next_token, jobs, PAGE_SIZE
+            self._serial, self.shown_filter, self.terms, self.next_token, jobs, first_size=None
         )
         self._read(request)
 
