@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from tui_app.local.logs.log_index import LogIndex
 from tui_app.local.logs.log_ingest import LogSource
@@ -53,6 +54,45 @@ class ServiceEntry:
         return cls(project, job_id, message, severity, log_name, trial_id=trial)
 
 
+_Marks = tuple[tuple[str, int], ...]
+"""(source path, its size in bytes) of each file of a service entry's job when it was emitted."""
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _due(
+    queued: list[tuple[ServiceEntry, _Marks]], sources: dict[str, LogSource]
+) -> tuple[list[tuple[ServiceEntry, _Marks]], list[tuple[ServiceEntry, _Marks]], dict[str, int]]:
+    """Which queued entries this cycle stores: those whose job's files were read up to where
+    they stood at ``emit``, in order (one held holds its job's later ones too). The rest are
+    held, with how many bytes of each file this cycle may read: up to the first held mark, so
+    the entry goes in before what was written after it."""
+    due: list[tuple[ServiceEntry, _Marks]] = []
+    held: list[tuple[ServiceEntry, _Marks]] = []
+    waiting_jobs: set[tuple[str, str]] = set()
+    limits: dict[str, int] = {}
+    for entry, marks in queued:
+        job = (entry.project, entry.job_id)
+        short = {
+            path: size - (src.offset + len(src.partial))
+            for path, size in marks
+            if (src := sources.get(path)) is not None and src.offset + len(src.partial) < size
+        }
+        if job in waiting_jobs or short:
+            held.append((entry, marks))
+            waiting_jobs.add(job)
+            for path, left in short.items():
+                limits[path] = min(limits.get(path, left), left)
+            continue
+        due.append((entry, marks))
+    return due, held, limits
+
+
 class LogWriter(threading.Thread):
     """Polls registered sources every ``POLL_SECONDS`` and commits what they wrote."""
 
@@ -69,7 +109,9 @@ class LogWriter(threading.Thread):
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._sources: dict[str, LogSource] = {}
-        self._pending: list[ServiceEntry] = []
+        self._pending: list[tuple[ServiceEntry, _Marks]] = []
+        """Service entries to commit, each with where its job's files stood when it was emitted
+        (``emit``): it is stored after those bytes, before any written later."""
         self._drains: list[tuple[list[LogSource], concurrent.futures.Future[None]]] = []
         self._last_us = 0
         self.commits = 0
@@ -101,9 +143,20 @@ class LogWriter(threading.Thread):
         self._wake.set()
 
     def emit(self, entry: ServiceEntry) -> None:
-        """Queue a service entry; it is committed within one poll."""
+        """Queue a service entry; it is committed within a poll or two, after every line its
+        job's replicas had written when it was emitted and before every line they write later.
+
+        Without that order a restart's line could land after the new run's first lines (the
+        writer had taken the queue before the line came, then read the new run's output), or
+        before the old run's last ones: where the logs view draws a restart's divider, it must
+        be between the runs."""
         with self._lock:
-            self._pending.append(entry)
+            marks = tuple(
+                (path, _size(src.path))
+                for path, src in self._sources.items()
+                if src.project == entry.project and src.job_id == entry.job_id
+            )
+            self._pending.append((entry, marks))
         self._wake.set()
 
     def drain(self, sources: Iterable[LogSource]) -> concurrent.futures.Future[None]:
@@ -160,11 +213,15 @@ class LogWriter(threading.Thread):
         """
         with self._lock:
             sources = dict(self._sources)
-            pending, self._pending = self._pending, []
+            queued, self._pending = self._pending, []
             drains = list(self._drains)
         draining = {str(s.path): s for srcs, _ in drains for s in srcs}
         for path, src in draining.items():
             sources.setdefault(path, src)
+        pending, held, limits = _due(queued, sources)
+        if held:
+            with self._lock:
+                self._pending = held + self._pending
         now = max(int(time.time() * 1_000_000), self._last_us)
         rows: list[tuple[object, ...]] = [
             (
@@ -178,13 +235,14 @@ class LogWriter(threading.Thread):
                 e.severity,
                 e.message,
             )
-            for e in pending
+            for e, _ in pending
         ]
         offsets: list[tuple[str, int]] = []
         waiting: set[str] = set()
         for path, src in sources.items():
-            lines, more = src.read(final=path in draining, limit=CYCLE_BYTES)
-            if more:
+            limit = min(CYCLE_BYTES, limits.get(path, CYCLE_BYTES))
+            lines, more = src.read(final=path in draining and path not in limits, limit=limit)
+            if more or path in limits:
                 waiting.add(path)
             if lines:
                 meta = (
@@ -259,7 +317,7 @@ class LogWriter(threading.Thread):
         )
         with self._lock:
             self._pending += [
-                ServiceEntry.of_job(project, job_id, message, SEVERITIES["WARNING"])
+                (ServiceEntry.of_job(project, job_id, message, SEVERITIES["WARNING"]), ())
                 for project, job_id in sorted(self._failed_jobs)
             ]
         self._failed_since = None
