@@ -145,14 +145,14 @@ def hit_text(hit: SearchHit, terms: tuple[str, ...], tz: tzinfo | None = None) -
 
 def header_text(job_id: str, count: int, state: JobState | None, more: bool) -> Text:
     """A job's header: its id, its state as the list last showed it (none for a job the list
-    does not have), and how many of its hits are shown; ``more`` when the page was full, so
-    later pages may hold more of its hits."""
+    does not have), and how many of its hits were read (three are shown until enter unfolds
+    the rest); ``more`` when the page was full, so later pages may hold more of its hits."""
     text = Text(no_wrap=True, overflow="ellipsis", end="")
     text.append(job_id, style="bold")
     if state is not None:
         text.append(f"  {STATE_SYMBOL[state]} {state.value}")
     noun = "hit" if count == 1 else "hits"
-    text.append(f"  {count} {noun}{' shown · more (m)' if more else ''}", style="dim")
+    text.append(f"  {count} {noun}{' so far · m reads on' if more else ''}", style="dim")
     return text
 
 
