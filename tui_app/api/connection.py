@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from google.auth.credentials import Credentials
-
 from tui_app.api.errors import ApiCallError
-from tui_app.api.jobs_client import JobsClient, make_credentials
+from tui_app.api.jobs_client import DEFAULT_TIMEOUT_SECONDS, NO_ANSWER, JobsClient, make_credentials
 from tui_app.config.locations import SERVICE_FILE, TOKEN_FILE, default_state_dir
 from tui_app.config.service_flags import engine_and_executor_flags
 from tui_app.config.settings import Profile
 
 if TYPE_CHECKING:
+    from google.auth.credentials import Credentials
+
     from tui_app.api.jobs_api import JobsApi
     from tui_app.api.metrics_client import MetricsClient
 
@@ -41,7 +41,9 @@ class Connection:
     """Where to send requests and with what credentials."""
 
     endpoint: str
-    credentials: Credentials
+    auth: Credentials | None
+    """What signs requests; None: ``token`` (a static bearer token, or none), made into
+    google-auth credentials only when a Google client needs them (``credentials``)."""
     label: str
     """What the header shows, e.g. ``local (127.0.0.1:8470)``."""
     local: bool = False
@@ -54,6 +56,9 @@ class Connection:
     """Vertex AI only: the region jobs run in."""
     executor_image: str | None = None
     """Vertex AI only: the profile's training image for Python-package jobs."""
+    token: str | None = field(default=None, repr=False)
+    """The local service's token (with ``auth`` None): the job list sends it as it is."""
+    _made: dict[str, Credentials] = field(default_factory=dict, compare=False, repr=False)
     _health: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
     """``{"answer": ...}``: the local service's ``/healthz`` answer, once read."""
     _health_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
@@ -61,6 +66,18 @@ class Connection:
     @property
     def vertex(self) -> bool:
         return self.backend == "vertex"
+
+    @property
+    def credentials(self) -> Credentials:
+        """google-auth credentials for the Google clients (logging, storage, googleapiclient):
+        ``auth``, or ``token``'s, made on first use (importing google-auth is not free, and the
+        job list needs none: ``json_http``)."""
+        if self.auth is not None:
+            return self.auth
+        with self._health_lock:
+            if "token" not in self._made:
+                self._made["token"] = make_credentials(self.token)
+            return self._made["token"]
 
     @property
     def logs_endpoint(self) -> str:
@@ -78,6 +95,11 @@ class Connection:
                 endpoint=self.endpoint,
                 executor_image=self.executor_image,
             )
+        if self.local and self.auth is None:
+            from tui_app.api.json_http import JsonHttp
+
+            plain = JsonHttp(self.endpoint, self.token, DEFAULT_TIMEOUT_SECONDS, NO_ANSWER)
+            return JobsClient(self.endpoint, project, None, plain_list=plain, token=self.token)
         return JobsClient(self.endpoint, project, self.credentials)
 
     def metrics(self, project: str) -> MetricsClient:
@@ -202,7 +224,7 @@ def connect(profile: Profile, state_dir: Path | None = None, start: bool = True)
         root = root or default_state_dir()
         url, token = local_service(root, start=start, options=service_options(profile))
         host = url.split("://", 1)[-1]
-        return Connection(url, make_credentials(token), profile.label(host), local=True)
+        return Connection(url, None, profile.label(host), local=True, token=token)
     if profile.kind == "vertex":
         from tui_app.api.vertex_client import vertex_endpoint
 

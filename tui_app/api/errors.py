@@ -55,13 +55,17 @@ class ApiCallError(Exception):
         platform's ``Field: <path> Error: <why>`` form still names its field.
         """
         code = int(getattr(exc.resp, "status", 0) or 0)
+        return cls.from_response(code, exc.content, str(getattr(exc, "reason", "") or exc))
+
+    @classmethod
+    def from_response(cls, code: int, content: bytes, reason: str) -> ApiCallError:
+        """From an HTTP error answer: its status code, body and reason phrase (every client's
+        answer, whatever transport read it: ``from_http_error``, ``json_http``)."""
         try:
-            err = json.loads(exc.content.decode("utf-8", "replace"))["error"]
+            err = json.loads(content.decode("utf-8", "replace"))["error"]
         except (ValueError, KeyError, TypeError, AttributeError):
             err = None
-        status, message, violations = rpc_error_parts(
-            err, "UNKNOWN", str(getattr(exc, "reason", "") or exc)
-        )
+        status, message, violations = rpc_error_parts(err, "UNKNOWN", reason)
         if not violations:
             m = _FIELD_MESSAGE.match(message)
             if m:

@@ -2,33 +2,43 @@
 
 The discovery document ships inside google-api-python-client (``static_discovery=True``), so
 building the client needs no network. Every call is blocking: the TUI runs them in thread workers.
+
+Google's stack (google-auth, httplib2, googleapiclient) is imported when a call first needs it,
+not with this module: the local service's job list goes over ``json_http`` (its module doc says
+why), so the app's first list, and every later one, is read without it.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from typing import Any
-
-import google_auth_httplib2
-import httplib2
-from google.auth.credentials import AnonymousCredentials, Credentials
-from google.oauth2.credentials import Credentials as TokenCredentials
-from googleapiclient import discovery
-from googleapiclient.errors import HttpError
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from tui_app.api.errors import ApiCallError
 
+if TYPE_CHECKING:
+    from google.auth.credentials import Credentials
+
+    from tui_app.api.json_http import JsonHttp
+
 DEFAULT_TIMEOUT_SECONDS = 30.0
+NO_ANSWER = "The jobs service does not answer"
 
 
 def make_credentials(token: str | None) -> Credentials:
     """Bearer-token credentials for the local service, anonymous when there is no token."""
+    from google.auth.credentials import AnonymousCredentials
+    from google.oauth2.credentials import Credentials as TokenCredentials
+
     return TokenCredentials(token) if token else AnonymousCredentials()  # type: ignore[no-untyped-call]
 
 
 def authorized_http(credentials: Credentials | None, timeout: float) -> Any:
     """An httplib2 client that signs each request (anonymous without ``credentials``)."""
+    import google_auth_httplib2
+    import httplib2
+
     return google_auth_httplib2.AuthorizedHttp(
         credentials or make_credentials(None), http=httplib2.Http(timeout=timeout)
     )
@@ -42,14 +52,20 @@ class ThreadHttp:
     request's answer or wait out its timeout: the detail then stayed "Loading…" for 30 s.
     """
 
-    def __init__(self, credentials: Credentials | None, timeout: float) -> None:
+    def __init__(
+        self, credentials: Credentials | None, timeout: float, token: str | None = None
+    ) -> None:
+        """``token``: signs with it when ``credentials`` is None (made on first use)."""
         self._credentials = credentials
+        self._token = token
         self._timeout = timeout
         self._local = threading.local()
 
     def get(self) -> Any:
         http = getattr(self._local, "http", None)
         if http is None:
+            if self._credentials is None:
+                self._credentials = make_credentials(self._token)
             http = self._local.http = authorized_http(self._credentials, self._timeout)
         return http
 
@@ -64,6 +80,9 @@ def execute(request: Any, no_answer: str, http: Any = None) -> dict[str, Any]:
         no_answer: What to say when nothing answered (before the transport's own message).
         http: The client to send it with (``ThreadHttp.get()``); None: the one it was built on.
     """
+    import httplib2
+    from googleapiclient.errors import HttpError
+
     try:
         result = request.execute(http=http, num_retries=0)
     except HttpError as exc:
@@ -82,19 +101,40 @@ class JobsClient:
         project: str,
         credentials: Credentials | None = None,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        *,
+        plain_list: JsonHttp | None = None,
+        token: str | None = None,
     ) -> None:
+        """Args:
+        credentials: What signs googleapiclient's requests; None: ``token``'s (anonymous
+            without one), made on the first such request.
+        plain_list: Lists go through this instead (``json_http``): the local service's
+            connection gives one, with its token.
+        """
         self.endpoint = endpoint.rstrip("/")
         self.project = project
-        self._http = ThreadHttp(credentials, timeout)
-        ml = discovery.build(
-            "ml",
-            "v1",
-            http=self._http.get(),
-            static_discovery=True,
-            cache_discovery=False,
-            client_options={"api_endpoint": self.endpoint},
-        )
-        self._jobs = ml.projects().jobs()
+        self._http = ThreadHttp(credentials, timeout, token)
+        self._plain = plain_list
+        self._built: Any = None
+        self._build_lock = threading.Lock()
+
+    @property
+    def _jobs(self) -> Any:
+        """googleapiclient's ``projects().jobs()``, built on first use (see the module doc)."""
+        with self._build_lock:
+            if self._built is None:
+                from googleapiclient import discovery
+
+                ml = discovery.build(
+                    "ml",
+                    "v1",
+                    http=self._http.get(),
+                    static_discovery=True,
+                    cache_discovery=False,
+                    client_options={"api_endpoint": self.endpoint},
+                )
+                self._built = ml.projects().jobs()
+            return self._built
 
     @property
     def parent(self) -> str:
@@ -104,12 +144,21 @@ class JobsClient:
         return f"{self.parent}/jobs/{job_id}"
 
     def _execute(self, request: Any) -> dict[str, Any]:
-        return execute(request, "The jobs service does not answer", self._http.get())
+        return execute(request, NO_ANSWER, self._http.get())
 
     def iter_jobs(
         self, filter_text: str | None = None, page_size: int = 100
     ) -> Iterator[dict[str, Any]]:
         """Every job, following nextPageToken."""
+        if self._plain is not None:
+            params: dict[str, Any] = {"pageSize": page_size, "filter": filter_text or None}
+            while True:
+                response = self._plain.get(f"/v1/{quote(self.parent)}/jobs", params)
+                yield from response.get("jobs", [])
+                token = response.get("nextPageToken")
+                if not token:
+                    return
+                params["pageToken"] = token
         kwargs: dict[str, Any] = {"parent": self.parent, "pageSize": page_size}
         if filter_text:
             kwargs["filter"] = filter_text

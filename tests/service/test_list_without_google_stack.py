@@ -1,0 +1,95 @@
+"""The app reads the local service's job list without Google's client stack (issue 45).
+
+google-auth, httplib2 and googleapiclient took about 170 ms to import before the first list
+could be asked for. A local connection's lists go over ``api/json_http.py`` instead, every one
+of them, so a fresh app process shows the service's jobs (and polls again) with none of that
+stack loaded; the same jobs googleapiclient lists.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.conftest import unique_id
+from tests.support.live_service import PROJECT, LiveService, basic_job
+
+REPO = Path(__file__).resolve().parents[2]
+STACK = ("googleapiclient", "google.auth", "google.oauth2", "httplib2", "google_auth_httplib2")
+
+CHILD = textwrap.dedent(
+    """
+    import asyncio, json, sys, urllib.request
+    from pathlib import Path
+
+    from tui_app.config.settings import Profile, Settings
+    from tui_app.entry.launch import connector
+    from tui_app.shell.app import JobsApp
+
+    state_dir, project, url, token, later, uri = sys.argv[1:7]
+    app = JobsApp(
+        Settings(refresh_seconds=0.2),
+        connector(Profile("local"), Path(state_dir)),
+        project,
+        "local",
+        settings_file=Path(state_dir) / "child-settings.yaml",
+    )
+    seen = {}
+
+    def create(job_id):
+        ti = {"region": "us-central1", "pythonModule": "trainer.task", "packageUris": [uri]}
+        body = json.dumps({"jobId": job_id, "trainingInput": ti}).encode()
+        request = urllib.request.Request(
+            f"{url}/v1/projects/{project}/jobs",
+            data=body,
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+        urllib.request.urlopen(request, timeout=30).read()
+
+    async def until(condition):
+        for _ in range(6000):
+            if condition():
+                return
+            await asyncio.sleep(0.005)
+        raise TimeoutError(sorted(r.job_id for r in app.last_rows))
+
+    async def run():
+        async with app.run_test(size=(120, 40)):
+            await until(lambda: len(app.last_rows) >= 3)
+            create(later)  # a later poll must find it, by the same way
+            await until(lambda: any(r.job_id == later for r in app.last_rows))
+            seen["jobs"] = sorted(r.job_id for r in app.last_rows)
+            seen["modules"] = sorted(sys.modules)
+
+    asyncio.run(run())
+    print(json.dumps(seen))
+    """
+)
+
+
+def test_the_local_list_is_read_without_googles_client_stack(
+    service: LiveService, package_uri: str
+) -> None:
+    ids = sorted(unique_id(f"plain_{i}") for i in range(3))
+    client = service.client()
+    for job_id in ids:
+        client.create(basic_job(job_id, package_uri))
+    later = unique_id("plain_later")
+    argv = [str(service.state_dir), PROJECT, service.url, service.token or "", later, package_uri]
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, *argv],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    ).stdout
+    seen = json.loads(out.strip().splitlines()[-1])
+    listed = {str(j["jobId"]) for j in client.list_jobs()}  # googleapiclient's answer
+    assert {*ids, later} <= set(seen["jobs"]) == listed
+    below = tuple(name + "." for name in STACK)
+    loaded = sorted(m for m in seen["modules"] if m in STACK or m.startswith(below))
+    assert not loaded, f"the list loaded {loaded}"
