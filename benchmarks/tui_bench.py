@@ -3,11 +3,12 @@
 
 Prints a table (median and min-max, n stated) with each goal beside its figure:
 
-1. Cold start to the job list painted, 1,000 jobs, in a real terminal (tmux 120x40): from
-   ``send-keys`` of ``exec tui-app --state-dir D --project bench-project`` to the moment
-   ``tmux capture-pane -p`` (polled every ~5 ms) shows the first job of the sorted list. Compared
-   with ``gcloud ai-platform jobs list`` against the same service, timed in the same run (goal:
-   the TUI's median is at most half of gcloud's). Also the headless figure: a fresh process
+1. Cold start to the job list painted, 1,000 jobs (``--cold-jobs N``), in a real terminal
+   (tmux 120x40): from ``send-keys`` of ``exec tui-app --state-dir D --project bench-project``
+   to the moment ``tmux capture-pane -p`` (polled every ~5 ms) shows the first job of the
+   sorted list. Compared with ``gcloud ai-platform jobs list`` against the same service, timed
+   in the same run (goal, issue 45: the TUI's median at most 0.3x gcloud's with 1,000 jobs,
+   0.5x with fewer, e.g. ``--cold-jobs 40``). Also the headless figure: a fresh process
    running the real app with ``App.run_test`` against the same service, process start -> the
    first frame that shows the rows (frames observed by hooking ``App._display``, which every
    compositor update goes through).
@@ -895,14 +896,15 @@ def report_cold(res: Results, cold: dict[str, list[float]]) -> None:
     section = f"1 cold start, {SMALL_JOBS:,} jobs (rounds interleaved)"
     tui, gcloud = cold["tui"], cold["gcloud"]
     tui_med, gc_med = statistics.median(tui), statistics.median(gcloud)
+    goal = 0.3 if SMALL_JOBS >= 1_000 else 0.5  # issue 45's goals: 1,000 jobs and 40
     res.add(
         Figure(
             section,
             "tui-app in tmux 120x40: send-keys -> first row visible",
             len(tui),
             med_range(tui, unit=" ms"),
-            "≤ ½ gcloud",
-            verdict(tui_med <= gc_med / 2, f"{tui_med / gc_med:.2f}× gcloud"),
+            f"≤ {goal:g}× gcloud",
+            verdict(tui_med <= gc_med * goal, f"{tui_med / gc_med:.2f}× gcloud"),
         )
     )
     res.add(
@@ -1279,6 +1281,7 @@ def run_filter_only(cfg: Config, keep: bool = False, metrics_open: bool = False)
 
 
 def main(argv: list[str] | None = None) -> int:
+    global SMALL_JOBS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer runs, no real 100k tui-app")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -1295,10 +1298,19 @@ def main(argv: list[str] | None = None) -> int:
         help="figure 2 (and the in-process RSS) with a metrics view open on a running job that "
         "writes event files (a service runs it, also with --filter-only)",
     )
+    parser.add_argument(
+        "--cold-jobs",
+        type=int,
+        default=SMALL_JOBS,
+        metavar="N",
+        help=f"jobs in the cold start's store (default {SMALL_JOBS:,}; goal: at most 0.3x "
+        "gcloud's list from 1,000 jobs, 0.5x below)",
+    )
     parser.add_argument("--child-filter", nargs=2, metavar=("N", "REPS"), help=argparse.SUPPRESS)
     parser.add_argument("--metrics", nargs=3, metavar=("STATE", "PROJECT", "JOB"),
                         help=argparse.SUPPRESS)  # fmt: skip
     args = parser.parse_args(argv)
+    SMALL_JOBS = args.cold_jobs
     if args.child_headless:
         state, project, n = args.child_headless
         child_headless(state, project, int(n))

@@ -33,9 +33,9 @@ from tui_app.local.execution.stall_watch import StallWatch
 from tui_app.local.execution.trials import make_runner
 from tui_app.local.job_changes import JobChanges
 from tui_app.local.job_filter import compile_job_filter
-from tui_app.local.logs.entries import DEFAULT_SCAN_SECONDS
 from tui_app.local.logs.log_index import progress
 from tui_app.local.logs.log_ingest import LogSource
+from tui_app.local.logs.log_limits import DEFAULT_SCAN_SECONDS
 from tui_app.local.logs.log_retention import (
     DEFAULT_MAX_BYTES,
     DEFAULT_RETENTION_DAYS,

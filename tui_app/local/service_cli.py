@@ -43,8 +43,11 @@ from tui_app.local.environments.containers import (
 from tui_app.local.execution.executor import Executor, ExecutorError, factory_for
 from tui_app.local.execution.ray_warm_actors import DEFAULT_WARM_ACTORS, MAX_WARM_ACTORS
 from tui_app.local.execution.replica_priority import DEFAULT_REPLICA_NICE, MAX_NICE
-from tui_app.local.logs.entries import DEFAULT_SCAN_SECONDS
-from tui_app.local.logs.log_retention import DEFAULT_MAX_BYTES, DEFAULT_RETENTION_DAYS
+from tui_app.local.logs.log_limits import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_SCAN_SECONDS,
+)
 from tui_app.local.loopback import is_loopback
 from tui_app.local.paths import StateDir, StateDirError
 from tui_app.model.running.stalls import DEFAULT_STALL_SECONDS

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from tui_app.local.errors import ApiError, checked, invalid_field
 from tui_app.local.logs.log_index import indexed_upto
+from tui_app.local.logs.log_limits import DEFAULT_SCAN_SECONDS
 from tui_app.local.logs.log_query import Driven, compile_driven, compile_log_filter
 from tui_app.local.page_tokens import NOT_OURS, decode_page_token, encode_page_token, fingerprint
 from tui_app.local.paths import project_error
@@ -44,9 +45,6 @@ _FOLLOW_ROW_NUMERIC = "json_array(id, ts_us, task_name, trial_id, severity, mess
 them (``strftime`` above all) was a third of a page's time in SQLite; the client formats a
 timestamp's date once per second of a flood."""
 ROW_FORMATS: Final = ("text", "numeric")
-DEFAULT_SCAN_SECONDS = 1.0
-"""How long one page over every job may read (``_ranged_rows``) before it answers with what it
-found and a token to go on from where it stopped."""
 FIRST_ANSWER_SECONDS = 0.025
 """A page over every job that found something answers after this long, full or not: the
 newest hits reach a person at once while the rest are read page by page."""

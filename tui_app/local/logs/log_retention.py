@@ -21,10 +21,9 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from tui_app.local.logs.log_index import indexed_upto
+from tui_app.local.logs.log_limits import DEFAULT_MAX_BYTES, DEFAULT_RETENTION_DAYS
 
-DEFAULT_RETENTION_DAYS = 30.0
-DEFAULT_MAX_BYTES = 20 << 30
-"""20 GiB: months of a busy machine's logs, far from filling a disk that holds datasets."""
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_RETENTION_DAYS", "LogRetention", "used_bytes"]
 EVERY_SECONDS = 3600.0
 BATCH_ROWS = 20_000
 BUDGET_SECONDS = 0.25
