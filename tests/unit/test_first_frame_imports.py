@@ -27,6 +27,9 @@ HEAVY = (
     "pydantic",
     "tui_app.api.connection",
     "tui_app.api.jobs_client",
+    "tui_app.local.service_cli",
+    "tui_app.local.execution",
+    "psutil",
 )
 """Modules (and their submodules) the first frame must not wait for."""
 LIST_SCREEN = "tui_app.shell.screens.jobs_screen"
@@ -36,6 +39,7 @@ CHILD = textwrap.dedent(
     import asyncio, json, sys
 
     import tui_app.entry.cli  # the console script's module: what `tui-app` imports first
+    tui_app.entry.cli.build_parser(service_flags=False)  # as main() builds it for the TUI
     from tui_app.config.settings import Profile, Settings
     from tui_app.entry.launch import connector
     from tui_app.shell.app import JobsApp

@@ -230,8 +230,12 @@ def _add_logs(sub: Any) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from tui_app.local.service_cli import DEFAULT_PROJECT, add_run_arguments
+def build_parser(service_flags: bool = True) -> argparse.ArgumentParser:
+    """The whole command line; without ``service_flags``, ``service start|run`` take none of
+    their flags: those come from the service's own module, whose imports (the executors,
+    psutil, the container engine's rules) cost a start of the TUI some 60 ms it does not use
+    (``main`` asks for them only when ``service`` is on the command line)."""
+    from tui_app.config.settings import DEFAULT_PROJECT
 
     parser = argparse.ArgumentParser(
         prog="tui-app",
@@ -397,7 +401,10 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         p = ssub.add_parser(name, help=helptext)
         _add_state_dir(p)
-        add_run_arguments(p)
+        if service_flags:
+            from tui_app.local.service_cli import add_run_arguments
+
+            add_run_arguments(p)
     for name, helptext in (
         ("stop", "stop the service"),
         ("status", "say whether it runs, and where"),
@@ -520,7 +527,8 @@ def _refuse_ignored(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(service_flags="service" in words)
     args = parser.parse_args(argv)
     _refuse_ignored(parser, args)
     if args.command == "service":
