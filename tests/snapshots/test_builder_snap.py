@@ -63,13 +63,8 @@ def _no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def make_app(tmp_path: Path) -> JobsApp:
     return JobsApp(
-        Settings(),
-        lambda: None,
-        "demo-project",
-        "local",  # type: ignore[arg-type,return-value]
-        settings_file=tmp_path / "settings.yaml",
-        clock=lambda: NOW,
-        source=FixedSource(),
+        Settings(), lambda: None, "demo-project", "local",  # type: ignore[arg-type,return-value]
+        settings_file=tmp_path / "settings.yaml", clock=lambda: NOW, source=FixedSource(),
     )
 
 
