@@ -460,7 +460,11 @@ async def test_a_skip_ahead_replaces_the_backlog_and_the_title_says_so(
         assert "skipped ahead" not in str(logs.query_one("#logs-title").render())
         logs.post_message(LinesSkipped(batch(500_000, 2000)))
         merged = logs.view(ALL)
-        await wait_for(pilot, lambda: log_lines(merged)[0].text == "n 500000")
+        await wait_for(
+            pilot,
+            lambda: log_lines(merged)[0].text == "n 500000" and merged.line_count == 2000,
+            describe=lambda: f"{merged.line_count} lines",
+        )
         assert [ln.text for ln in log_lines(merged)] == [f"n {i}" for i in range(500_000, 502_000)]
         assert merged.follow and merged.cursor_index == merged.row_count - 1
         title = str(logs.query_one("#logs-title").render())

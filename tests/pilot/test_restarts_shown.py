@@ -41,7 +41,10 @@ def row_text(app: JobsApp, job_id: str) -> str:
 
 
 def listed(app: JobsApp, job_id: str) -> bool:
-    return any(isinstance(r, JobRow) and r.job_id == job_id for r in table(app).rows)
+    """The job is in the table and drawn (a table with rows but no size yet draws blanks)."""
+    if not any(isinstance(r, JobRow) and r.job_id == job_id for r in table(app).rows):
+        return False
+    return bool(row_text(app, job_id).strip())
 
 
 async def test_the_list_marks_a_restarted_job_and_leaves_the_others_as_they_were(
