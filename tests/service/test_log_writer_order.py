@@ -69,3 +69,23 @@ def test_another_jobs_line_is_not_held_by_this_jobs_files(tmp_path: Path) -> Non
         writer.stop()
         writer.join(10)
     assert rows[0] == ("service", "Job is running.")  # first in the pass, as before
+
+
+def test_a_file_cut_short_since_does_not_hold_the_line_for_ever(tmp_path: Path) -> None:
+    """The file shrank below where it stood at emit (someone truncated it): waiting for bytes
+    that will never be there would hold the line, and spin the writer, for ever."""
+    store = LogStore(tmp_path / "logs.sqlite")
+    writer = LogWriter(store, poll_seconds=0.01)
+    out = tmp_path / "master.log"
+    out.write_text("".join(f"old {i}\n" for i in range(100)))
+    writer.add_source(LogSource(out, "p", "j", "master-replica-0", "l", False))
+    writer.emit(ServiceEntry.of_job("p", "j", "Job is running.", 200))
+    out.write_text("new 0\nnew 1\n")
+    writer.start()
+    try:
+        rows = _wait(store, 3)
+    finally:
+        writer.stop()
+        writer.join(10)
+    assert ("service", "Job is running.") in rows
+    assert [m for t, m in rows if t == "master-replica-0"] == ["new 0", "new 1"]

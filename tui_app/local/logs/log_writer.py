@@ -81,7 +81,8 @@ def _due(
         short = {
             path: size - (src.offset + len(src.partial))
             for path, size in marks
-            if (src := sources.get(path)) is not None and src.offset + len(src.partial) < size
+            if (src := sources.get(path)) is not None
+            and src.offset + len(src.partial) < size <= _size(src.path)  # not truncated since
         }
         if job in waiting_jobs or short:
             held.append((entry, marks))
