@@ -107,6 +107,10 @@ def test_from_job_survives_an_empty_or_hostile_job() -> None:
         ({}, "BASIC", 1),
         ({"scaleTier": "STANDARD_1"}, "STANDARD_1", 8),
         ({"scaleTier": "NO_SUCH_TIER"}, "NO_SUCH_TIER", 0),
+        ({"scaleTier": ""}, "BASIC", 1),
+        ({"scaleTier": 5}, "5", 0),
+        # A named tier's count is its table's, whatever else the input says (and is cached).
+        ({"scaleTier": "STANDARD_1", "workerCount": "99", "masterType": "x"}, "STANDARD_1", 8),
         ({"scaleTier": "CUSTOM"}, "CUSTOM", 0),
         ({"scaleTier": "CUSTOM", "masterType": "standard", "workerCount": "lots"}, "CUSTOM", 0),
         ("garbage", "BASIC", 0),

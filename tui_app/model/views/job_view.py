@@ -26,6 +26,7 @@ from typing import Any
 from tui_app.model.jobs.cluster import replica_groups
 from tui_app.model.jobs.job_id import split_job_id
 from tui_app.model.jobs.states import LIVE_STATES, STATE_ORDER, STATE_SYMBOL, JobState
+from tui_app.model.jobs.tiers import DEFAULT_SCALE_TIER
 from tui_app.model.jobs.wire import as_float, as_int, parse_time
 from tui_app.model.logs.failure_cause import failure_cause
 from tui_app.model.running.restarts import ReplicaRestarts, restarts_from_job, total_restarts
@@ -44,6 +45,8 @@ RESTART_GLYPH = "\u21bb"
 _STATE_NAME: dict[JobState, str] = {s: s.value for s in JobState} | {
     JobState.STATE_UNSPECIFIED: "UNKNOWN"
 }
+_STATE_OF: dict[str, JobState] = {s.value: s for s in JobState}
+"""Each state by its wire name: what nearly every job's ``state`` is, read with no exception."""
 _STATE_RANK: dict[JobState, int] = {s: i for i, s in enumerate(STATE_ORDER)}
 _UNRANKED = len(STATE_ORDER)
 
@@ -55,6 +58,10 @@ def state_name(state: JobState) -> str:
 
 def parse_state(value: object) -> JobState:
     """The JobState of a wire value; anything unknown is ``STATE_UNSPECIFIED``."""
+    if type(value) is str:
+        state = _STATE_OF.get(value)
+        if state is not None:
+            return state
     try:
         return JobState(str(value).upper()) if value is not None else JobState.STATE_UNSPECIFIED
     except ValueError:
@@ -68,12 +75,30 @@ def _flat(text: str) -> str:
     return text
 
 
+_TIER_COUNTS: dict[str, int] = {}
+"""A named tier's replica count (it reads nothing else of the trainingInput), by tier name."""
+_TIER_COUNTS_MAX = 64
+"""Names beyond this many are counted each time: the cache is not grown by untrusted data."""
+
+
 def _replica_count(training_input: object) -> int:
     """``len(replicas(training_input))``, without building the replicas; 0 when malformed."""
     if training_input is None:
         training_input = {}
     if not isinstance(training_input, Mapping):
         return 0
+    tier = training_input.get("scaleTier") or DEFAULT_SCALE_TIER  # as replica_groups reads it
+    if type(tier) is str and tier != "CUSTOM":
+        count = _TIER_COUNTS.get(tier)
+        if count is None:
+            count = _count_replicas({"scaleTier": tier})
+            if len(_TIER_COUNTS) < _TIER_COUNTS_MAX:
+                _TIER_COUNTS[tier] = count
+        return count
+    return _count_replicas(training_input)
+
+
+def _count_replicas(training_input: Mapping[str, Any]) -> int:
     try:
         return sum(group.count for group in replica_groups(training_input))
     except Exception:  # a malformed trainingInput must never break the list
@@ -149,64 +174,69 @@ class JobRow:
 
     @classmethod
     def from_job(cls, job: Mapping[str, Any]) -> JobRow:
-        """The row for an ml v1 Job resource; every field may be missing or malformed."""
-        job_id = str(job.get("jobId") or "")
+        """The row for an ml v1 Job resource; every field may be missing or malformed.
+
+        A poll of 100k jobs builds 100k rows before the list can be painted, so the common
+        shapes (dicts, absent optional fields) take the short way; anything else the checked one.
+        """
+        get = job.get
+        job_id = str(get("jobId") or "")
         base, stamp = split_job_id(job_id)
-        state = parse_state(job.get("state"))
-        training_input = job.get("trainingInput")
+        state = parse_state(get("state"))
+        training_input = get("trainingInput")
         tier = DEFAULT_TIER
-        if isinstance(training_input, Mapping):
+        if type(training_input) is dict or isinstance(training_input, Mapping):
             tier = str(training_input.get("scaleTier") or DEFAULT_TIER)
-        output = job.get("trainingOutput")
-        ml_units = (
-            as_float(output.get("consumedMLUnits"), keep_nan=True)
-            if isinstance(output, Mapping)
-            else None
-        )
-        message = job.get("errorMessage")
+        output = get("trainingOutput")
+        ml_units = None
+        if type(output) is dict or isinstance(output, Mapping):
+            ml_units = as_float(output.get("consumedMLUnits"), keep_nan=True)
+        message = get("errorMessage")
         error = ""
-        if isinstance(message, str):
+        if isinstance(message, str) and message:  # "" has no cause: failure_cause("") is ""
             error = _flat(failure_cause(message))
-        raw_labels = job.get("labels")
+        raw_labels = get("labels")
         labels: tuple[tuple[str, str], ...] = ()
-        if isinstance(raw_labels, Mapping):
+        if raw_labels is not None and isinstance(raw_labels, Mapping):
             labels = tuple(
                 sorted((sys.intern(str(k)), sys.intern(str(v))) for k, v in raw_labels.items())
             )
         count = _replica_count(training_input)
-        position = as_int(job.get("jobPosition"))
-        stall = stall_from_job(job) if job.get("stall") and state in LIVE_STATES else None
+        raw_position = get("jobPosition")
+        position = None if raw_position is None else as_int(raw_position)
+        stall = stall_from_job(job) if get("stall") and state in LIVE_STATES else None
         # A filter finds "stalled" where the cell shows it (with its age, added when drawn).
         error_text = f"{STALL_GLYPH} stalled" if stall and stall.stalled and not error else error
         # Labels follow as "\tkey=value" and the text ends in "\t", so the filter's label tokens
         # are exact substring tests ("\tteam=nlp\t") with no per-row Python.
-        cased = f"{_flat(job_id)} {state_name(state)} {_flat(tier)} {TIMES}{count} {error_text}\t"
-        cased += "".join(f"{_flat(k)}={_flat(v)}\t" for k, v in labels)
+        cased = f"{_flat(job_id)} {_STATE_NAME[state]} {_flat(tier)} {TIMES}{count} {error_text}\t"
+        if labels:
+            cased += "".join(f"{_flat(k)}={_flat(v)}\t" for k, v in labels)
         return cls(
-            job_id=job_id,
+            job_id,
             # Interned: many rows share a base name and a tier; this keeps 100k rows small.
-            base=sys.intern(base),
-            stamp=stamp,
-            state=state,
-            created=parse_time(job.get("createTime")),
-            started=parse_time(job.get("startTime")),
-            ended=parse_time(job.get("endTime")),
-            scale_tier=sys.intern(tier),
-            replica_count=count,
-            ml_units=ml_units,
-            error=error,
-            labels=labels,
-            position=position,
-            haystack=cased.lower(),
-            haystack_cased=cased,
-            restarts=tuple(restarts_from_job(job)) if job.get("replicaRestarts") else (),
-            stalled_since=(
-                datetime.fromtimestamp(stall.since, UTC) if stall and stall.stalled else None
-            ),
-            stalled=tuple(
+            sys.intern(base),
+            stamp,
+            state,
+            parse_time(get("createTime")),
+            parse_time(get("startTime")),
+            parse_time(get("endTime")),
+            sys.intern(tier),
+            count,
+            ml_units,
+            error,
+            labels,
+            position,
+            cased.lower(),
+            cased,
+            tuple(restarts_from_job(job)) if get("replicaRestarts") else (),
+            datetime.fromtimestamp(stall.since, UTC) if stall and stall.stalled else None,
+            tuple(
                 f"trial {r.trial_id} {r.task_name}" if r.trial_id else r.task_name
-                for r in (stall.stalled if stall else ())
-            ),
+                for r in stall.stalled
+            )
+            if stall
+            else (),
         )
 
     @property
