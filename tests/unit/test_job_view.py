@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +20,10 @@ from tui_app.model.views.job_view import (
     display_rows,
     format_elapsed,
     group_summary,
+    insert_default,
+    keeps_place,
     next_sort,
+    sort_default,
     sort_description,
     sort_header,
     sort_rows,
@@ -217,6 +222,65 @@ def test_default_order_is_base_name_then_newest_first() -> None:
     ]
     assert sort_rows(MIXED) == sorted(MIXED, key=default_key)
     assert [r.base for r in MIXED if r.job_id.startswith("my_")] == ["my_model_v2"] * 2
+
+
+def _many_rows(n: int, seed: int) -> list[JobRow]:
+    """Rows of every shape the default order must place: bases that differ only by case, ids
+    with and without stamps, equal times, createTime only, neither, other offsets."""
+    rng = random.Random(seed)
+    bases = ["mnist", "Mnist", "MNIST", "bert", "a_b", "a", "Zed", "zed_2"]
+    out = []
+    for i in range(n):
+        base = rng.choice(bases)
+        kind = rng.randrange(5)
+        day, hour = rng.randrange(1, 4), rng.randrange(3)
+        if kind == 0:
+            out.append(row(f"{base}_2026112{day}_0{hour}0000"))
+        elif kind == 1:
+            created = f"2026-11-2{day}T0{hour}:00:00Z"
+            out.append(row(f"{base}{i}", createTime=created))
+        elif kind == 2:
+            out.append(row(f"{base}_x{i}", createTime=f"2026-11-2{day}T0{hour}:00:00+01:00"))
+        elif kind == 3:
+            out.append(row(f"{base}_{i}"))
+        else:
+            out.append(row(f"{base}_2026112{day}_0{hour}0000_{i}"))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sort_default_is_sorting_by_default_key(seed: int) -> None:
+    rows = _many_rows(400, seed)
+    assert sort_default(rows) == sorted(rows, key=default_key)
+    assert ids(sort_default(rows)) == ids(sorted(rows, key=default_key))
+
+
+def test_sort_default_of_naive_and_aware_times_falls_back_to_the_key() -> None:
+    # One family (no stamps: the id is the base), so its times are compared with each other.
+    aware = row("b", createTime="2026-11-22T08:00:00Z")
+    naive = replace(row("b", "FAILED"), created=datetime(2026, 11, 22, 9, 0))
+    rows = [aware, naive, row("a_20261122_000000")]
+    assert sort_default(rows) == sorted(rows, key=default_key)
+
+
+def test_inserting_new_rows_gives_the_order_sorting_would() -> None:
+    rows = _many_rows(300, 7)
+    old, new = rows[:250], rows[250:]
+    assert insert_default(sort_default(old), new) == sort_default(rows)
+
+
+def test_a_job_keeps_its_place_when_only_what_the_order_ignores_changed() -> None:
+    before = row("mnist_20261122_083000", "RUNNING", createTime="2026-11-22T08:30:01Z")
+    after = row(
+        "mnist_20261122_083000",
+        "SUCCEEDED",
+        createTime="2026-11-22T08:30:01Z",
+        endTime="2026-11-22T09:00:00Z",
+    )
+    assert keeps_place(before, after)
+    no_stamp = row("adhoc", createTime="2026-11-22T08:30:01Z")
+    assert not keeps_place(no_stamp, row("adhoc", createTime="2026-11-22T08:31:00Z"))
+    assert not keeps_place(before, row("mnist_20261122_083001"))
 
 
 def test_default_order_reversed() -> None:

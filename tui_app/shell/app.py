@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -38,7 +39,7 @@ from tui_app.model.notify.terminal_notify import (
     opted_out,
     terminal_bytes,
 )
-from tui_app.model.views.job_view import JobRow, default_key
+from tui_app.model.views.job_view import JobRow, insert_default, keeps_place, sort_default
 from tui_app.shell.job_actions import JobActions
 from tui_app.shell.job_watch import JobEnded, JobRestarted, JobStalled, JobWatch
 from tui_app.shell.jobs_source import JobsSource
@@ -61,18 +62,25 @@ TYPING_MAX_HOLD_SECONDS = 3.0
 """...but holds a poll back at most this long in all, so a list never goes stale for good."""
 YIELD_EVERY_JOBS = 100
 """How often (in jobs read) a poll checks for typing: one page of jobs.list."""
+REUSE_ORDER_MAX_ADDED = 500
+"""More new jobs than this in one poll are sorted with the rest, not inserted one by one."""
+_job_id = attrgetter("job_id")
 
 
 class RowCache:
     """The last list, as rows; a row is rebuilt only when its job's etag changed.
 
-    The service gives every change a new etag, and building a row costs ~20 us (2 s for 100k
+    The service gives every change a new etag, and building a row costs ~9 us (0.9 s for 100k
     jobs). Rows are built page by page, so the whole list of job dicts is never held at once.
+    The order is kept too: when the jobs that changed keep their places (a state, an end time)
+    and few are new, the last order is reused instead of sorting 100k rows again.
     """
 
     def __init__(self) -> None:
         self._rows: dict[str, tuple[str, JobRow]] = {}
         self._order: list[JobRow] = []
+        self._odd_ids = False
+        """A job's key here was not its row's id (no id, or not a string): sort every time."""
 
     def collect(
         self, client: JobsApi, pause: Callable[[], object] | None = None
@@ -85,20 +93,42 @@ class RowCache:
         """
         fresh: dict[str, tuple[str, JobRow]] = {}
         changed = False
+        moved = False
+        """A rebuilt row may sort elsewhere than the row it replaces."""
+        added: list[JobRow] = []
         for n, job in enumerate(client.iter_jobs(), 1):
             if pause is not None and n % YIELD_EVERY_JOBS == 0:
                 pause()
             job_id, etag = str(job.get("jobId", "")), str(job.get("etag", ""))
             hit = self._rows.get(job_id)
             if hit is None or hit[0] != etag or not etag:
-                hit = (etag, JobRow.from_job(job))
+                row = JobRow.from_job(job)
+                if row.job_id != job_id:
+                    self._odd_ids = True
+                if hit is None:
+                    added.append(row)
+                elif not moved and not keeps_place(hit[1], row):
+                    moved = True
+                hit = (etag, row)
                 changed = True
             fresh[job_id] = hit
         changed = changed or len(fresh) != len(self._rows)
-        self._rows = fresh
         if changed:
-            self._order = sorted((row for _, row in fresh.values()), key=default_key)
+            self._order = self._sorted(fresh, added, moved)
+        self._rows = fresh
         return self._order, changed
+
+    def _sorted(
+        self, fresh: dict[str, tuple[str, JobRow]], added: list[JobRow], moved: bool
+    ) -> list[JobRow]:
+        """``fresh``'s rows in the default order: the last order with the changed rows in
+        their (unchanged) places and the new ones inserted, when that is cheaper."""
+        if moved or self._odd_ids or not self._order or len(added) > REUSE_ORDER_MAX_ADDED:
+            return sort_default(row for _, row in fresh.values())
+        kept = [hit[1] for hit in map(fresh.get, map(_job_id, self._order)) if hit is not None]
+        if len(kept) + len(added) != len(fresh):  # an id listed twice: sort from scratch
+            return sort_default(row for _, row in fresh.values())
+        return insert_default(kept, added)
 
 
 class WorkerThreads(ThreadPoolExecutor):
