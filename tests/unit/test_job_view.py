@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -103,6 +103,23 @@ def test_from_job_survives_an_empty_or_hostile_job() -> None:
     assert hostile.state is JobState.STATE_UNSPECIFIED
     assert (hostile.created, hostile.started, hostile.position, hostile.ml_units) == (None,) * 4
     assert (hostile.error, hostile.labels) == ("", ())
+
+
+def test_from_job_builds_the_row_the_dataclass_would() -> None:
+    """from_job sets the slots itself (twice as fast as the frozen dataclass's __init__)."""
+    built = row(
+        "census_20261122_070000",
+        "FAILED",
+        createTime="2026-11-22T07:00:00Z",
+        labels={"team": "ads"},
+        errorMessage="Traceback (most recent call last):\nValueError: bad",
+        trainingOutput={"consumedMLUnits": 2.5},
+    )
+    values = [getattr(built, f.name) for f in fields(JobRow)]
+    assert type(built) is JobRow
+    assert built == JobRow(*values) and hash(built) == hash(JobRow(*values))
+    with pytest.raises(FrozenInstanceError):
+        built.job_id = "other"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import sys
 from bisect import insort
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from operator import attrgetter
@@ -214,7 +214,8 @@ class JobRow:
         cased = f"{_flat(job_id)} {_STATE_NAME[state]} {_flat(tier)} {TIMES}{count} {error_text}\t"
         if labels:
             cased += "".join(f"{_flat(k)}={_flat(v)}\t" for k, v in labels)
-        return cls(
+        make = _make_row if cls is JobRow else cls
+        return make(
             job_id,
             # Interned: many rows share a base name and a tier; this keeps 100k rows small.
             sys.intern(base),
@@ -290,6 +291,26 @@ class JobRow:
         if self.created is None:
             return None
         return (self.started or self.ended or now) - self.created
+
+
+def _slot_constructor(cls: type) -> Callable[..., Any]:
+    """A function that makes a ``cls`` from every field's value, in field order, as the
+    dataclass's ``__init__`` does (``cls(*values)``) but in half the time: each slot is set
+    through its descriptor, not through ``object.__setattr__`` looked up per field (a frozen
+    dataclass's way). Built with exec, like the dataclass's own ``__init__``; no defaults, no
+    ``__post_init__`` (the class must have neither that matters here)."""
+    names = [f.name for f in fields(cls)]
+    setters = {f"_set_{name}": getattr(cls, name).__set__ for name in names}
+    body = "".join(f"    _set_{name}(row, {name})\n" for name in names)
+    source = f"def make({', '.join(names)}):\n    row = _new(_cls)\n{body}    return row\n"
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, **setters}
+    exec(source, namespace)  # the source holds the class's own field names, nothing else
+    make: Callable[..., Any] = namespace["make"]
+    return make
+
+
+_make_row: Callable[..., JobRow] = _slot_constructor(JobRow)
+"""``JobRow(*values)`` for :meth:`JobRow.from_job`, which builds 100k of them per poll."""
 
 
 @dataclass(frozen=True, slots=True)
