@@ -100,6 +100,21 @@ def _replica_count(training_input: object) -> int:
     return _count_replicas(training_input)
 
 
+def _tier_and_count(training_input: object) -> tuple[str, int]:
+    """The TIER cell's two parts: the tier's name (as given, or ``BASIC``; interned) and the
+    replica count (``_replica_count``), read once for the usual dict with a named tier."""
+    if type(training_input) is dict:
+        raw = training_input.get("scaleTier")
+        if type(raw) is str and raw and raw != "CUSTOM":
+            count = _TIER_COUNTS.get(raw)
+            if count is not None:
+                return sys.intern(raw), count
+    tier = DEFAULT_TIER
+    if isinstance(training_input, Mapping):
+        tier = str(training_input.get("scaleTier") or DEFAULT_TIER)
+    return sys.intern(tier), _replica_count(training_input)
+
+
 def _count_replicas(training_input: Mapping[str, Any]) -> int:
     try:
         return sum(group.count for group in replica_groups(training_input))
@@ -182,17 +197,20 @@ class JobRow:
         shapes (dicts, absent optional fields) take the short way; anything else the checked one.
         """
         get = job.get
-        job_id = str(get("jobId") or "")
+        raw_id = get("jobId")
+        job_id = raw_id if type(raw_id) is str else str(raw_id or "")
         base, stamp = split_job_id(job_id)
-        state = parse_state(get("state"))
-        training_input = get("trainingInput")
-        tier = DEFAULT_TIER
-        if type(training_input) is dict or isinstance(training_input, Mapping):
-            tier = str(training_input.get("scaleTier") or DEFAULT_TIER)
+        raw_state = get("state")
+        state = _STATE_OF.get(raw_state) if type(raw_state) is str else None
+        if state is None:
+            state = parse_state(raw_state)
+        tier, count = _tier_and_count(get("trainingInput"))
         output = get("trainingOutput")
         ml_units = None
         if type(output) is dict or isinstance(output, Mapping):
-            ml_units = as_float(output.get("consumedMLUnits"), keep_nan=True)
+            units = output.get("consumedMLUnits")
+            # A JSON number as it comes; anything else through the reader (NaN is kept).
+            ml_units = units if type(units) is float else as_float(units, keep_nan=True)
         message = get("errorMessage")
         error = ""
         if isinstance(message, str) and message:  # "" has no cause: failure_cause("") is ""
@@ -203,7 +221,6 @@ class JobRow:
             labels = tuple(
                 sorted((sys.intern(str(k)), sys.intern(str(v))) for k, v in raw_labels.items())
             )
-        count = _replica_count(training_input)
         raw_position = get("jobPosition")
         position = None if raw_position is None else as_int(raw_position)
         stall = stall_from_job(job) if get("stall") and state in LIVE_STATES else None
@@ -224,7 +241,7 @@ class JobRow:
             parse_time(get("createTime")),
             parse_time(get("startTime")),
             parse_time(get("endTime")),
-            sys.intern(tier),
+            tier,
             count,
             ml_units,
             error,
