@@ -8,16 +8,12 @@ stack loaded; the same jobs googleapiclient lists.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 from tests.conftest import unique_id
+from tests.support.fresh_process import json_of_child
 from tests.support.live_service import PROJECT, LiveService, basic_job
 
-REPO = Path(__file__).resolve().parents[2]
 STACK = ("googleapiclient", "google.auth", "google.oauth2", "httplib2", "google_auth_httplib2")
 
 CHILD = textwrap.dedent(
@@ -79,15 +75,7 @@ def test_the_local_list_is_read_without_googles_client_stack(
         client.create(basic_job(job_id, package_uri))
     later = unique_id("plain_later")
     argv = [str(service.state_dir), PROJECT, service.url, service.token or "", later, package_uri]
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, *argv],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    ).stdout
-    seen = json.loads(out.strip().splitlines()[-1])
+    seen = json_of_child(CHILD, *argv)
     listed = {str(j["jobId"]) for j in client.list_jobs()}  # googleapiclient's answer
     assert {*ids, later} <= set(seen["jobs"]) == listed
     below = tuple(name + "." for name in STACK)

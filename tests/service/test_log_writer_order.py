@@ -17,12 +17,18 @@ def _stored(store: LogStore) -> list[tuple[str, str]]:
     return [(str(t), str(m)) for t, m in rows]
 
 
-def _wait(store: LogStore, count: int) -> list[tuple[str, str]]:
-    deadline = time.monotonic() + 20
-    while len(rows := _stored(store)) < count:
-        assert time.monotonic() < deadline, rows[-5:]
-        time.sleep(0.02)
-    return rows
+def _run(writer: LogWriter, store: LogStore, count: int) -> list[tuple[str, str]]:
+    """Start the writer, wait until ``count`` rows are stored, stop it: the rows."""
+    writer.start()
+    try:
+        deadline = time.monotonic() + 20
+        while len(rows := _stored(store)) < count:
+            assert time.monotonic() < deadline, rows[-5:]
+            time.sleep(0.02)
+        return rows
+    finally:
+        writer.stop()
+        writer.join(10)
 
 
 def test_a_line_emitted_between_two_runs_is_stored_between_them(tmp_path: Path) -> None:
@@ -41,12 +47,7 @@ def test_a_line_emitted_between_two_runs_is_stored_between_them(tmp_path: Path) 
         f.write("".join(f"new {i}\n" for i in range(500)))
     with other.open("a") as f:
         f.write("worker after\n")
-    writer.start()
-    try:
-        rows = _wait(store, 1003)
-    finally:
-        writer.stop()
-        writer.join(10)
+    rows = _run(writer, store, 1003)
     at = rows.index(("service", "master-replica-0 restarted (1 of 5)"))
     before, after = rows[:at], rows[at + 1 :]
     assert [m for t, m in before if t == "master-replica-0"] == [f"old {i}" for i in range(500)]
@@ -62,12 +63,7 @@ def test_another_jobs_line_is_not_held_by_this_jobs_files(tmp_path: Path) -> Non
     out.write_text("x\n" * 10)
     writer.add_source(LogSource(out, "p", "j", "master-replica-0", "l", False))
     writer.emit(ServiceEntry.of_job("p", "other", "Job is running.", 200))
-    writer.start()
-    try:
-        rows = _wait(store, 11)
-    finally:
-        writer.stop()
-        writer.join(10)
+    rows = _run(writer, store, 11)
     assert rows[0] == ("service", "Job is running.")  # first in the pass, as before
 
 
@@ -81,11 +77,6 @@ def test_a_file_cut_short_since_does_not_hold_the_line_for_ever(tmp_path: Path) 
     writer.add_source(LogSource(out, "p", "j", "master-replica-0", "l", False))
     writer.emit(ServiceEntry.of_job("p", "j", "Job is running.", 200))
     out.write_text("new 0\nnew 1\n")
-    writer.start()
-    try:
-        rows = _wait(store, 3)
-    finally:
-        writer.stop()
-        writer.join(10)
+    rows = _run(writer, store, 3)
     assert ("service", "Job is running.") in rows
     assert [m for t, m in rows if t == "master-replica-0"] == ["new 0", "new 1"]

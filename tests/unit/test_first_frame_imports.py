@@ -9,13 +9,9 @@ fresh process can prove an import did not happen.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.fresh_process import json_of_child
 
 HEAVY = (
     "googleapiclient",
@@ -72,15 +68,7 @@ CHILD = textwrap.dedent(
 
 
 def _modules_at_first_frame() -> list[str]:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    ).stdout
-    modules = json.loads(out.strip().splitlines()[-1])
+    modules = json_of_child(CHILD)
     assert modules, "no frame was painted"
     return list(modules)
 
