@@ -66,14 +66,12 @@ def _environment(
 ) -> Mapping[str, Any] | None:
     if connection.vertex:
         return None  # Vertex AI has no such extension: the document says "unknown"
-    client = connection.metrics(project)
-    try:
-        return client.environment(str(job.get("jobId")))
-    except ApiCallError as exc:
-        notes.append(f"environment: not read ({exc})")
-        return None
-    finally:
-        client.close()
+    with connection.metrics(project) as client:
+        try:
+            return client.environment(str(job.get("jobId")))
+        except ApiCallError as exc:
+            notes.append(f"environment: not read ({exc})")
+            return None
 
 
 def _metrics(

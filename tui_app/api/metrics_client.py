@@ -131,6 +131,13 @@ class MetricsClient:
     def close(self) -> None:
         self._session.close()
 
+    def __enter__(self) -> MetricsClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """``with connection.metrics(project) as client:`` closes its HTTP session after."""
+        self.close()
+
     def read(self, job_id: str, since: str | None = None) -> JobMetrics | None:
         """The job's samples (only those after ``since``); None when the endpoint has none.
 

@@ -125,8 +125,7 @@ def _extensions(connection: Connection, project: str, job: Mapping[str, Any]) ->
     ti = job.get("trainingInput")
     container = isinstance(ti, Mapping) and replica_image(ti, Role.MASTER) is not None
     engine = connection.container_engine() if container else None
-    client = connection.metrics(project)
-    try:
+    with connection.metrics(project) as client:
         try:
             environment = client.environment(job_id)
             queued = job.get("state") == "QUEUED"
@@ -144,8 +143,6 @@ def _extensions(connection: Connection, project: str, job: Mapping[str, Any]) ->
             except ApiCallError:
                 stall_stacks = None
         return Extensions(environment, queue, engine, placement, stall_stacks)
-    finally:
-        client.close()
 
 
 def _run(

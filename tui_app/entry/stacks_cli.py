@@ -26,8 +26,7 @@ def stacks_command(
 ) -> int:
     """Print the stacks of ``job`` (found by the caller) as ``args.format`` says."""
     job_id = str(job["jobId"])
-    client = connection.metrics(project)
-    try:
+    with connection.metrics(project) as client:
         got = client.stacks(
             job_id,
             replica=args.replica,
@@ -35,8 +34,6 @@ def stacks_command(
             with_locals=args.locals,
             at_stall=args.at_stall,
         )
-    finally:
-        client.close()
     if got is None:
         print(f"error: {NO_STACKS_ENDPOINT}", file=sys.stderr)
         return REFUSED

@@ -320,11 +320,8 @@ class LogsScreen(Screen[None], ScreenToasts):
             if connection.vertex:  # Vertex AI has no :metrics; it places replicas itself
                 metrics = None
             else:
-                client = connection.metrics(self.shell.project)
-                try:
+                with connection.metrics(self.shell.project) as client:
                     metrics = client.read(self.job_id, NO_SAMPLES_SINCE)
-                finally:
-                    client.close()
             if metrics is None:  # no :metrics for this job here: nothing to read, ever
                 answer = ({}, None)
             else:

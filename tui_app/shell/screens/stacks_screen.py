@@ -415,8 +415,7 @@ class StacksScreen(Screen[None], ScreenToasts):
         connection = self.shell.source.connection()
         if connection.vertex:  # Vertex AI runs no py-spy for us; its endpoint has no :stacks
             return None
-        client = connection.metrics(self.shell.project)
-        try:
+        with connection.metrics(self.shell.project) as client:
             return client.stacks(
                 self.job_id,
                 replica=self.replica,
@@ -424,8 +423,6 @@ class StacksScreen(Screen[None], ScreenToasts):
                 with_locals=request.with_locals,
                 at_stall=request.at_stall,
             )
-        finally:
-            client.close()
 
     def _arrived(
         self, request: StacksRequest, stacks: JobStacks | None, groups: list[StackGroup]
