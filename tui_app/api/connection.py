@@ -8,10 +8,8 @@ never imports the service.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import threading
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +28,7 @@ if TYPE_CHECKING:
     from tui_app.api.metrics_client import MetricsClient
 
 START_TIMEOUT_SECONDS = 60
+HEALTH_TIMEOUT_SECONDS = 1.0
 
 
 VERTEX_LOGGING_ENDPOINT = "https://logging.googleapis.com"
@@ -142,14 +141,12 @@ def _answers(url: str) -> bool:
 def service_health(url: str) -> dict[str, Any] | None:
     """The local service's ``/healthz`` answer (status, version, capacity), or None when
     nothing answers at ``url``."""
+    from tui_app.api.json_http import JsonHttp  # http.client: the list's transport already
+
     try:
-        with urllib.request.urlopen(url.rstrip("/") + "/healthz", timeout=1.0) as resp:
-            if resp.status != 200:
-                return None
-            body = json.loads(resp.read() or b"{}")
-    except (OSError, ValueError):
+        return JsonHttp(url, None, HEALTH_TIMEOUT_SECONDS, NO_ANSWER).get("/healthz")
+    except (ApiCallError, ValueError):
         return None
-    return body if isinstance(body, dict) else {}
 
 
 def service_options(profile: Profile) -> list[str]:
@@ -184,6 +181,8 @@ def local_service(
     if not (found and _answers(found[0])):
         if not start:
             raise ApiCallError(f"The local jobs service of {state_dir} is not running.")
+        import subprocess  # only to start one: not on the way to a running service's list
+
         result = subprocess.run(
             [
                 sys.executable,

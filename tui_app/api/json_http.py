@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import ssl
 import threading
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -59,6 +58,8 @@ class JsonHttp:
             conn = None
         if conn is None:
             if self._https:
+                import ssl  # not for the local service's plain HTTP
+
                 context = ssl.create_default_context()
                 conn = http.client.HTTPSConnection(
                     self._host, self._port, timeout=self._timeout, context=context

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tui_app.config.executors import DEFAULT_EXECUTOR, executor_names, executor_options
 from tui_app.config.locations import config_dir
 
@@ -333,6 +331,8 @@ def parse_settings(text: str) -> Settings:
     Raises:
         SettingsError: with the line or key that is wrong.
     """
+    import yaml  # on first use: with no settings file, opening the TUI never needs it
+
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
@@ -384,6 +384,8 @@ def load_settings(path: Path | None = None) -> tuple[Settings, str | None]:
 
 def save_setting(key: str, value: Any, path: Path | None = None) -> None:
     """Change one top-level setting in the file, keeping everything else as written."""
+    import yaml
+
     path = path or settings_path()
     try:
         data = yaml.safe_load(path.read_text()) or {}
