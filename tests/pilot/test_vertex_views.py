@@ -32,8 +32,9 @@ from tui_app.api.connection import Connection
 from tui_app.api.vertex_client import VertexJobsClient
 from tui_app.config.settings import Settings
 from tui_app.model.views.job_view import JobRow
-from tui_app.shell.app import JobsApp, RowCache
+from tui_app.shell.app import JobsApp
 from tui_app.shell.messages import JobsRefreshed
+from tui_app.shell.row_cache import RowCache
 from tui_app.shell.screens.confirm_screen import ConfirmScreen
 from tui_app.shell.screens.describe_screen import DescribeScreen
 from tui_app.shell.screens.jobs_screen import JobsScreen

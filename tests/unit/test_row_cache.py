@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from tui_app.api.jobs_api import JobsApi
 from tui_app.model.views.job_view import JobRow, default_key
-from tui_app.shell.app import REUSE_ORDER_MAX_ADDED, RowCache
+from tui_app.shell.row_cache import REUSE_ORDER_MAX_ADDED, RowCache
 
 
 class Listing:

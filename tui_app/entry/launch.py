@@ -15,6 +15,7 @@ from tui_app.config.settings import Profile, Settings, SettingsError
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
+    from tui_app.shell.app import JobsApp
 
 
 def resolve(args: argparse.Namespace, settings: Settings) -> tuple[Profile, str, Path | None]:
@@ -43,6 +44,22 @@ def connector(profile: Profile, state_dir: Path | None) -> partial[Connection]:
     return partial(_connect, profile, state_dir)
 
 
+def open_app(settings: Settings, profile: Profile, project: str, state_dir: Path | None) -> JobsApp:
+    """The app on ``profile``'s connection. On the local service its first list is already on
+    its way: fetched while Textual and the screens import (``shell/first_list.py``). Elsewhere
+    the list needs Google's client stack, which loads after the list's first frame instead."""
+    connect = connector(profile, state_dir)
+    first_list = None
+    if profile.kind == "local":
+        from tui_app.shell.first_list import FirstList
+        from tui_app.shell.jobs_source import JobsSource
+
+        first_list = FirstList.start(JobsSource(connect, project, profile.label()))
+    from tui_app.shell.app import JobsApp
+
+    return JobsApp(settings, connect, project, profile.name, first_list=first_list)
+
+
 def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None) -> int:
     try:
         profile, project, state_dir = resolve(args, settings)
@@ -68,10 +85,8 @@ def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None
         if started.present:
             demo_note = line  # the TUI covers the terminal at once: it says it again there
 
-    from tui_app.shell.app import JobsApp
-
     opened = time.time()
-    app = JobsApp(settings, connector(profile, state_dir), project, profile.name)
+    app = open_app(settings, profile, project, state_dir)
     shown = "\n".join(n for n in (problem, demo_note) if n)
     if shown:
         app.startup_warning = shown

@@ -16,12 +16,11 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import partial
-from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
-from textual.app import SystemCommand
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.markup import escape
 from textual.notifications import SeverityLevel
@@ -39,100 +38,30 @@ from tui_app.model.notify.terminal_notify import (
     opted_out,
     terminal_bytes,
 )
-from tui_app.model.views.job_view import JobRow, insert_default, keeps_place, sort_default
+from tui_app.model.views.job_view import JobRow
 from tui_app.shell.job_actions import JobActions
 from tui_app.shell.job_watch import JobEnded, JobRestarted, JobStalled, JobWatch
 from tui_app.shell.jobs_source import JobsSource
 from tui_app.shell.messages import ConnectionChanged, JobsRefreshed, JobsSubmitted
+from tui_app.shell.row_cache import RowCache
 from tui_app.shell.screens.jobs_screen import JobsScreen
 from tui_app.themes import DEFAULT_THEME, register_themes
 from tui_app.widgets.job_table import WATCH_GLYPH, JobTable
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
-    from tui_app.api.jobs_api import JobsApi
+    from tui_app.shell.first_list import FirstList
     from tui_app.shell.screens.builder_screen import BuilderScreen
     from tui_app.shell.screens.command_screen import Command
     from tui_app.shell.screens.metrics_screen import ScalarsFactory, ScalarSource
 
 RETRY_SECONDS = 2.0
+FIRST_FRAME_WAIT_SECONDS = 0.25
+"""How long the first frame waits for the list begun at launch (``list_mounted``)."""
 TYPING_QUIET_SECONDS = 0.4
 """The poll reads no further page until the user has typed nothing for this long."""
 TYPING_MAX_HOLD_SECONDS = 3.0
 """...but holds a poll back at most this long in all, so a list never goes stale for good."""
-YIELD_EVERY_JOBS = 100
-"""How often (in jobs read) a poll checks for typing: one page of jobs.list."""
-REUSE_ORDER_MAX_ADDED = 500
-"""More new jobs than this in one poll are sorted with the rest, not inserted one by one."""
-_job_id = attrgetter("job_id")
-
-
-class RowCache:
-    """The last list, as rows; a row is rebuilt only when its job's etag changed.
-
-    The service gives every change a new etag, and building a row costs ~9 us (0.9 s for 100k
-    jobs). Rows are built page by page, so the whole list of job dicts is never held at once.
-    The order is kept too: when the jobs that changed keep their places (a state, an end time)
-    and few are new, the last order is reused instead of sorting 100k rows again.
-    """
-
-    def __init__(self) -> None:
-        self._rows: dict[str, JobRow] = {}
-        self._etags: dict[str, str] = {}
-        """Apart from the rows, not paired with them: a dict of strings is no work for the
-        cycle collector, and 100k (etag, row) tuples were 5.6 MB and 100k objects to scan."""
-        self._order: list[JobRow] = []
-        self._odd_ids = False
-        """A job's key here was not its row's id (no id, or not a string): sort every time."""
-
-    def collect(
-        self, client: JobsApi, pause: Callable[[], object] | None = None
-    ) -> tuple[list[JobRow], bool]:
-        """Every job as a row, in the default order, and whether anything changed.
-
-        ``pause`` is called between pages (it may block): the poll is Python work in a thread,
-        and while it runs a keystroke's handler waits for the GIL (a filter keystroke on 100k
-        jobs went from 35 ms to 75 ms at p95 with the poller running).
-        """
-        rows: dict[str, JobRow] = {}
-        etags: dict[str, str] = {}
-        last_rows, last_etags = self._rows, self._etags
-        changed = False
-        moved = False
-        """A rebuilt row may sort elsewhere than the row it replaces."""
-        added: list[JobRow] = []
-        for n, job in enumerate(client.iter_jobs(), 1):
-            if pause is not None and n % YIELD_EVERY_JOBS == 0:
-                pause()
-            job_id, etag = str(job.get("jobId", "")), str(job.get("etag", ""))
-            row = last_rows.get(job_id)
-            if row is None or last_etags[job_id] != etag or not etag:
-                new = JobRow.from_job(job)
-                if new.job_id != job_id:
-                    self._odd_ids = True
-                if row is None:
-                    added.append(new)
-                elif not moved and not keeps_place(row, new):
-                    moved = True
-                row = new
-                changed = True
-            rows[job_id] = row
-            etags[job_id] = etag
-        changed = changed or len(rows) != len(last_rows)
-        if changed:
-            self._order = self._sorted(rows, added, moved)
-        self._rows, self._etags = rows, etags
-        return self._order, changed
-
-    def _sorted(self, rows: dict[str, JobRow], added: list[JobRow], moved: bool) -> list[JobRow]:
-        """``rows`` in the default order: the last order with the changed rows in their
-        (unchanged) places and the new ones inserted, when that is cheaper."""
-        if moved or self._odd_ids or not self._order or len(added) > REUSE_ORDER_MAX_ADDED:
-            return sort_default(rows.values())
-        kept = [row for row in map(rows.get, map(_job_id, self._order)) if row is not None]
-        if len(kept) + len(added) != len(rows):  # an id listed twice: sort from scratch
-            return sort_default(rows.values())
-        return insert_default(kept, added)
 
 
 class WorkerThreads(ThreadPoolExecutor):
@@ -204,11 +133,21 @@ class JobsApp(JobActions):
         poll: bool = True,
         source: JobsSource | None = None,
         scalars: ScalarsFactory | None = None,
+        first_list: FirstList | None = None,
     ) -> None:
+        """``first_list``: the poll's first round, begun before this module was imported
+        (``shell/first_list.py``); its source is the app's."""
         super().__init__()
         self.settings = settings
         profile = settings.profiles.get(profile_name)
         label = profile.label() if profile else profile_name
+        self._first_list = first_list
+        self._row_cache = first_list.cache if first_list is not None else RowCache()
+        """The poll's rows between rounds (the first round's, when it was begun at launch)."""
+        self._listed_at_mount = False
+        """The first round's rows were painted in the first frame: the poll waits a round."""
+        if first_list is not None:
+            source = first_list.source
         self.source = source or JobsSource(connect, project, label)
         self.project = project
         self.scalars: ScalarsFactory = scalars or self._job_scalars
@@ -223,6 +162,9 @@ class JobsApp(JobActions):
         """time.monotonic() of the last key; the poll gives way while the user types."""
         self.connection_error: str | None = None
         self.last_rows: list[JobRow] = []
+        self.last_refresh: JobsRefreshed | None = None
+        """The newest list as it was handed to the screens (a screen mounted later starts
+        from it)."""
         self.startup_warning: str | None = None
         """Shown once the screen is up (e.g. a broken settings file)."""
         self.builder_screen: BuilderScreen | None = None
@@ -238,7 +180,8 @@ class JobsApp(JobActions):
         # once, not twice. Full passes stay rare (every 10,000 middle ones).
         gc.set_threshold(5_000, 0, 10_000)
         register_themes(self)
-        self.theme = settings.theme if settings.theme in self.available_themes else DEFAULT_THEME
+        known = settings.theme in self.available_themes
+        self._first_theme(settings.theme if known else DEFAULT_THEME)
         self.keymap_warning: str | None = None
         """Why parts of the user's keymap were not applied (shown once the screen is up)."""
         self.job_watch = JobWatch()
@@ -247,6 +190,24 @@ class JobsApp(JobActions):
         """``W``: every job submitted from this TUI is watched from its creation."""
         if settings.keymap:
             self.set_keymap(self._checked_keymap(settings.keymap))
+
+    def _first_theme(self, name: str) -> None:
+        """Start in theme ``name``, before any CSS has been read.
+
+        Assigning ``theme`` runs Textual's watcher, which queues a re-parse of every stylesheet
+        read by then for when the app starts: the app's CSS was parsed twice before the first
+        frame (about 14 ms of the list's cold start, measured with ``tui_bench``). Before any
+        CSS is read, the stylesheet only needs the theme's variables and the app the theme's
+        classes, which is what the watcher would leave. A theme of the other darkness also
+        changes the filter that maps ANSI colours, so that one goes through the watcher.
+        """
+        theme = self.get_theme(name)
+        if theme is None or theme.dark != self.current_theme.dark:
+            self.theme = name
+            return
+        self.set_reactive(App.theme, name)
+        self.stylesheet.set_variables(self.get_css_variables())
+        self.set_class(True, f"-theme-{name}", update=False)
 
     def _checked_keymap(self, keymap: dict[str, str]) -> dict[str, str]:
         """The keymap without the remaps that cannot work (an unknown id, a key another binding
@@ -262,17 +223,39 @@ class JobsApp(JobActions):
 
     async def on_mount(self) -> None:
         _use_worker_threads(asyncio.get_running_loop())  # before any worker starts
-        mounted = self.push_screen(JobsScreen())
+        # Not awaited: Textual mounts the app inside a batch whose frames it never writes, so
+        # a list mounted within it first reached the terminal as a partial update, its header
+        # and footer a frame (~20 ms) later. Mounted after the batch, its first frame is whole.
+        # The list asks for its rows as it mounts (``list_mounted``).
+        self.push_screen(JobsScreen())
         if self.startup_warning:
             self.notify(self.startup_warning, severity="warning", timeout=10)
         if self.keymap_warning:
             self.notify(self.keymap_warning, severity="warning", timeout=15)
-        if self._poll_enabled:
-            # After the list's first frame: the poll's first call imports the client libraries
-            # (google-auth, httplib2, googleapiclient: ~150 ms of Python), and in a thread
-            # beside the event loop they would hold the GIL while that frame is drawn.
-            await mounted
-            self.call_after_refresh(self._poll)
+
+    async def list_mounted(self) -> None:
+        """The job list is mounting: let its first frame show the jobs, then start the poll.
+
+        The list begun at launch is waited for a moment. Most openings are a glance at the
+        list, and one frame with the jobs beats an empty list filled a frame (some 30-50 ms)
+        later. A round not done by then, or failed, is left to the poll, which shows it when it
+        comes. The poll starts after the list's first frame: elsewhere than the local service
+        its first call imports Google's client stack (~150 ms of Python), which in a thread
+        beside the event loop would hold the GIL while that frame is drawn.
+        """
+        if not self._poll_enabled:
+            return
+        first = self._first_list
+        if first is not None and await first.settle(FIRST_FRAME_WAIT_SECONDS):
+            try:
+                rows, changed = first.result()
+            except ApiCallError:
+                pass  # the poll takes the error and says so
+            else:
+                self._first_list = None
+                self._listed_at_mount = True
+                self.on_jobs_refreshed(JobsRefreshed(rows, self.clock(), first.seconds, changed))
+        self.call_after_refresh(self._poll)
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme the user picked (palette or settings)."""
@@ -307,17 +290,26 @@ class JobsApp(JobActions):
     def _poll(self) -> None:
         worker = get_current_worker()
         interval = self.settings.refresh_seconds
-        cache = RowCache()
+        first, self._first_list = self._first_list, None
+        cache = self._row_cache
+        if self._listed_at_mount:
+            self._poll_now.wait(interval)
+            self._poll_now.clear()
         while not worker.is_cancelled:
             started = time.monotonic()
             pause = partial(self._give_way_to_typing, started + TYPING_MAX_HOLD_SECONDS)
             try:
-                rows, changed = self.source.call(partial(cache.collect, pause=pause))
+                if first is not None:  # the round begun at launch, taken once
+                    begun, first = first, None
+                    rows, changed = begun.result()
+                    seconds = begun.seconds
+                else:
+                    rows, changed = self.source.call(partial(cache.collect, pause=pause))
+                    seconds = time.monotonic() - started
             except ApiCallError as exc:
                 self.post_message(ConnectionChanged(str(exc), self.source.label))
                 wait = RETRY_SECONDS
             else:
-                seconds = time.monotonic() - started
                 if self.connection_error is not None or not self.last_rows:
                     self.post_message(ConnectionChanged(None, self.source.label))
                 self.post_message(JobsRefreshed(rows, self.clock(), seconds, changed))
@@ -334,6 +326,7 @@ class JobsApp(JobActions):
     def on_jobs_refreshed(self, message: JobsRefreshed) -> None:
         """Keep the newest list and hand it to every screen (messages only bubble up)."""
         self.last_rows = message.rows
+        self.last_refresh = message
         for screen in self.screen_stack:
             screen.post_message(
                 JobsRefreshed(message.rows, message.fetched_at, message.seconds, message.changed)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from tui_app.config.settings import Settings
     from tui_app.model.jobs.states import JobState
     from tui_app.shell.jobs_source import JobsSource
+    from tui_app.shell.messages import JobsRefreshed
 
 
 @runtime_checkable
@@ -52,6 +53,16 @@ class ShellApp(Protocol):
 
     @property
     def project(self) -> str: ...
+
+    async def list_mounted(self) -> None:
+        """The job list calls it as it mounts: the App may hand it the first list (in
+        ``last_refresh``) for its first frame, and starts polling."""
+        ...
+
+    @property
+    def last_refresh(self) -> JobsRefreshed | None:
+        """The newest list of jobs as the screens got it; None until the first one."""
+        ...
 
     @property
     def profile_name(self) -> str:

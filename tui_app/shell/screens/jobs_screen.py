@@ -147,7 +147,7 @@ class JobsScreen(Screen[None]):
             secondary=("toggle_mark", "activate", "yaml", "edit", "resubmit", "cycle_sort", "quit")
         )
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         header = self.query_one(StatusHeader)
         header.profile = self.shell.source.label
         header.project = self.shell.project
@@ -155,6 +155,11 @@ class JobsScreen(Screen[None]):
         self._set_loading(True)
         self.set_interval(1.0, self._tick)
         self.table.focus()
+        await self.shell.list_mounted()  # may bring the list begun at launch, for this frame
+        listed = self.shell.last_refresh
+        if listed is not None:
+            self.on_jobs_refreshed(listed)
+            header.profile = self.shell.source.label  # connected by now: with its address
 
     def _set_loading(self, loading: bool) -> None:
         """Show or hide the table's loading indicator, and the footer's table keys with it.
