@@ -13,7 +13,8 @@ from tui_app.model.jobs.states import STATE_ORDER, STATE_SYMBOL, JobState
 
 
 class StatusHeader(Widget):
-    """``tui-app │ local (127.0.0.1:8470) │ project │ ▶2 running ✓5 succeeded │ 17:40:12``."""
+    """``tui-app │ local (127.0.0.1:8470) │ project │ ▶2 running ✓5 succeeded │ 17:40:12``
+    (``│ listing…`` after the counts while the first list of a large store comes in)."""
 
     DEFAULT_CSS = """
     StatusHeader {
@@ -39,6 +40,8 @@ class StatusHeader(Widget):
     refreshed: reactive[datetime | None] = reactive(None)
     """When the last list arrived."""
     connected: reactive[bool] = reactive(True)
+    listing: reactive[bool] = reactive(False)
+    """The first list is still coming in: the counts are of the jobs read so far."""
 
     def render(self) -> Text:
         """The fullest line that fits; narrower, the less useful parts shorten first.
@@ -101,6 +104,8 @@ class StatusHeader(Widget):
                     )
                 )
             )
+        if self.listing:
+            parts.append(Text("listing…", dim))
         text = Text(" ")
         for i, part in enumerate(parts):
             if i:

@@ -6,8 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, cast
 
+import pytest
+
 from tui_app.api.jobs_api import JobsApi
 from tui_app.model.views.job_view import JobRow, default_key
+from tui_app.shell import row_cache
 from tui_app.shell.row_cache import REUSE_ORDER_MAX_ADDED, RowCache
 
 
@@ -110,3 +113,30 @@ def test_many_new_jobs_and_odd_listings_give_the_sorted_order() -> None:
     listing.jobs.append(job("b_20261122_000000"))
     rows, _ = collect(cache, listing)
     assert ids(rows) == expected(listing)
+
+
+def test_a_long_first_list_is_shown_as_it_comes_sorted_and_only_the_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every check (one a page of 100) is past the time; the rows make it worth a showing.
+    monkeypatch.setattr(row_cache, "FIRST_PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(row_cache, "FIRST_PROGRESS_ROWS", 250)
+    listing = Listing(many(1000))
+    cache = RowCache()
+    shown: list[list[str]] = []
+    rows, _ = cache.collect(cast(JobsApi, listing), progress=lambda r: shown.append(ids(r)))
+    assert [len(s) for s in shown] == [300, 400, 500, 600, 700, 800, 900, 1000]
+    for part in shown:  # the jobs read so far, each time in the order a full sort gives them
+        assert part == expected(Listing(listing.jobs[: len(part)]))
+    assert ids(rows) == expected(listing)
+    # Once a list is known, a poll is never shown in parts: it replaces the list whole.
+    again: list[list[str]] = []
+    cache.collect(cast(JobsApi, listing), progress=lambda r: again.append(ids(r)))
+    assert again == []
+
+
+def test_a_first_list_that_comes_quickly_is_not_shown_in_parts() -> None:
+    listing = Listing(many(1000))
+    shown: list[int] = []
+    RowCache().collect(cast(JobsApi, listing), progress=lambda r: shown.append(len(r)))
+    assert shown == []  # 1,000 rows take milliseconds: well before FIRST_PROGRESS_SECONDS

@@ -57,6 +57,8 @@ if TYPE_CHECKING:
 
 RETRY_SECONDS = 2.0
 FIRST_FRAME_WAIT_SECONDS = 0.25
+FOLLOW_SECONDS = 0.1
+"""How often the poll looks at a launch round still going on, to show its rows so far."""
 """How long the first frame waits for the list begun at launch (``list_mounted``)."""
 TYPING_QUIET_SECONDS = 0.4
 """The poll reads no further page until the user has typed nothing for this long."""
@@ -255,6 +257,8 @@ class JobsApp(JobActions):
                 self._first_list = None
                 self._listed_at_mount = True
                 self.on_jobs_refreshed(JobsRefreshed(rows, self.clock(), first.seconds, changed))
+        elif first is not None and first.so_far is not None:  # a large store: what is in
+            self.on_jobs_refreshed(JobsRefreshed(first.so_far, self.clock(), 0.0, partial=True))
         self.call_after_refresh(self._poll)
 
     def watch_theme(self, theme: str) -> None:
@@ -301,10 +305,13 @@ class JobsApp(JobActions):
             try:
                 if first is not None:  # the round begun at launch, taken once
                     begun, first = first, None
+                    self._follow(begun)
                     rows, changed = begun.result()
                     seconds = begun.seconds
                 else:
-                    rows, changed = self.source.call(partial(cache.collect, pause=pause))
+                    progress = None if self.last_rows else self._show_so_far
+                    collect = partial(cache.collect, pause=pause, progress=progress)
+                    rows, changed = self.source.call(collect)
                     seconds = time.monotonic() - started
             except ApiCallError as exc:
                 self.post_message(ConnectionChanged(str(exc), self.source.label))
@@ -318,6 +325,19 @@ class JobsApp(JobActions):
             self._poll_now.wait(wait)
             self._poll_now.clear()
 
+    def _show_so_far(self, rows: list[JobRow]) -> None:
+        """A first list still coming in: show the jobs read so far (from the poll's thread)."""
+        self.post_message(JobsRefreshed(rows, self.clock(), 0.0, True, partial=True))
+
+    def _follow(self, first: FirstList) -> None:
+        """Wait for the round begun at launch, showing its rows so far while it goes on."""
+        shown: list[JobRow] | None = self.last_rows or None  # shown in the first frame
+        while not first.wait(FOLLOW_SECONDS):
+            so_far = first.so_far
+            if so_far is not None and so_far is not shown:
+                self._show_so_far(so_far)
+                shown = so_far
+
     def on_connection_changed(self, message: ConnectionChanged) -> None:
         self.connection_error = message.error
         for screen in self.screen_stack:
@@ -329,9 +349,15 @@ class JobsApp(JobActions):
         self.last_refresh = message
         for screen in self.screen_stack:
             screen.post_message(
-                JobsRefreshed(message.rows, message.fetched_at, message.seconds, message.changed)
+                JobsRefreshed(
+                    message.rows,
+                    message.fetched_at,
+                    message.seconds,
+                    message.changed,
+                    message.partial,
+                )
             )
-        if message.changed and len(self.job_watch):
+        if message.changed and not message.partial and len(self.job_watch):
             for event in self.job_watch.observe(message.rows):
                 if isinstance(event, JobRestarted):
                     self._tell_restarted(event)

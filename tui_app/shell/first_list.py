@@ -18,6 +18,8 @@ import asyncio
 import threading
 import time
 from concurrent.futures import Future
+from concurrent.futures import wait as futures_wait
+from functools import partial
 
 from tui_app.model.views.job_view import JobRow
 from tui_app.shell.jobs_source import JobsSource
@@ -36,6 +38,9 @@ class FirstList:
         self.cache = RowCache()
         self.seconds = 0.0
         """How long the round took (the poll's back-off and the header use it)."""
+        self.so_far: list[JobRow] | None = None
+        """The rows read so far, sorted, while a long round goes on (``RowCache.collect``'s
+        progress); None until the first such showing."""
         self._answer: Future[tuple[list[JobRow], bool]] = Future()
 
     @classmethod
@@ -48,21 +53,29 @@ class FirstList:
     def _run(self) -> None:
         started = time.monotonic()
         try:
-            answer = self.source.call(self.cache.collect)
+            answer = self.source.call(partial(self.cache.collect, progress=self._progress))
         except BaseException as exc:  # handed to the poll, which reports it as its own
             self._answer.set_exception(exc)
         else:
             self.seconds = time.monotonic() - started
             self._answer.set_result(answer)
 
+    def _progress(self, rows: list[JobRow]) -> None:
+        self.so_far = rows  # one assignment: the poll thread reads it whole or not at all
+
     def done(self) -> bool:
         return self._answer.done()
 
+    def wait(self, seconds: float) -> bool:
+        """Block up to ``seconds`` for the round to end (the poll's worker); whether it has."""
+        return bool(futures_wait([self._answer], timeout=seconds).done)
+
     async def settle(self, seconds: float) -> bool:
-        """Wait up to ``seconds`` (without blocking the event loop) for the round to end;
-        whether it has. Polled, so that an error nobody takes is not reported as unretrieved."""
+        """Wait up to ``seconds`` (without blocking the event loop) for the round to end, or
+        to have rows to show so far; whether it has ended. Polled, so that an error nobody
+        takes is not reported as unretrieved."""
         deadline = time.monotonic() + seconds
-        while not self._answer.done() and time.monotonic() < deadline:
+        while not self._answer.done() and self.so_far is None and time.monotonic() < deadline:
             await asyncio.sleep(SETTLE_STEP_SECONDS)
         return self._answer.done()
 

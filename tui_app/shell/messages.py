@@ -23,6 +23,8 @@ class JobsRefreshed(Message, bubble=False):
     """How long the fetch took (the poll interval backs off when it is slow)."""
     changed: bool = True
     """False when no job changed since the last list (the screens skip re-sorting)."""
+    partial: bool = False
+    """The first list, still coming in: the jobs read so far (a large store takes seconds)."""
 
     def can_replace(self, message: Message) -> bool:
         """Let a newer list (``message``, queued behind this one) supersede this one.

@@ -180,6 +180,7 @@ class JobsScreen(Screen[None]):
     def on_jobs_refreshed(self, message: JobsRefreshed) -> None:
         header = self.query_one(StatusHeader)
         header.refreshed = message.fetched_at
+        header.listing = message.partial
         if not message.changed and self._loaded:
             return
         self.rows = message.rows
