@@ -655,8 +655,9 @@ def child_filter(count: int, reps: int, metrics: Sequence[str] | None = None) ->
 
     def app_refreshed(self: JobsApp, message: JobsRefreshed) -> None:
         now = time.perf_counter()  # the poll's seconds are time.monotonic: the same clock here
-        refreshes.append(message.seconds)
-        busy["poll"].append((now - message.seconds, now))
+        if not message.partial:  # a part of the first list (it pages in) is not a poll's end
+            refreshes.append(message.seconds)
+            busy["poll"].append((now - message.seconds, now))
         original_app_refreshed(self, message)
 
     def screen_refreshed(self: JobsScreen, message: JobsRefreshed) -> None:

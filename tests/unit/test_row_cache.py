@@ -121,6 +121,7 @@ def test_a_long_first_list_is_shown_as_it_comes_sorted_and_only_the_first(
     # Every check (one a page of 100) is past the time; the rows make it worth a showing.
     monkeypatch.setattr(row_cache, "FIRST_PROGRESS_SECONDS", 0.0)
     monkeypatch.setattr(row_cache, "FIRST_PROGRESS_ROWS", 250)
+    monkeypatch.setattr(row_cache, "NEXT_PROGRESS_SECONDS", 0.0)
     listing = Listing(many(1000))
     cache = RowCache()
     shown: list[list[str]] = []
@@ -140,3 +141,13 @@ def test_a_first_list_that_comes_quickly_is_not_shown_in_parts() -> None:
     shown: list[int] = []
     RowCache().collect(cast(JobsApi, listing), progress=lambda r: shown.append(len(r)))
     assert shown == []  # 1,000 rows take milliseconds: well before FIRST_PROGRESS_SECONDS
+
+
+def test_the_parts_thin_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the first part, the next waits NEXT_PROGRESS_SECONDS: a listing quicker than that
+    is shown once in part, then whole (each part sorts and redraws everything read)."""
+    monkeypatch.setattr(row_cache, "FIRST_PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(row_cache, "FIRST_PROGRESS_ROWS", 250)
+    shown: list[int] = []
+    RowCache().collect(cast(JobsApi, Listing(many(1000))), progress=lambda r: shown.append(len(r)))
+    assert shown == [300]
