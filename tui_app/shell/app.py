@@ -57,9 +57,9 @@ if TYPE_CHECKING:
 
 RETRY_SECONDS = 2.0
 FIRST_FRAME_WAIT_SECONDS = 0.25
+"""How long the first frame waits for the list begun at launch (``list_mounted``)."""
 FOLLOW_SECONDS = 0.1
 """How often the poll looks at a launch round still going on, to show its rows so far."""
-"""How long the first frame waits for the list begun at launch (``list_mounted``)."""
 TYPING_QUIET_SECONDS = 0.4
 """The poll reads no further page until the user has typed nothing for this long."""
 TYPING_MAX_HOLD_SECONDS = 3.0
@@ -225,10 +225,7 @@ class JobsApp(JobActions):
 
     async def on_mount(self) -> None:
         _use_worker_threads(asyncio.get_running_loop())  # before any worker starts
-        # Not awaited: Textual mounts the app inside a batch whose frames it never writes, so
-        # a list mounted within it first reached the terminal as a partial update, its header
-        # and footer a frame (~20 ms) later. Mounted after the batch, its first frame is whole.
-        # The list asks for its rows as it mounts (``list_mounted``).
+        # The list asks for its rows as it mounts, and that starts the poll (``list_mounted``).
         self.push_screen(JobsScreen())
         if self.startup_warning:
             self.notify(self.startup_warning, severity="warning", timeout=10)

@@ -181,8 +181,8 @@ class JobsScreen(Screen[None]):
         header = self.query_one(StatusHeader)
         header.refreshed = message.fetched_at
         header.listing = message.partial
-        if not message.changed and self._loaded:
-            return
+        if (not message.changed or message.rows is self.rows) and self._loaded:
+            return  # nothing new (or the list this screen took as it mounted, handed out again)
         self.rows = message.rows
         self._set_loading(False)
         self._loaded = True
