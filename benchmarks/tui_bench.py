@@ -6,14 +6,15 @@ Prints a table (median and min-max, n stated) with each goal beside its figure:
 1. Cold start to the job list painted, 1,000 jobs (``--cold-jobs N``), in a real terminal
    (tmux 120x40): from ``send-keys`` of ``exec tui-app --state-dir D --project bench-project``
    to the moment ``tmux capture-pane -p`` (polled every ~5 ms) shows the first job of the
-   sorted list and the header's count of every job. Compared with ``gcloud ai-platform jobs list`` against the same service, timed
-   in the same run (goal, issue 45: the TUI's median at most 0.3x gcloud's with 1,000 jobs,
-   0.5x with fewer, e.g. ``--cold-jobs 40``). Also the headless figure: a fresh process
-   running the real app with ``App.run_test`` against the same service, process start -> the
-   first frame that shows the rows (frames observed by hooking ``App._display``, which every
-   compositor update goes through). And the imports alone (goal: at most 150 ms before the
-   first frame): a fresh interpreter importing ``START_MODULES``, and ``textual.app`` alone,
-   each less an interpreter that imports nothing, in every round.
+   sorted list and the header's count of every job. Compared with ``gcloud ai-platform jobs
+   list`` against the same service, timed in the same run (goal, issue 45: the TUI's median
+   at most 0.3x gcloud's with 1,000 jobs, 0.5x with fewer, e.g. ``--cold-jobs 40``). Also
+   the headless figure: a fresh process running the real app with ``App.run_test`` against
+   the same service, process start -> the first frame that shows the rows (frames observed
+   by hooking ``App._display``, which every compositor update goes through). And the imports
+   alone (goal: at most 150 ms before the first frame): a fresh interpreter importing
+   ``START_MODULES``, and ``textual.app`` alone, each less an interpreter that imports
+   nothing, in every round. ``--exe`` times another ``tui-app`` (a plain ``pip install .``).
 2. Filter keystroke -> repaint with 100k jobs (goal <= 50 ms): a fresh process runs the real
    ``JobsApp`` headless (120x40), fed 100k job dicts through ``FixedSource``; ``/`` opens the
    filter, then queries are typed and deleted one key at a time. Each key is injected as an
@@ -338,8 +339,17 @@ def wait_gone(pid: int, timeout: float = 10.0) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+TUI_EXE: Path | None = None
+"""``--exe``: the ``tui-app`` to time (a plain ``pip install .``, as users install it); None:
+the checkout's ``.venv`` (an editable install, whose import hook costs ~10 ms a start)."""
+
+
+def tui_exe() -> Path:
+    return TUI_EXE or REPO / ".venv" / "bin" / "tui-app"
+
+
 def tui_command(state_root: Path, project: str) -> str:
-    exe = REPO / ".venv" / "bin" / "tui-app"
+    exe = tui_exe()
     argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "tui_app"]
     argv += ["--state-dir", str(state_root), "--project", project]
     return "exec " + shlex.join(argv)
@@ -450,8 +460,13 @@ def imports_once() -> dict[str, float]:
         ("textual_app", "import textual.app"),
         ("start_modules", "import " + ", ".join(START_MODULES)),
     ):
+        python = tui_exe().with_name("python")  # the interpreter of the tui-app timed
         t0 = time.monotonic()
-        subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+        subprocess.run(
+            [str(python if python.exists() else sys.executable), "-c", code],
+            check=True,
+            cwd=REPO if TUI_EXE is None else tui_exe().parent,  # a plain install: not the checkout
+        )
         out[key] = time.monotonic() - t0
     return out
 
@@ -1363,7 +1378,7 @@ def run_filter_only(cfg: Config, keep: bool = False, metrics_open: bool = False)
 
 
 def main(argv: list[str] | None = None) -> int:
-    global SMALL_JOBS
+    global SMALL_JOBS, TUI_EXE
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer runs, no real 100k tui-app")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -1391,11 +1406,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cold-only", action="store_true", help="only figure 1, the cold start (no 100k jobs)"
     )
+    parser.add_argument(
+        "--exe",
+        type=Path,
+        metavar="TUI_APP",
+        help="the tui-app to time in tmux and whose interpreter times the imports (e.g. one "
+        "from a plain `pip install .`); default: the checkout's .venv",
+    )
     parser.add_argument("--child-filter", nargs=2, metavar=("N", "REPS"), help=argparse.SUPPRESS)
     parser.add_argument("--metrics", nargs=3, metavar=("STATE", "PROJECT", "JOB"),
                         help=argparse.SUPPRESS)  # fmt: skip
     args = parser.parse_args(argv)
     SMALL_JOBS = args.cold_jobs
+    if args.exe is not None:
+        TUI_EXE = args.exe.resolve()
     if args.child_headless:
         state, project, n = args.child_headless
         child_headless(state, project, int(n))
