@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 import tui_app.shell.app as shell_app
 from tests.pilot.conftest import wait_for
+from tests.support.first_frames import app_on, rows_per_frame, table_rows
 from tests.support.fixed_jobs import FixedClient, FixedSource
-from tui_app.config.settings import Settings
 from tui_app.model.views.job_view import default_key
 from tui_app.shell import row_cache
 from tui_app.shell.app import JobsApp
@@ -79,24 +78,8 @@ def _parts_from_300_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(row_cache, "FIRST_PROGRESS_ROWS", 250)
 
 
-def _app(source: GatedSource, first: FirstList | None) -> JobsApp:
-    return JobsApp(
-        Settings(refresh_seconds=0.5),
-        lambda **_: None,  # type: ignore[arg-type]  # never called: fixed source
-        "demo-project",
-        "local",
-        clock=lambda: datetime(2026, 11, 22, 12, 0, tzinfo=UTC),
-        source=source if first is None else None,
-        first_list=first,
-    )
-
-
 def _header(app: JobsApp) -> str:
     return app.screen.query_one(StatusHeader).render().plain
-
-
-def _rows(app: JobsApp) -> int:
-    return app.screen.query_one(JobTable).row_count
 
 
 def _sorted_ids(app: JobsApp) -> bool:
@@ -107,33 +90,19 @@ def _sorted_ids(app: JobsApp) -> bool:
 
 async def _pages_in(app: JobsApp, source: GatedSource) -> None:
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: _rows(app) == GATE_AT)
+        await wait_for(pilot, lambda: table_rows(app) == GATE_AT)
         assert "✓300 succeeded" in _header(app) and "listing…" in _header(app)
         assert _sorted_ids(app)  # the part is in the list's order, not the API's
         source.gate.set()
-        await wait_for(pilot, lambda: _rows(app) == TOTAL)
+        await wait_for(pilot, lambda: table_rows(app) == TOTAL)
         await wait_for(pilot, lambda: "listing…" not in _header(app))
         assert f"✓{TOTAL} succeeded" in _header(app)
         assert _sorted_ids(app)
 
 
-def _first_frame_rows(app: JobsApp) -> list[int]:
-    """How many rows the list's table had in each frame painted, from the first."""
-    seen: list[int] = []
-    display = app._display
-
-    def counting(screen: Any, renderable: Any) -> None:
-        if renderable is not None:
-            seen.append(_rows(app) if app.screen.query(JobTable) else 0)
-        display(screen, renderable)
-
-    app._display = counting  # type: ignore[method-assign]
-    return seen
-
-
 async def test_the_polls_first_list_pages_in() -> None:
     source = GatedSource()
-    await _pages_in(_app(source, None), source)
+    await _pages_in(app_on(source, None), source)
 
 
 async def test_the_list_begun_at_launch_pages_in_from_the_first_frame(
@@ -141,8 +110,8 @@ async def test_the_list_begun_at_launch_pages_in_from_the_first_frame(
 ) -> None:
     monkeypatch.setattr(shell_app, "FIRST_FRAME_WAIT_SECONDS", 60.0)  # waits for the part
     source = GatedSource()
-    app = _app(source, FirstList.start(source))
-    frames = _first_frame_rows(app)
+    app = app_on(source, FirstList.start(source))
+    frames = rows_per_frame(app)
     await _pages_in(app, source)
     assert frames[0] == GATE_AT  # the first frame already shows the part
 
@@ -153,13 +122,13 @@ async def test_the_list_begun_at_launch_pages_in_after_the_first_frame(
     monkeypatch.setattr(shell_app, "FIRST_FRAME_WAIT_SECONDS", 0.0)
     source = GatedSource()
     source.start.clear()  # nothing is read before the first frame: the poll shows the part
-    app = _app(source, FirstList.start(source))
-    frames = _first_frame_rows(app)
+    app = app_on(source, FirstList.start(source))
+    frames = rows_per_frame(app)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(pilot, lambda: bool(frames))
         assert frames[0] == 0
         source.start.set()
-        await wait_for(pilot, lambda: _rows(app) == GATE_AT)
+        await wait_for(pilot, lambda: table_rows(app) == GATE_AT)
         assert "listing…" in _header(app) and _sorted_ids(app)
         source.gate.set()
-        await wait_for(pilot, lambda: _rows(app) == TOTAL and "listing…" not in _header(app))
+        await wait_for(pilot, lambda: table_rows(app) == TOTAL and "listing…" not in _header(app))
