@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from textual.app import App
@@ -16,6 +16,9 @@ from tests.support.live_service import PROJECT, LiveService
 from tui_app.config.settings import Profile, Settings
 from tui_app.entry.launch import connector
 from tui_app.shell.app import JobsApp
+
+if TYPE_CHECKING:
+    from tui_app.shell.screens.search_screen import SearchScreen
 
 
 @pytest.fixture(autouse=True)
@@ -102,6 +105,19 @@ async def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met in time {describe()}")
         await asyncio.sleep(0.05)
+
+
+async def search_for(
+    pilot: Any, search: SearchScreen, text: str, describe: Callable[[], str] = lambda: ""
+) -> None:
+    """Type ``text`` into the log search view and wait for its answer to the whole text: one to
+    a pause mid-word may come first on a slow machine, and a search may still be reading on."""
+    await pilot.press(*text)
+    await wait_for(
+        pilot,
+        lambda: search.shown_filter == f'"{text}"' and not search.searching,
+        describe=describe,
+    )
 
 
 FROZEN_NOW = datetime(2026, 11, 22, 9, 30, 0, tzinfo=UTC)

@@ -15,7 +15,7 @@ import pytest
 from rich.text import Text
 from textual.widgets import Static
 
-from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, wait_for
+from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, search_for, wait_for
 from tests.support.live_service import LiveService
 from tests.support.task_packages import serve_ended_jobs
 from tui_app.shell.screens.search_screen import SearchScreen
@@ -63,11 +63,8 @@ async def test_a_filtered_list_narrows_the_search_and_f_widens_it(
         await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
         search = app.screen
         assert isinstance(search, SearchScreen)
-        await pilot.press(*"NaN")
-        await wait_for(
-            pilot,
-            lambda: search.shown_filter == '"NaN"' and not search.searching,
-            describe=lambda: f"{search.answers} answers, {hit_jobs(search)}",
+        await search_for(
+            pilot, search, "NaN", describe=lambda: f"{search.answers} answers, {hit_jobs(search)}"
         )
         assert hit_jobs(search) == [short_job]
         assert f"jobs: {short_job}" in title(search)

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, wait_for
+from tests.pilot.conftest import QUIET_REFRESH_SECONDS, live_app, search_for, wait_for
 from tests.support.live_service import LiveService
 from tests.support.task_packages import serve_ended_jobs
 from tui_app.model.logs.log_line import LogLine
@@ -91,11 +91,10 @@ async def test_typing_finds_the_job_and_enter_opens_its_logs_on_the_line(
     app = search_app(svc, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         search = await open_search(pilot, app)
-        await pilot.press(*"out of memory")
-        await wait_for(
+        await search_for(
             pilot,
-            # The whole text's answer: one for a pause mid-word may come first on a slow box.
-            lambda: search.shown_filter == '"out of memory"' and not search.searching,
+            search,
+            "out of memory",
             describe=lambda: f"{search.answers} answers, error {search.error!r}",
         )
         # The OOM job's header (its state as the list has it), then its one hit.
@@ -215,10 +214,10 @@ async def test_a_job_with_many_hits_shows_three_and_enter_shows_the_rest(
     app = search_app(svc, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         search = await open_search(pilot, app)
-        await pilot.press(*"loss=0.")
-        await wait_for(
+        await search_for(
             pilot,
-            lambda: search.shown_filter == '"loss=0."' and not search.searching,
+            search,
+            "loss=0.",
             describe=lambda: f"{search.answers} answers, {len(search.hits)} hits",
         )
         oom_hits = [h for h in search.hits if h.job_id == oom]
