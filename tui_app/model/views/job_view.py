@@ -36,7 +36,6 @@ from tui_app.model.running.restarts import ReplicaRestarts, restarts_from_job, t
 from tui_app.model.running.stalls import stall_from_job
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-DEFAULT_TIER = "BASIC"
 GROUP_KEY_PREFIX = "group:"
 TIMES = "\u00d7"
 """The multiplication sign between a tier and its replica count: ``CUSTOM`` TIMES ``4``."""
@@ -110,9 +109,9 @@ def _tier_and_count(training_input: object) -> tuple[str, int]:
             count = _TIER_COUNTS.get(raw)
             if count is not None:
                 return sys.intern(raw), count
-    tier = DEFAULT_TIER
+    tier = DEFAULT_SCALE_TIER
     if isinstance(training_input, Mapping):
-        tier = str(training_input.get("scaleTier") or DEFAULT_TIER)
+        tier = str(training_input.get("scaleTier") or DEFAULT_SCALE_TIER)
     return sys.intern(tier), _replica_count(training_input)
 
 
