@@ -67,6 +67,11 @@ def _take(
             record = {**handle.proc.record(), "dir": str(handle.workdir), "task_name": name}
             got = executor.stacks(record, with_locals)
         threads = parse_dump(got.threads)
+        if not threads:
+            # The replica's process runs, but no Python thread is there to read yet (its
+            # trainer is starting). A replica is sent with its threads or with why not: one
+            # with neither is refused by every client (``ReplicaStacks.from_json``).
+            raise DumpFailed("it has no Python thread to read yet (its trainer is starting)")
     except (DumpFailed, StackFormatError) as exc:
         return ReplicaStacks(name, trial, None, (), str(exc), _node(handle))
     return ReplicaStacks(name, trial, got.pid, threads, None, _node(handle))
