@@ -7,6 +7,7 @@ the test sets up, not by timing: the first frame waits ``FIRST_FRAME_WAIT_SECOND
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,7 @@ from tests.pilot.conftest import wait_for
 from tests.support.first_frames import app_on, rows_per_frame, table_rows
 from tests.support.fixed_jobs import JOBS, FixedSource
 from tui_app.api.errors import ApiCallError
+from tui_app.shell import start_gc
 from tui_app.shell.first_list import FirstList
 
 
@@ -52,6 +54,25 @@ async def test_a_list_in_by_the_first_frame_is_painted_in_it() -> None:
         # The poll goes on from that round: the next list is its second call, not a repeat.
         await wait_for(pilot, lambda: source.calls >= 2)
         assert table_rows(app) == len(JOBS)
+
+
+async def test_the_collector_held_off_for_the_start_is_on_after_the_first_frame() -> None:
+    """tui-app holds the cyclic collector off while it starts (shell/start_gc.py); the app
+    turns it on again once its first frame is drawn, not at exit."""
+    source = GatedSource()
+    source.gate.set()
+    app = app_on(source, FirstList.start(source))
+    frames = rows_per_frame(app)
+    start_gc.hold()
+    try:
+        assert not gc.isenabled()
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: bool(frames) and gc.isenabled())
+            assert frames[0] == len(JOBS)
+    finally:
+        start_gc._held = False
+        gc.unfreeze()
+        gc.enable()
 
 
 async def test_a_slow_first_list_is_shown_by_the_poll_when_it_comes(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_app.config.settings import Profile, Settings, SettingsError
+from tui_app.shell import start_gc
 
 if TYPE_CHECKING:
     from tui_app.api.connection import Connection
@@ -90,7 +91,10 @@ def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None
     shown = "\n".join(n for n in (problem, demo_note) if n)
     if shown:
         app.startup_warning = shown
-    app.run()
+    try:
+        app.run()
+    finally:
+        start_gc.release()  # the app did after its first frame, unless it ended before one
     if profile.kind == "local":
         note = service_left_running(state_dir, opened, args.demo)
         if note:

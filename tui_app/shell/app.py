@@ -39,6 +39,7 @@ from tui_app.model.notify.terminal_notify import (
     terminal_bytes,
 )
 from tui_app.model.views.job_view import JobRow
+from tui_app.shell import start_gc
 from tui_app.shell.job_actions import JobActions
 from tui_app.shell.job_watch import JobEnded, JobRestarted, JobStalled, JobWatch
 from tui_app.shell.jobs_source import JobsSource
@@ -173,7 +174,9 @@ class JobsApp(JobActions):
         """The builder, kept (installed) between visits: ``3`` comes back to the form as left."""
         # Fewer, cheaper cycle collections: with 100k rows or log lines alive, the default
         # thresholds ran 300-800 ms full passes in the middle of keystrokes (measured with
-        # tui_bench and log_bench). gc.freeze() would also do it, but it kept closed screens alive.
+        # tui_bench and log_bench). gc.freeze() after each load would also do it, but it kept
+        # closed screens alive (the one freeze is at the first frame, before any other screen
+        # exists: shell/start_gc.py).
         # Under a log flood every line survives its young pass, so a pass of the middle
         # generation costs as much as the lines promoted since the last one. Young passes of
         # 20,000 allocations, with a middle one every other pass, still paused 60-125 ms
@@ -243,6 +246,7 @@ class JobsApp(JobActions):
         beside the event loop would hold the GIL while that frame is drawn.
         """
         if not self._poll_enabled:
+            self.call_after_refresh(start_gc.release)
             return
         first = self._first_list
         if first is not None and await first.settle(FIRST_FRAME_WAIT_SECONDS):
@@ -256,7 +260,11 @@ class JobsApp(JobActions):
                 self.on_jobs_refreshed(JobsRefreshed(rows, self.clock(), first.seconds, changed))
         elif first is not None and first.so_far is not None:  # a large store: what is in
             self.on_jobs_refreshed(JobsRefreshed(first.so_far, self.clock(), 0.0, partial=True))
-        self.call_after_refresh(self._poll)
+        self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
+        start_gc.release()  # the collector tui-app held off while it started
+        self._poll()
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme the user picked (palette or settings)."""
