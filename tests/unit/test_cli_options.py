@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tui_app.entry.cli import build_parser, main
+from tui_app.entry.cli import _parse, build_parser, main
 
 CONNECTION = ("--project", "p1", "--state-dir", "/tmp/sd", "--profile", "prof")
 
@@ -74,6 +74,39 @@ def test_options_a_command_would_ignore_are_refused(
         main(argv)
     assert exited.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--demo"],
+        ["--demo", "--again", "--proj", "p1"],
+        ["--state-dir", "/tmp/sd", "--profile", "prof", "--project", "p1"],
+    ],
+)
+def test_the_tui_parser_reads_what_the_whole_one_reads(argv: list[str]) -> None:
+    """The TUI's command lines skip the subcommands' parsers (a start-up cost) and mean
+    the same."""
+    assert vars(_parse(argv)) == vars(build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["jbos"], "invalid choice: 'jbos' (choose from 'jobs', 'logs', 'service')"),
+        (["--project"], "argument --project: expected one argument"),
+        (["--again"], "--again goes with --demo"),
+        (["--he"], "{jobs,logs,service}"),  # help, with the subcommands listed
+    ],
+)
+def test_what_the_tui_parser_refuses_the_whole_one_answers(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        _parse(argv)
+    captured = capsys.readouterr()
+    assert said in captured.out + captured.err
 
 
 def test_the_stop_command_is_named_as_the_user_can_type_it(

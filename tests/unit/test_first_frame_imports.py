@@ -35,7 +35,7 @@ CHILD = textwrap.dedent(
     import asyncio, json, sys
 
     import tui_app.entry.cli  # the console script's module: what `tui-app` imports first
-    tui_app.entry.cli.build_parser(service_flags=False)  # as main() builds it for the TUI
+    tui_app.entry.cli.build_parser(commands=False)  # as main() builds it for the TUI
     from tui_app.config.settings import Profile, Settings
     from tui_app.entry.launch import connector
     from tui_app.shell.app import JobsApp

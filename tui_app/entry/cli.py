@@ -13,7 +13,7 @@ import argparse
 import sys
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from tui_app import __version__
 from tui_app.config.executors import DEFAULT_EXECUTOR, runs_here
@@ -230,16 +230,37 @@ def _add_logs(sub: Any) -> None:
     )
 
 
-def build_parser(service_flags: bool = True) -> argparse.ArgumentParser:
+COMMANDS = frozenset({"jobs", "logs", "service"})
+"""The subcommands; any other command line opens the TUI."""
+
+
+class _NotTheTui(Exception):
+    """The TUI's own parser cannot take this command line (``main`` asks the whole one)."""
+
+
+class _TuiParser(argparse.ArgumentParser):
+    """The top level alone, which raises where the whole parser would say what is wrong."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _NotTheTui(message)
+
+
+def build_parser(service_flags: bool = True, commands: bool = True) -> argparse.ArgumentParser:
     """The whole command line; without ``service_flags``, ``service start|run`` take none of
     their flags: those come from the service's own module, whose imports (the executors,
     psutil, the container engine's rules) cost a start of the TUI some 60 ms it does not use
-    (``main`` asks for them only when ``service`` is on the command line)."""
+    (``main`` asks for them only when ``service`` is on the command line).
+
+    Without ``commands``: only the TUI's own flags, no subcommand, and errors raised as
+    ``_NotTheTui``. argparse looks every parser's words up in gettext's catalogues, a few
+    file lookups each: the subcommands' fifty parsers took about 10 ms of the TUI's start.
+    """
     from tui_app.config.settings import DEFAULT_PROJECT
 
-    parser = argparse.ArgumentParser(
+    parser = (argparse.ArgumentParser if commands else _TuiParser)(
         prog="tui-app",
         description="A keyboard-driven job manager for AI Platform Training (ml v1) jobs.",
+        add_help=commands,  # help lists the subcommands: the whole parser gives it
     )
     parser.add_argument("--version", action="version", version=f"tui-app {__version__}")
     parser.add_argument(
@@ -256,6 +277,9 @@ def build_parser(service_flags: bool = True) -> argparse.ArgumentParser:
         help="with --demo: submit a new set of sample jobs even when the demo's are there",
     )
     _add_connection(parser, top=True)
+    if not commands:
+        parser.set_defaults(command=None)
+        return parser
     sub = parser.add_subparsers(dest="command")
 
     jobs = sub.add_parser(
@@ -526,13 +550,33 @@ def _refuse_ignored(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             parser.error(f"--project has no meaning for `service {args.action}`")
 
 
-def main(argv: list[str] | None = None) -> int:
-    words = sys.argv[1:] if argv is None else argv
+def _parse(words: list[str]) -> argparse.Namespace:
+    """The command line, checked. One that names no subcommand opens the TUI, so only the
+    TUI's flags are built for it; anything that parser refuses (``--help`` too) is parsed
+    again by the whole one, which answers as it always has."""
+    if COMMANDS.isdisjoint(words):
+        tui = build_parser(commands=False)
+        try:
+            args = tui.parse_args(words)
+            _refuse_ignored(tui, args)
+        except _NotTheTui:
+            pass
+        else:
+            return args
     parser = build_parser(service_flags="service" in words)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(words)
     _refuse_ignored(parser, args)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(sys.argv[1:] if argv is None else argv)
     if args.command == "service":
         return _service(args)
+    if args.command not in ("jobs", "logs"):
+        from tui_app.shell import start_gc
+
+        start_gc.hold()  # the TUI: on again after its first frame
     from tui_app.config.settings import load_settings
 
     settings, problem = load_settings()
