@@ -231,7 +231,8 @@ def _add_logs(sub: Any) -> None:
 
 
 COMMANDS = frozenset({"jobs", "logs", "service"})
-"""The subcommands; any other command line opens the TUI."""
+"""The subcommands: a command line with one of them goes straight to the whole parser (one
+missing here works all the same: the TUI's parser refuses the word, and the whole one reads it)."""
 
 
 class _NotTheTui(Exception):
