@@ -14,7 +14,8 @@ Prints a table (median and min-max, n stated) with each goal beside its figure:
    by hooking ``App._display``, which every compositor update goes through). And the imports
    alone (goal: at most 150 ms before the first frame): a fresh interpreter importing
    ``START_MODULES`` (with the cyclic collector held off, as tui-app does), and ``textual.app``
-   alone, each less an interpreter that imports nothing, in every round. ``--exe`` times another ``tui-app`` (a plain ``pip install .``).
+   alone, each less an interpreter that imports nothing, in every round. ``--exe`` times
+   another ``tui-app`` (a plain ``pip install .``).
 2. Filter keystroke -> repaint with 100k jobs (goal <= 50 ms): a fresh process runs the real
    ``JobsApp`` headless (120x40), fed 100k job dicts through ``FixedSource``; ``/`` opens the
    filter, then queries are typed and deleted one key at a time. Each key is injected as an
