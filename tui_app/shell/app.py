@@ -58,10 +58,10 @@ if TYPE_CHECKING:
 
 RETRY_SECONDS = 2.0
 FIRST_FRAME_WAIT_SECONDS = 0.25
+"""How long the first frame waits for the list begun at launch (``list_mounted``)."""
 SCREENS_CSS_DELAY_SECONDS = 0.3
 """How long after the list's first frame the other screens' CSS is parsed (while the user
 reads the list: the frames that finish the first one come first)."""
-"""How long the first frame waits for the list begun at launch (``list_mounted``)."""
 FOLLOW_SECONDS = 0.1
 """How often the poll looks at a launch round still going on, to show its rows so far."""
 TYPING_QUIET_SECONDS = 0.4

@@ -1,10 +1,10 @@
 """The cyclic garbage collector, held off while the TUI opens.
 
 Opening the TUI imports some 200 ms of modules (Textual's most of all) and builds the first
-screen: hundreds of thousands of objects, none of them garbage. Each time the youngest
-generation fills, the collector walks them anyway and finds nothing; on the 2-core machine this
-was measured at about 15 ms of the 40-job cold start (``benchmarks/tui_bench.py``: a fresh
-interpreter importing the start modules with and without ``gc.disable()``, interleaved).
+screen: some 70,000 objects the collector tracks, none of them garbage. Each time the youngest
+generation fills, the collector walks them anyway and finds nothing: 13-15 ms of the imports
+on the 2-core machine (a fresh interpreter importing the start modules with and without
+``gc.disable()``, timed interleaved with ``farm-bench``; docs/performance.md).
 
 So ``tui-app`` holds the collector off from the moment it knows it opens the TUI until the
 list's first frame is drawn. Then ``gc.freeze()`` moves everything the start made into the
