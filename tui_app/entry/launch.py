@@ -94,7 +94,9 @@ def launch_tui(args: argparse.Namespace, settings: Settings, problem: str | None
     try:
         app.run()
     finally:
-        start_gc.release()  # the app did after its first frame, unless it ended before one
+        # The app released it after its first frame, unless it ended before one; then there
+        # is nothing worth freezing (and a caller that goes on should not find its objects so).
+        start_gc.release(freeze=False)
     if profile.kind == "local":
         note = service_left_running(state_dir, opened, args.demo)
         if note:

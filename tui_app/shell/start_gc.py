@@ -31,11 +31,13 @@ def hold() -> None:
         _held = True
 
 
-def release() -> None:
+def release(*, freeze: bool = True) -> None:
     """After the first frame: freeze what the start made and turn the collector on again.
-    Once only, and only if ``hold`` turned it off (tests run the app with it on)."""
+    Once only, and only if ``hold`` turned it off (tests run the app with it on). Without
+    ``freeze`` (an app that ended before its first frame) it is only turned on."""
     global _held
     if _held:
         _held = False
-        gc.freeze()
+        if freeze:
+            gc.freeze()
         gc.enable()
