@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.conftest import unique_id
 from tests.support.fresh_process import json_of_child
 from tests.support.live_service import PROJECT, LiveService, basic_job
+from tui_app.api.errors import ApiCallError
+from tui_app.api.jobs_client import JobsClient
+from tui_app.api.json_http import JsonHttp
 
 STACK = ("googleapiclient", "google.auth", "google.oauth2", "httplib2", "google_auth_httplib2")
 
@@ -96,3 +101,27 @@ def test_the_local_list_is_read_without_googles_client_stack(
     # The first frame already shows every job then in the service (shell/first_list.py).
     assert set(ids) <= set(seen["first_jobs"]) == listed - {later}
     assert seen["first_rows"] == len(seen["first_jobs"])
+
+
+def test_the_plain_list_reads_page_after_page_as_googleapiclient_does(
+    service: LiveService, package_uri: str
+) -> None:
+    """Pages of two jobs: the next is read while the jobs of one are handed on
+    (``api/read_ahead.py``); the jobs and their order are googleapiclient's."""
+    project = unique_id("pages")
+    google = service.client(project)
+    for i in range(5):
+        google.create(basic_job(unique_id(f"page_{i}"), package_uri))
+    plain = JobsClient(
+        service.url,
+        project,
+        None,
+        plain_list=JsonHttp(service.url, service.token, 30.0, "no answer"),
+        token=service.token,
+    )
+    read = [str(j["jobId"]) for j in plain.iter_jobs(page_size=2)]
+    assert len(read) == 5
+    assert read == [str(j["jobId"]) for j in google.iter_jobs(page_size=2)]
+    with pytest.raises(ApiCallError) as refused:  # read in the reader's thread, raised here
+        list(plain.iter_jobs(filter_text="state=(", page_size=2))
+    assert refused.value.status_code == 400

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from tui_app.api.errors import ApiCallError
+from tui_app.api.read_ahead import read_ahead
 
 if TYPE_CHECKING:
     from google.auth.credentials import Credentials
@@ -151,14 +152,9 @@ class JobsClient:
     ) -> Iterator[dict[str, Any]]:
         """Every job, following nextPageToken."""
         if self._plain is not None:
-            params: dict[str, Any] = {"pageSize": page_size, "filter": filter_text or None}
-            while True:
-                response = self._plain.get(f"/v1/{quote(self.parent)}/jobs", params)
+            for response in read_ahead(self._plain_pages(filter_text, page_size)):
                 yield from response.get("jobs", [])
-                token = response.get("nextPageToken")
-                if not token:
-                    return
-                params["pageToken"] = token
+            return
         kwargs: dict[str, Any] = {"parent": self.parent, "pageSize": page_size}
         if filter_text:
             kwargs["filter"] = filter_text
@@ -167,6 +163,19 @@ class JobsClient:
             response = self._execute(request)
             yield from response.get("jobs", [])
             request = self._jobs.list_next(request, response)
+
+    def _plain_pages(self, filter_text: str | None, page_size: int) -> Iterator[dict[str, Any]]:
+        """``jobs.list``'s answers over ``json_http``, one page each, following nextPageToken
+        (``iter_jobs`` reads them one ahead of the jobs it hands on)."""
+        assert self._plain is not None
+        params: dict[str, Any] = {"pageSize": page_size, "filter": filter_text or None}
+        while True:
+            response = self._plain.get(f"/v1/{quote(self.parent)}/jobs", params)
+            yield response
+            token = response.get("nextPageToken")
+            if not token:
+                return
+            params["pageToken"] = token
 
     def list_jobs(self, filter_text: str | None = None) -> list[dict[str, Any]]:
         return list(self.iter_jobs(filter_text))
