@@ -68,3 +68,28 @@ def test_a_caller_that_stops_stops_the_reader() -> None:
         reader[0].join(0.05)
     assert not reader[0].is_alive()
     assert len(read) <= 3  # the page given, one waiting to be taken, one read meanwhile
+
+
+@pytest.mark.parametrize("taken", [1, 3])  # a caller that stops early, one that takes all
+def test_the_pages_are_closed_in_the_readers_thread(taken: int) -> None:
+    """A page generator's cleanup (json_http closes the thread's connection) runs where it
+    began, whether the list ended or the caller stopped."""
+    began: list[threading.Thread] = []
+    closed_in: list[threading.Thread] = []
+    closed = threading.Event()
+
+    def pages() -> Iterator[int]:
+        began.append(threading.current_thread())
+        try:
+            yield from range(3)
+        finally:
+            closed_in.append(threading.current_thread())
+            closed.set()
+
+    held = pages()  # kept here: only the reader's close can end it, not the last reference
+    got = read_ahead(held)
+    assert [next(got) for _ in range(taken)] == list(range(taken))
+    got.close()
+    assert closed.wait(WAIT)
+    assert closed_in == began
+    assert began[0] is not threading.current_thread()

@@ -167,15 +167,19 @@ class JobsClient:
     def _plain_pages(self, filter_text: str | None, page_size: int) -> Iterator[dict[str, Any]]:
         """``jobs.list``'s answers over ``json_http``, one page each, following nextPageToken
         (``iter_jobs`` reads them one ahead of the jobs it hands on)."""
-        assert self._plain is not None
+        plain = self._plain
+        assert plain is not None
         params: dict[str, Any] = {"pageSize": page_size, "filter": filter_text or None}
-        while True:
-            response = self._plain.get(f"/v1/{quote(self.parent)}/jobs", params)
-            yield response
-            token = response.get("nextPageToken")
-            if not token:
-                return
-            params["pageToken"] = token
+        try:
+            while True:
+                response = plain.get(f"/v1/{quote(self.parent)}/jobs", params)
+                yield response
+                token = response.get("nextPageToken")
+                if not token:
+                    return
+                params["pageToken"] = token
+        finally:
+            plain.close()  # the reader's thread ends with this list
 
     def list_jobs(self, filter_text: str | None = None) -> list[dict[str, Any]]:
         return list(self.iter_jobs(filter_text))

@@ -69,6 +69,14 @@ class JsonHttp:
             self._local.conn = conn
         return conn
 
+    def close(self) -> None:
+        """Close the calling thread's kept connection: a thread that ends calls it, or its
+        socket would wait for the collector to close it."""
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
     def get(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """The JSON object at ``path`` (under the endpoint's base) with ``params`` as its query.
 

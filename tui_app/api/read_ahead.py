@@ -7,8 +7,9 @@ rows are built, the list of the 100k-job store took about a quarter less time on
 machine (docs/performance.md).
 
 The reader is a daemon thread, so a user who quits during a long list never waits for its
-request; it stops after its page when the caller stops asking. Errors reach the caller, where
-it asked for the page that failed, as they were raised.
+request; it stops after its page when the caller stops asking, and closes the page iterator
+(a generator's ``finally`` runs in the reader's thread, which its resources belong to). Errors
+reach the caller, where it asked for the page that failed, as they were raised.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ def read_ahead(pages: Iterator[T]) -> Generator[T, None, None]:
         except BaseException as exc:  # handed to the caller, which raises it
             hand(_Failed(exc))
             return
+        finally:
+            close = getattr(pages, "close", None)
+            if close is not None:
+                close()  # a generator's own cleanup runs in this thread, where it began
         hand(_END)
 
     threading.Thread(target=read, name="read-ahead", daemon=True).start()
