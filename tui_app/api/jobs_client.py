@@ -151,9 +151,17 @@ class JobsClient:
         self, filter_text: str | None = None, page_size: int = 100
     ) -> Iterator[dict[str, Any]]:
         """Every job, following nextPageToken."""
-        if self._plain is not None:
-            for response in read_ahead(self._plain_pages(filter_text, page_size)):
-                yield from response.get("jobs", [])
+        plain = self._plain
+        if plain is not None:
+            # The first page on this thread's kept connection: most lists are one page. The
+            # rest, if any, are read one ahead in a thread of their own (``read_ahead``).
+            params: dict[str, Any] = {"pageSize": page_size, "filter": filter_text or None}
+            first = plain.get(self._jobs_path, params)
+            token = first.get("nextPageToken")
+            yield from first.get("jobs", [])
+            if token:
+                for response in read_ahead(self._plain_pages(params, token)):
+                    yield from response.get("jobs", [])
             return
         kwargs: dict[str, Any] = {"parent": self.parent, "pageSize": page_size}
         if filter_text:
@@ -164,20 +172,24 @@ class JobsClient:
             yield from response.get("jobs", [])
             request = self._jobs.list_next(request, response)
 
-    def _plain_pages(self, filter_text: str | None, page_size: int) -> Iterator[dict[str, Any]]:
-        """``jobs.list``'s answers over ``json_http``, one page each, following nextPageToken
-        (``iter_jobs`` reads them one ahead of the jobs it hands on)."""
+    @property
+    def _jobs_path(self) -> str:
+        return f"/v1/{quote(self.parent)}/jobs"
+
+    def _plain_pages(self, params: dict[str, Any], token: str) -> Iterator[dict[str, Any]]:
+        """``jobs.list``'s answers over ``json_http`` from page ``token`` on, following
+        nextPageToken (``iter_jobs`` reads them one ahead of the jobs it hands on)."""
         plain = self._plain
         assert plain is not None
-        params: dict[str, Any] = {"pageSize": page_size, "filter": filter_text or None}
+        params = {**params, "pageToken": token}
         try:
             while True:
-                response = plain.get(f"/v1/{quote(self.parent)}/jobs", params)
+                response = plain.get(self._jobs_path, params)
                 yield response
-                token = response.get("nextPageToken")
-                if not token:
+                following = response.get("nextPageToken")
+                if not following:
                     return
-                params["pageToken"] = token
+                params["pageToken"] = following
         finally:
             plain.close()  # the reader's thread ends with this list
 
