@@ -11,15 +11,19 @@ painted in the first frame.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from tests.conftest import unique_id
 from tests.support.fresh_process import json_of_child
 from tests.support.live_service import PROJECT, LiveService, basic_job
+from tui_app.api import jobs_client
 from tui_app.api.errors import ApiCallError
 from tui_app.api.jobs_client import JobsClient
 from tui_app.api.json_http import JsonHttp
+from tui_app.api.read_ahead import read_ahead
 
 STACK = ("googleapiclient", "google.auth", "google.oauth2", "httplib2", "google_auth_httplib2")
 
@@ -104,10 +108,11 @@ def test_the_local_list_is_read_without_googles_client_stack(
 
 
 def test_the_plain_list_reads_page_after_page_as_googleapiclient_does(
-    service: LiveService, package_uri: str
+    service: LiveService, package_uri: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Pages of two jobs: the next is read while the jobs of one are handed on
-    (``api/read_ahead.py``); the jobs and their order are googleapiclient's."""
+    """Pages of two jobs: after the first, the next is read while the jobs of one are handed
+    on (``api/read_ahead.py``); the jobs and their order are googleapiclient's. A list of
+    one page is read on the caller's thread alone."""
     project = unique_id("pages")
     google = service.client(project)
     for i in range(5):
@@ -119,9 +124,19 @@ def test_the_plain_list_reads_page_after_page_as_googleapiclient_does(
         plain_list=JsonHttp(service.url, service.token, 30.0, "no answer"),
         token=service.token,
     )
+    readers: list[object] = []
+
+    def counted(pages: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        readers.append(pages)
+        return read_ahead(pages)
+
+    monkeypatch.setattr(jobs_client, "read_ahead", counted)
+    one_page = [str(j["jobId"]) for j in plain.iter_jobs(page_size=100)]
+    assert readers == []
     read = [str(j["jobId"]) for j in plain.iter_jobs(page_size=2)]
+    assert len(readers) == 1
+    assert read == one_page == [str(j["jobId"]) for j in google.iter_jobs(page_size=2)]
     assert len(read) == 5
-    assert read == [str(j["jobId"]) for j in google.iter_jobs(page_size=2)]
     with pytest.raises(ApiCallError) as refused:  # read in the reader's thread, raised here
         list(plain.iter_jobs(filter_text="state=(", page_size=2))
     assert refused.value.status_code == 400
