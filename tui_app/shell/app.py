@@ -176,6 +176,7 @@ class JobsApp(JobActions):
         self.startup_warning: str | None = None
         """Shown once the screen is up (e.g. a broken settings file)."""
         self._screens_css_read = False
+        """Whether ``screens.tcss`` is in the stylesheet yet (``_read_screens_css``)."""
         self.builder_screen: BuilderScreen | None = None
         """The builder, kept (installed) between visits: ``3`` comes back to the form as left."""
         # Fewer, cheaper cycle collections: with 100k rows or log lines alive, the default
