@@ -144,9 +144,15 @@ def service_health(url: str) -> dict[str, Any] | None:
     from tui_app.api.json_http import JsonHttp  # http.client: the list's transport already
 
     try:
-        return JsonHttp(url, None, HEALTH_TIMEOUT_SECONDS, NO_ANSWER).get("/healthz")
-    except (ApiCallError, ValueError):
+        http = JsonHttp(url, None, HEALTH_TIMEOUT_SECONDS, NO_ANSWER)
+    except ValueError:  # not an http(s) URL
         return None
+    try:
+        return http.get("/healthz")
+    except ApiCallError:
+        return None
+    finally:
+        http.close()  # one question: its connection is not kept for another
 
 
 def service_options(profile: Profile) -> list[str]:
