@@ -63,9 +63,6 @@ class FirstList:
     def _progress(self, rows: list[JobRow]) -> None:
         self.so_far = rows  # one assignment: the poll thread reads it whole or not at all
 
-    def done(self) -> bool:
-        return self._answer.done()
-
     def wait(self, seconds: float) -> bool:
         """Block up to ``seconds`` for the round to end (the poll's worker); whether it has."""
         return bool(futures_wait([self._answer], timeout=seconds).done)
