@@ -169,7 +169,6 @@ class JobsApp(JobActions):
         self._last_key = 0.0
         """time.monotonic() of the last key; the poll gives way while the user types."""
         self.connection_error: str | None = None
-        self.last_rows: list[JobRow] = []
         self.last_refresh: JobsRefreshed | None = None
         """The newest list as it was handed to the screens (a screen mounted later starts
         from it)."""
@@ -380,9 +379,15 @@ class JobsApp(JobActions):
         for screen in self.screen_stack:
             screen.post_message(ConnectionChanged(message.error, message.label))
 
+    @property
+    def last_rows(self) -> list[JobRow]:
+        """The newest list's rows (``last_refresh``); empty before the first. Read from the
+        poll's thread too: ``last_refresh`` is read once, whole."""
+        refresh = self.last_refresh
+        return refresh.rows if refresh is not None else []
+
     def on_jobs_refreshed(self, message: JobsRefreshed) -> None:
         """Keep the newest list and hand it to every screen (messages only bubble up)."""
-        self.last_rows = message.rows
         self.last_refresh = message
         for screen in self.screen_stack:
             screen.post_message(
