@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import unique_id
 from tests.support.live_service import PROJECT, LiveService, basic_job
+from tests.support.restartable import wait_for
 from tui_app.api.errors import ApiCallError
 
 JOBS = f"/v1/projects/{PROJECT}/jobs"
@@ -165,6 +166,42 @@ def test_list_pages_newest_first_and_filters(service: LiveService, package_uri: 
     assert status == 400
     status, empty = service.request("GET", "/v1/projects/empty-project/jobs")
     assert status == 200 and empty == {}
+
+
+def _units(job: dict[str, Any]) -> float:
+    return float(job.get("trainingOutput", {}).get("consumedMLUnits", 0))
+
+
+def _unmetered(job: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in job.items() if k not in ("etag", "trainingOutput")}
+
+
+def test_list_answers_each_job_as_get_does(service: LiveService, package_uri: str) -> None:
+    """A page copies finished jobs as stored, but a running job's ML units are counted up to
+    now, in the list as in ``jobs.get``."""
+    project = "list-render-project"
+    client = service.client(project)
+    done, running = unique_id("listed_done"), unique_id("listed_running")
+    client.create(basic_job(done, package_uri, "--steps", "1"))
+    service.wait_state(done, ("SUCCEEDED",), project=project)
+    client.create(basic_job(running, package_uri, "--steps", "100000", "--sleep", "0.1"))
+    service.wait_state(running, ("RUNNING",), project=project)
+    try:
+        # A job that just started has 0 units: wait until some show; the list must show as many.
+        wait_for(lambda: _units(client.get(running)) > 0, 30, "ML units counted")
+        before = _units(client.get(running))
+        status, page = service.request("GET", f"/v1/projects/{project}/jobs?pageSize=5")
+        assert status == 200
+        listed = {job["jobId"]: job for job in page["jobs"]}
+        assert listed.keys() == {done, running}
+        assert listed[done] == client.get(done)
+        after = client.get(running)
+        assert listed[running]["state"] == after["state"] == "RUNNING"
+        assert before <= _units(listed[running]) <= _units(after)
+        assert _unmetered(listed[running]) == _unmetered(after)
+    finally:
+        client.cancel(running)
+        service.wait_state(running, ("CANCELLED",), project=project)
 
 
 def test_patch_labels_with_and_without_etag(service: LiveService, package_uri: str) -> None:

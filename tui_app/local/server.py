@@ -189,9 +189,8 @@ async def create_job(request: web.Request) -> web.Response:
 async def list_jobs(request: web.Request) -> web.Response:
     svc = request.app[SERVICE_KEY]
     q = request.query
-    return _json(
-        svc.list(_project(request), q.get("pageSize"), q.get("pageToken"), q.get("filter"))
-    )
+    page = svc.list(_project(request), q.get("pageSize"), q.get("pageToken"), q.get("filter"))
+    return web.Response(body=page.encode(), content_type="application/json")
 
 
 async def get_job(request: web.Request) -> web.Response:

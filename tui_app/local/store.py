@@ -117,6 +117,11 @@ class DuplicateJobError(Exception):
     """A job with this id already exists in the project."""
 
 
+def _job_text(job: dict[str, Any]) -> str:
+    """A job's stored JSON: compact, since list pages copy it into their answers as it is."""
+    return json.dumps(job, separators=(",", ":"))
+
+
 class JobStore:
     """Jobs as their wire JSON, in creation order (``seq``), plus private runtime state."""
 
@@ -138,7 +143,7 @@ class JobStore:
             try:
                 cur = self._conn.execute(
                     "INSERT INTO jobs (project, job_id, state, body, runtime) VALUES (?,?,?,?,?)",
-                    (project, job["jobId"], job["state"], json.dumps(job), json.dumps(runtime)),
+                    (project, job["jobId"], job["state"], _job_text(job), json.dumps(runtime)),
                 )
             except sqlite3.IntegrityError as exc:
                 raise DuplicateJobError(job["jobId"]) from exc
@@ -161,12 +166,12 @@ class JobStore:
         if runtime is None:
             self._conn.execute(
                 "UPDATE jobs SET state=?, body=? WHERE project=? AND job_id=?",
-                (job["state"], json.dumps(job), project, job["jobId"]),
+                (job["state"], _job_text(job), project, job["jobId"]),
             )
         else:
             self._conn.execute(
                 "UPDATE jobs SET state=?, body=?, runtime=? WHERE project=? AND job_id=?",
-                (job["state"], json.dumps(job), json.dumps(runtime), project, job["jobId"]),
+                (job["state"], _job_text(job), json.dumps(runtime), project, job["jobId"]),
             )
 
     def get(self, project: str, job_id: str) -> dict[str, Any] | None:
@@ -185,24 +190,26 @@ class JobStore:
 
     def iter_newest_first(
         self, project: str, before_seq: int | None = None, batch: int = 200
-    ) -> Iterator[tuple[int, dict[str, Any]]]:
-        """Jobs of a project from newest to oldest, read in batches (keyset paging)."""
+    ) -> Iterator[tuple[int, str, str]]:
+        """(seq, state, body) of a project's jobs from newest to oldest, read in batches (keyset
+        paging). The body is the stored JSON text, undecoded: a list page copies most of them
+        into its answer as they are (``JobService.list``)."""
         cursor = before_seq
         while True:
             with self._lock:
                 if cursor is None:
                     rows = self._conn.execute(
-                        "SELECT seq, body FROM jobs WHERE project=? ORDER BY seq DESC LIMIT ?",
+                        "SELECT seq, state, body FROM jobs WHERE project=? "
+                        "ORDER BY seq DESC LIMIT ?",
                         (project, batch),
                     ).fetchall()
                 else:
                     rows = self._conn.execute(
-                        "SELECT seq, body FROM jobs WHERE project=? AND seq<? "
+                        "SELECT seq, state, body FROM jobs WHERE project=? AND seq<? "
                         "ORDER BY seq DESC LIMIT ?",
                         (project, cursor, batch),
                     ).fetchall()
-            for seq, body in rows:
-                yield seq, json.loads(body)
+            yield from rows
             if len(rows) < batch:
                 return
             cursor = rows[-1][0]
