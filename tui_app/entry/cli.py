@@ -574,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.command == "service":
         return _service(args)
-    if args.command not in ("jobs", "logs"):
+    if args.command is None:  # no subcommand: the TUI
         from tui_app.shell import start_gc
 
         start_gc.hold()  # the TUI: on again after its first frame
