@@ -160,7 +160,7 @@ class JobsClient:
             token = first.get("nextPageToken")
             yield from first.get("jobs", [])
             if token:
-                for response in read_ahead(self._plain_pages(params, token)):
+                for response in read_ahead(self._plain_pages(plain, params, token)):
                     yield from response.get("jobs", [])
             return
         kwargs: dict[str, Any] = {"parent": self.parent, "pageSize": page_size}
@@ -176,11 +176,11 @@ class JobsClient:
     def _jobs_path(self) -> str:
         return f"/v1/{quote(self.parent)}/jobs"
 
-    def _plain_pages(self, params: dict[str, Any], token: str) -> Iterator[dict[str, Any]]:
-        """``jobs.list``'s answers over ``json_http`` from page ``token`` on, following
+    def _plain_pages(
+        self, plain: JsonHttp, params: dict[str, Any], token: str
+    ) -> Iterator[dict[str, Any]]:
+        """``jobs.list``'s answers over ``plain`` from page ``token`` on, following
         nextPageToken (``iter_jobs`` reads them one ahead of the jobs it hands on)."""
-        plain = self._plain
-        assert plain is not None
         params = {**params, "pageToken": token}
         try:
             while True:
