@@ -63,6 +63,26 @@ def test_base_name_and_timestamp() -> None:
 
 
 @pytest.mark.parametrize(
+    ("job_id", "base"),
+    [
+        ("x__20261122_083000", "x_"),  # the base keeps every underscore before the stamp
+        ("x_20261122_083000_20261123_090000", "x_20261122_083000"),
+        ("_20261122_083000", "_20261122_083000"),  # a stamp with no base is no stamp
+        ("x_2026112_0830000", "x_2026112_0830000"),
+        ("x-20261122_083000", "x-20261122_083000"),
+        ("x_2026\uff11122_083000", "x_2026\uff11122_083000"),  # a fullwidth digit
+        ("x_2026\u00b2122_083000", "x_2026\u00b2122_083000"),  # a superscript: isdigit's
+        ("x_20261122_083000\n", "x_20261122_083000\n"),
+    ],
+)
+def test_the_suffix_is_read_by_its_shape(job_id: str, base: str) -> None:
+    """Only ``_`` + 8 ASCII digits + ``_`` + 6 ASCII digits at the very end, after a base of
+    one character or more, is a stamp."""
+    assert split_job_id(job_id)[0] == base
+    assert (split_job_id(job_id)[1] is None) == (base == job_id)
+
+
+@pytest.mark.parametrize(
     "stamp",
     ["20261122_083000", "20240229_235959", "00010101_000000", "20260229_000000",
      "20261131_000000", "20261122_240000", "20261122_006000", "20261122_000060",
