@@ -27,6 +27,7 @@ from tui_app.model.views.job_view import (
     sort_description,
     sort_header,
     sort_rows,
+    warm_haystacks,
 )
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
@@ -120,6 +121,77 @@ def test_from_job_builds_the_row_the_dataclass_would() -> None:
     assert built == JobRow(*values) and hash(built) == hash(JobRow(*values))
     with pytest.raises(FrozenInstanceError):
         built.job_id = "other"  # type: ignore[misc]
+
+
+def test_the_filter_text_is_made_when_first_read_and_takes_no_part_in_equality() -> None:
+    """``from_job`` leaves the filter's text for later (it was a sixth of a row's cost before
+    the first paint); reading it makes and keeps it, and two rows of one job stay equal."""
+    args: dict[str, Any] = {"labels": {"team": "nlp"}, "errorMessage": "ValueError: bad"}
+    first = row("mnist_20261122_083000", "FAILED", **args)
+    other = row("mnist_20261122_083000", "FAILED", **args)
+    assert _made_text(first) == (None, None)
+    assert (
+        first.haystack_cased
+        == "mnist_20261122_083000 FAILED BASIC \u00d71 ValueError: bad\tteam=nlp\t"
+    )
+    assert first.haystack == first.haystack_cased.lower()
+    assert _made_text(first) == (first.haystack, first.haystack_cased)
+    assert first == other and hash(first) == hash(other)
+    assert "_haystack" not in repr(first)
+
+
+def _made_text(r: JobRow) -> tuple[str | None, str | None]:
+    return r._haystack, r._haystack_cased
+
+
+def test_times_are_read_when_first_asked_for_and_kept() -> None:
+    """``from_job`` keeps the times as sent; the first read parses one and keeps the datetime
+    (the row's equality, which leaves them out, does not change when they are read)."""
+    times = {
+        "createTime": "2026-11-22T08:30:00Z",
+        "startTime": "2026-11-22T08:31:02.123456789Z",
+        "endTime": "soon",
+    }
+    r, other = row("mnist_20261122_083000", "FAILED", **times), row("mnist", **times)
+    assert (r._created, r._started, r._ended) == tuple(times.values())
+    assert r.created == datetime(2026, 11, 22, 8, 30, tzinfo=UTC) and r.created is r.created
+    assert r.started == datetime(2026, 11, 22, 8, 31, 2, 123456, tzinfo=UTC)
+    assert r.ended is None and r._ended is None
+    assert (r._created, r._started) == (r.created, r.started)
+    assert other.sort_time == r.created  # no stamp: the order reads createTime
+    twin = row("mnist_20261122_083000", "FAILED", **times)
+    assert r == twin and hash(r) == hash(twin)
+    assert row("x", createTime=1700000000)._created is None  # not a string: no time
+
+
+def test_a_stalled_job_is_found_by_stalled_unless_it_has_an_error() -> None:
+    stall = {
+        "since": "2026-11-22T09:18:00Z",
+        "replicas": [
+            {"taskName": "master-replica-0", "state": "stalled", "since": "2026-11-22T09:18:00Z"}
+        ],
+    }
+    hung = row("mnist_20261122_083000", "RUNNING", stall=stall)
+    assert hung.stalled_since is not None
+    assert hung.haystack_cased.endswith(" \u26a0 stalled\t")
+    ended = row("mnist_20261122_083000", "SUCCEEDED", stall=stall)  # a stall of a live job only
+    assert "stalled" not in ended.haystack
+
+
+def test_warm_haystacks_makes_every_rows_text_step_by_step() -> None:
+    rows = [row(f"m_20261122_{i:06d}") for i in range(5_000)]
+    rows[10].haystack  # noqa: B018 (one made already: kept as it is)
+    steps = []
+    at: int | None = 0
+    while at is not None:
+        at = warm_haystacks(rows, at)
+        steps.append(at)
+    assert steps == [2_000, 4_000, None]
+    assert all(r._haystack is not None and r._haystack_cased is not None for r in rows)
+    assert [r.haystack for r in rows] == [
+        f"m_20261122_{i:06d} succeeded basic \u00d71 \t" for i in range(5_000)
+    ]
+    assert warm_haystacks([]) is None
 
 
 @pytest.mark.parametrize(
@@ -275,7 +347,7 @@ def test_sort_default_is_sorting_by_default_key(seed: int) -> None:
 def test_sort_default_of_naive_and_aware_times_falls_back_to_the_key() -> None:
     # One family (no stamps: the id is the base), so its times are compared with each other.
     aware = row("b", createTime="2026-11-22T08:00:00Z")
-    naive = replace(row("b", "FAILED"), created=datetime(2026, 11, 22, 9, 0))
+    naive = replace(row("b", "FAILED"), _created=datetime(2026, 11, 22, 9, 0))
     rows = [aware, naive, row("a_20261122_000000")]
     assert sort_default(rows) == sorted(rows, key=default_key)
 

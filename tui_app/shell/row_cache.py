@@ -37,7 +37,7 @@ _job_id = attrgetter("job_id")
 class RowCache:
     """The last list, as rows; a row is rebuilt only when its job's etag changed.
 
-    The service gives every change a new etag, and building a row costs ~7 us (0.7 s for 100k
+    The service gives every change a new etag, and building a row costs ~4.5 us (0.45 s for 100k
     jobs). Rows are built page by page, so the whole list of job dicts is never held at once.
     The order is kept too: when the jobs that changed keep their places (a state, an end time)
     and few are new, the last order is reused instead of sorting 100k rows again.
