@@ -411,8 +411,8 @@ def _haystack_text(row: JobRow) -> str:
     return text
 
 
-WARM_STEP_ROWS = 2_000
-"""Rows :func:`warm_haystacks` reads per call: ~2 ms, so a keystroke never waits longer."""
+WARM_STEP_ROWS = 5_000
+"""Rows :func:`warm_haystacks` reads per call: ~5 ms, so a keystroke never waits longer."""
 
 
 def warm_haystacks(rows: Sequence[JobRow], start: int = 0) -> int | None:
