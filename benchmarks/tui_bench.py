@@ -24,12 +24,13 @@ Prints a table (median and min-max, n stated) with each goal beside its figure:
    got its new rows. Once with the poller running as in real use (a thread re-lists all jobs every
    ``refresh_seconds``; its refreshes land between keystrokes) and once with the poller stopped
    (the keystroke path alone).
-3. RSS with 100k jobs (goal <= 300 MB): the same process's RSS (``/proc/self/statm``) after
-   imports, after building the 100k job dicts and after the list is loaded and painted, plus
-   ``ru_maxrss``; and (not with ``--quick``) a real ``tui-app`` in tmux against the service with
-   100k jobs seeded: time to the first rows (the list pages in: the jobs read so far, with
-   ``listing…``) and to the first full list, its RSS then, and its peak (VmHWM). The in-process
-   run of figure 2 also reports its first painted rows beside the whole 100k.
+3. RSS with 100k jobs (goal: the real app at most ``RSS_GOAL_MB``): the same process's RSS
+   (``/proc/self/statm``) after imports, after building the 100k job dicts and after the list
+   is loaded and painted, plus ``ru_maxrss``; and (not with ``--quick``) a real ``tui-app`` in
+   tmux against the service with 100k jobs seeded: time to the first rows (the list pages in:
+   the jobs read so far, with ``listing…``) and to the first full list, its RSS then, and its
+   peak (VmHWM). The in-process run of figure 2 also reports its first painted rows beside the
+   whole 100k.
 
 Jobs are written straight into ``jobs.sqlite`` through ``JobStore`` before the service starts
 (ids ``model<i % 20>_2026112<d>_<HHMMSS>``: 20 base names, varied stamps; all SUCCEEDED). The
@@ -120,6 +121,9 @@ QUERIES: tuple[tuple[str, str], ...] = (
     ("state token", "state:failed"),
 )
 FAR_FUTURE = dt.datetime(2026, 12, 1, 12, 0, 0, tzinfo=dt.UTC)
+RSS_GOAL_MB = 250
+"""The real tui-app's RSS with 100k jobs, at most (MB = 1e6 bytes). The in-process figures have
+no verdict: that process also holds the bench's own 100k job dicts (~220 MiB) all along."""
 METRICS_PROJECT = "bench-metrics"
 """``--metrics-open``: the writing job's project (the cold start counts PROJECT's jobs)."""
 
@@ -1178,9 +1182,8 @@ def report_rss(res: Results, data: dict[str, Any], big: dict[str, float] | None)
             section,
             "in-process: RSS with the list loaded and painted (app's share)",
             1,
-            f"{data['rss_loaded']:.0f} MiB (+{app_share:.0f} over the dicts)",
-            "≤ 300 MB",
-            verdict(loaded_mb <= 300, f"{loaded_mb:.0f} MB"),
+            f"{data['rss_loaded']:.0f} MiB = {loaded_mb:.0f} MB (+{app_share:.0f} MiB over the "
+            "dicts)",
         )
     )
     if "rss_metrics" in data:
@@ -1200,14 +1203,12 @@ def report_rss(res: Results, data: dict[str, Any], big: dict[str, float] | None)
             1,
             f"{data['peak_loaded']:.0f} / {data['peak_after_live']:.0f} MiB "
             f"(current after typing {data['rss_after_live']:.0f})",
-            "≤ 300 MB",
-            verdict(data["peak_after_live"] * 2**20 / 1e6 <= 300, "peak"),
         )
     )
     res.notes.append(
-        "memory goal read as 300 MB = 300e6 bytes; RSS is printed in MiB. The in-process RSS "
-        "includes the 100k job dicts that FixedSource holds for the whole run (the real app "
-        "only holds them during a poll)"
+        f"memory goal read as {RSS_GOAL_MB} MB = {RSS_GOAL_MB}e6 bytes, for the real tui-app; "
+        "RSS is printed in MiB. The in-process RSS includes the 100k job dicts that FixedSource "
+        "holds for the whole run (the real app only holds a page of them at a time)"
     )
     if big is None:
         res.notes.append("real tui-app with 100k jobs: skipped (--quick)")
@@ -1234,8 +1235,8 @@ def report_rss(res: Results, data: dict[str, Any], big: dict[str, float] | None)
             "real tui-app: RSS when the list shows / peak (VmHWM) then",
             1,
             f"{big['rss_listed']:.0f} / {big['hwm_listed']:.0f} MiB",
-            "≤ 300 MB",
-            verdict(big["rss_listed"] * 2**20 / 1e6 <= 300, "RSS"),
+            f"≤ {RSS_GOAL_MB} MB",
+            verdict(big["rss_listed"] * 2**20 / 1e6 <= RSS_GOAL_MB, "RSS"),
         )
     )
     res.add(
@@ -1245,8 +1246,8 @@ def report_rss(res: Results, data: dict[str, Any], big: dict[str, float] | None)
             1,
             f"{big['rss_settled']:.0f} / {big['rss_max_sampled']:.0f} / "
             f"{big['hwm_settled']:.0f} MiB",
-            "≤ 300 MB",
-            verdict(big["hwm_settled"] * 2**20 / 1e6 <= 300, "peak"),
+            f"≤ {RSS_GOAL_MB} MB",
+            verdict(big["hwm_settled"] * 2**20 / 1e6 <= RSS_GOAL_MB, "peak"),
         )
     )
 
