@@ -265,29 +265,17 @@ class JobRow:
     @property
     def created(self) -> datetime | None:
         """When the job was created (``createTime``); None when not sent or not a time."""
-        value = self._created
-        if isinstance(value, str):
-            value = parse_time(value)
-            _set_created(self, value)
-        return value
+        return _read_time(self, self._created, _set_created)
 
     @property
     def started(self) -> datetime | None:
         """When the job started running (``startTime``); None before, or when not a time."""
-        value = self._started
-        if isinstance(value, str):
-            value = parse_time(value)
-            _set_started(self, value)
-        return value
+        return _read_time(self, self._started, _set_started)
 
     @property
     def ended(self) -> datetime | None:
         """When the job ended (``endTime``); None before, or when not a time."""
-        value = self._ended
-        if isinstance(value, str):
-            value = parse_time(value)
-            _set_ended(self, value)
-        return value
+        return _read_time(self, self._ended, _set_ended)
 
     @property
     def haystack_cased(self) -> str:
@@ -388,6 +376,16 @@ _set_haystack = _slot_setter(JobRow, "_haystack")
 _set_created = _slot_setter(JobRow, "_created")
 _set_started = _slot_setter(JobRow, "_started")
 _set_ended = _slot_setter(JobRow, "_ended")
+
+
+def _read_time(
+    row: JobRow, value: datetime | str | None, keep: Callable[[Any, Any], None]
+) -> datetime | None:
+    """A time slot's ``value``; the wire text of one not read yet is parsed and kept."""
+    if isinstance(value, str):
+        value = parse_time(value)
+        keep(row, value)
+    return value
 
 
 def _wire_text(value: object) -> str | None:
