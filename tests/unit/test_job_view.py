@@ -450,6 +450,50 @@ def test_sort_by_tier_and_ml_units() -> None:
     assert ids(sort_rows(rows, SortColumn.ML_UNITS, reverse=True)) == ["a", "b", "c"]
 
 
+def _valued(n: int, seed: int) -> list[JobRow]:
+    """Rows with many equal values and some with none, for each of the timed columns."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        extra: dict[str, Any] = {}
+        if rng.random() < 0.8:
+            extra["createTime"] = f"2026-11-2{rng.randrange(1, 4)}T0{rng.randrange(3)}:00:00Z"
+        if rng.random() < 0.7:
+            extra["startTime"] = f"2026-11-22T0{rng.randrange(4)}:00:00Z"
+            if rng.random() < 0.5:
+                extra["endTime"] = f"2026-11-22T0{rng.randrange(4, 8)}:00:00Z"
+        if rng.random() < 0.7:
+            extra["trainingOutput"] = {"consumedMLUnits": rng.choice([0.5, 1.0, 2.0])}
+        out.append(row(f"{rng.choice(['a', 'b', 'c'])}_x{i}", **extra))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("column", [SortColumn.CREATED, SortColumn.ELAPSED, SortColumn.ML_UNITS])
+def test_timed_and_unit_sorts_are_a_stable_sort_by_the_value_missing_last(
+    seed: int, column: SortColumn
+) -> None:
+    """What ``sort_rows`` gives is what a plain stable sort of the default order by the value
+    gives, in both directions, rows without a value last (in the default order)."""
+    rows = _valued(300, seed)
+
+    def value(r: JobRow) -> float | None:
+        if column is SortColumn.CREATED:
+            return r.created.timestamp() if r.created is not None else None
+        if column is SortColumn.ELAPSED:
+            d = r.elapsed(NOW)
+            return d.total_seconds() if d is not None else None
+        return r.ml_units
+
+    for reverse in (False, True):
+        base = sort_default(rows)
+        have = [r for r in base if value(r) is not None]
+        desc = column.descending != reverse
+        expected = sorted(have, key=lambda r: value(r) or 0.0, reverse=desc)
+        expected += [r for r in base if value(r) is None]
+        assert ids(sort_rows(rows, column, reverse, now=NOW)) == ids(expected)
+
+
 def test_natural_directions() -> None:
     descending = {c for c in SortColumn if c.descending}
     assert descending == {SortColumn.CREATED, SortColumn.ELAPSED, SortColumn.ML_UNITS}

@@ -655,24 +655,21 @@ def sort_rows(
     if column is SortColumn.TIER:
         out.sort(key=lambda r: (r.scale_tier, r.replica_count), reverse=descending)
         return out
-    at = now or datetime.now(UTC)
-    values: list[tuple[float, JobRow]] = []
-    missing: list[JobRow] = []
-    for row in out:
-        value: float | None
-        if column is SortColumn.CREATED:
-            value = row.created.timestamp() if row.created else None
-        elif column is SortColumn.ELAPSED:
-            delta = row.elapsed(at)
-            value = delta.total_seconds() if delta is not None else None
-        else:
-            value = row.ml_units
-        if value is None:
-            missing.append(row)
-        else:
-            values.append((value, row))
-    values.sort(key=lambda pair: pair[0], reverse=descending)
-    return [row for _, row in values] + missing
+    # Each row's value read once, into a list; then positions sorted by it. A row object
+    # (scattered in memory, its times read from the wire text on first use) is touched once.
+    keys: list[float | None]
+    if column is SortColumn.CREATED:
+        keys = [None if t is None else t.timestamp() for t in [row.created for row in out]]
+    elif column is SortColumn.ELAPSED:
+        at = now or datetime.now(UTC)
+        keys = [None if d is None else d.total_seconds() for d in [r.elapsed(at) for r in out]]
+    else:
+        keys = [row.ml_units for row in out]
+    known = [i for i, key in enumerate(keys) if key is not None]
+    values = [key for key in keys if key is not None]  # values[j] is known[j]'s
+    order = sorted(range(len(values)), key=values.__getitem__, reverse=descending)  # stable
+    unknown = [row for row, key in zip(out, keys, strict=True) if key is None]
+    return [out[known[j]] for j in order] + unknown
 
 
 # ---------------------------------------------------------------------------------------------
