@@ -22,6 +22,7 @@ from tui_app.model.views.job_view import (
     format_elapsed,
     group_summary,
     insert_default,
+    joined_haystacks,
     keeps_place,
     next_sort,
     sort_default,
@@ -177,6 +178,16 @@ def test_a_stalled_job_is_found_by_stalled_unless_it_has_an_error() -> None:
     assert hung.haystack_cased.endswith(" \u26a0 stalled\t")
     ended = row("mnist_20261122_083000", "SUCCEEDED", stall=stall)  # a stall of a live job only
     assert "stalled" not in ended.haystack
+
+
+def test_joined_haystacks_reads_made_texts_and_makes_missing_ones() -> None:
+    rows = [row(f"m_20261122_{i:06d}", labels={"Team": f"N{i}"}) for i in range(6)]
+    rows[2].haystack  # noqa: B018 (made already, the others not)
+    assert joined_haystacks(rows) == "\n".join(r.haystack for r in rows)
+    fresh = [row(f"m_20261122_{i:06d}", labels={"Team": f"N{i}"}) for i in range(6)]
+    assert joined_haystacks(fresh, cased=True) == "\n".join(r.haystack_cased for r in rows)
+    assert all(_made_text(r) != (None, None) for r in fresh)
+    assert joined_haystacks([]) == ""
 
 
 def test_warm_haystacks_makes_every_rows_text_step_by_step(

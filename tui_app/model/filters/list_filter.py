@@ -44,7 +44,7 @@ from tui_app.model.filters.gcloud_filter import (
     unknown_states_error,
 )
 from tui_app.model.jobs.states import JobState
-from tui_app.model.views.job_view import JobRow
+from tui_app.model.views.job_view import JobRow, joined_haystacks
 
 _REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
 _ESCAPE = re.compile(r"\\.", re.DOTALL)
@@ -269,22 +269,22 @@ class FilterIndex:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def _column(self, texts: Iterable[str]) -> list[str]:
+    def _column(self, cased: bool) -> list[str]:
         # join + split allocates the strings one after another: that is the whole point.
-        return "\n".join(texts).split("\n") if self.rows else []
+        return joined_haystacks(self.rows, cased).split("\n") if self.rows else []
 
     @property
     def lower(self) -> list[str]:
         """Every row's :attr:`JobRow.haystack`, in order."""
         if self._lower is None:
-            self._lower = self._column(r.haystack for r in self.rows)
+            self._lower = self._column(cased=False)
         return self._lower
 
     @property
     def cased(self) -> list[str]:
         """Every row's :attr:`JobRow.haystack_cased`, in order."""
         if self._cased is None:
-            self._cased = self._column(r.haystack_cased for r in self.rows)
+            self._cased = self._column(cased=True)
         return self._cased
 
     @property

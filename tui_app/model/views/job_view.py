@@ -409,6 +409,22 @@ def _haystack_text(row: JobRow) -> str:
     return text
 
 
+def joined_haystacks(rows: Sequence[JobRow], cased: bool = False) -> str:
+    """Every row's :attr:`~JobRow.haystack` (``haystack_cased`` when ``cased``), in order,
+    joined by newlines (the text has none): what a filter index splits into its copy.
+
+    The slots are read as they are, and only when one is still empty (the list not yet warmed,
+    :func:`warm_haystacks`) is each read through its property, which makes it: the property
+    on every row cost 45 ms per 100k rows against 28, on the first keystroke after each list.
+    """
+    texts = [r._haystack_cased for r in rows] if cased else [r._haystack for r in rows]
+    try:
+        return "\n".join(texts)  # type: ignore[arg-type]  # a None raises, as wanted
+    except TypeError:  # some row's text is not made yet
+        made = [r.haystack_cased for r in rows] if cased else [r.haystack for r in rows]
+        return "\n".join(made)
+
+
 WARM_STEP_ROWS = 5_000
 """Rows :func:`warm_haystacks` reads per call: ~5 ms, so a keystroke never waits longer."""
 
