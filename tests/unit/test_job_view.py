@@ -19,6 +19,7 @@ from tui_app.model.views.job_view import (
     count_by_state,
     default_key,
     display_rows,
+    find_in_default_order,
     format_elapsed,
     group_summary,
     insert_default,
@@ -365,6 +366,28 @@ def test_sort_default_of_naive_and_aware_times_falls_back_to_the_key() -> None:
     naive = replace(row("b", "FAILED"), _created=datetime(2026, 11, 22, 9, 0))
     rows = [aware, naive, row("a_20261122_000000")]
     assert sort_default(rows) == sorted(rows, key=default_key)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_find_in_default_order_finds_each_row_object_and_only_it(seed: int) -> None:
+    rows = sort_default(_many_rows(300, seed))
+    for at, r in enumerate(rows):
+        assert find_in_default_order(rows, r) == at
+    picked = rows[::3]  # a filter's result: a subsequence, in the same order
+    for r in rows:
+        expected = next((i for i, p in enumerate(picked) if p is r), None)
+        assert find_in_default_order(picked, r) == expected
+    assert find_in_default_order(rows, row(rows[5].job_id)) is None  # a new row object
+    assert find_in_default_order([], rows[0]) is None
+
+
+def test_find_in_default_order_walks_rows_with_equal_keys() -> None:
+    first, second = row("a_20261122_000000"), row("a_20261122_000000", "FAILED")
+    rows = [row("a_20261123_000000"), first, second, row("b")]
+    assert default_key(first) == default_key(second)
+    assert find_in_default_order(rows, second) == 2
+    assert find_in_default_order(rows, first) == 1
+    assert find_in_default_order(rows, row("a_20261122_000000")) is None
 
 
 def test_inserting_new_rows_gives_the_order_sorting_would() -> None:

@@ -19,7 +19,7 @@ Invariants:
 from __future__ import annotations
 
 import sys
-from bisect import insort
+from bisect import bisect_left, insort
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
@@ -544,6 +544,24 @@ def keeps_place(old: JobRow, new: JobRow) -> bool:
     """Whether ``new`` sorts where ``old`` did in the default order (same name, time and id):
     a job whose state or end changed keeps its place, and the list need not be sorted again."""
     return old.job_id == new.job_id and old.base == new.base and old.sort_time == new.sort_time
+
+
+def find_in_default_order(rows: Sequence[JobRow], row: JobRow) -> int | None:
+    """Where ``row`` (this very object) is in ``rows``, which are in the default order; None
+    when it is not there.
+
+    A bisect by ``default_key``: some 17 keys for 100k rows, where a map of every row to its
+    place cost 34 ms to build for each new list. Rows with equal keys (one id listed twice)
+    are walked.
+    """
+    key = default_key(row)
+    for at in range(bisect_left(rows, key, key=default_key), len(rows)):
+        other = rows[at]
+        if other is row:
+            return at
+        if default_key(other) != key:
+            break
+    return None
 
 
 def insert_default(rows_sorted: list[JobRow], added: Iterable[JobRow]) -> list[JobRow]:
