@@ -45,7 +45,7 @@ from tui_app.widgets.status_header import StatusHeader
 REFINE_SHARE = 4
 """A keystroke filters the previous result when it holds at most 1/REFINE_SHARE of the list."""
 WARM_PAUSE_SECONDS = 0.002
-"""Between two steps of making a new list's filter text (~5 ms each): 100k rows take ~0.15 s
+"""Between two steps of making a new list's filter text (~5 ms each): 100k rows take ~0.2 s
 once painted, and a frame or a key waits for one step at most. Typed sooner, a filter makes
 what is missing itself."""
 _PARTNER_WHY = {"resubmitted from it": "the job it was resubmitted from"}
