@@ -54,7 +54,7 @@ from tui_app.local.storage.storage_env import (
     WriteLog,
     replica_storage_env,
 )
-from tui_app.local.store import DuplicateJobError, JobStore, LogStore, StoreError
+from tui_app.local.store import DuplicateJobError, JobStore, LogStore, StoreError, job_text
 from tui_app.local.timefmt import job_time, log_time, parse_job_time
 from tui_app.model.filters.filter_expr import FilterSyntaxError
 from tui_app.model.jobs import runtimes
@@ -899,7 +899,7 @@ class JobService:
                 more = True
                 break
             if state in METERED_STATES:
-                body = json.dumps(self.render(job or json.loads(body)), separators=(",", ":"))
+                body = job_text(self.render(job or json.loads(body)))  # as the store writes it
             out.append(body)
             last_seq = seq
         fields: list[str] = []

@@ -117,7 +117,7 @@ class DuplicateJobError(Exception):
     """A job with this id already exists in the project."""
 
 
-def _job_text(job: dict[str, Any]) -> str:
+def job_text(job: dict[str, Any]) -> str:
     """A job's stored JSON: compact, since list pages copy it into their answers as it is."""
     return json.dumps(job, separators=(",", ":"))
 
@@ -143,7 +143,7 @@ class JobStore:
             try:
                 cur = self._conn.execute(
                     "INSERT INTO jobs (project, job_id, state, body, runtime) VALUES (?,?,?,?,?)",
-                    (project, job["jobId"], job["state"], _job_text(job), json.dumps(runtime)),
+                    (project, job["jobId"], job["state"], job_text(job), json.dumps(runtime)),
                 )
             except sqlite3.IntegrityError as exc:
                 raise DuplicateJobError(job["jobId"]) from exc
@@ -166,12 +166,12 @@ class JobStore:
         if runtime is None:
             self._conn.execute(
                 "UPDATE jobs SET state=?, body=? WHERE project=? AND job_id=?",
-                (job["state"], _job_text(job), project, job["jobId"]),
+                (job["state"], job_text(job), project, job["jobId"]),
             )
         else:
             self._conn.execute(
                 "UPDATE jobs SET state=?, body=?, runtime=? WHERE project=? AND job_id=?",
-                (job["state"], _job_text(job), json.dumps(runtime), project, job["jobId"]),
+                (job["state"], job_text(job), json.dumps(runtime), project, job["jobId"]),
             )
 
     def get(self, project: str, job_id: str) -> dict[str, Any] | None:
